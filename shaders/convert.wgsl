@@ -1,0 +1,27 @@
+// Stage 1: convert the uploaded bases, in place, from arkworks' Montgomery form (x * 2^384)
+// to ours (x * 2^390). Each point is 24 u32 words: x then y, 12 packed words each.
+
+@group(0) @binding(0) var<storage, read_write> points: array<u32>;
+@group(0) @binding(1) var<uniform> params: Params;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
+    if (i >= params.num_points) {
+        return;
+    }
+    let base = i * AFFINE_WORDS;
+    var x: Packed;
+    var y: Packed;
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        x[k] = points[base + k];
+        y[k] = points[base + PACKED_WORDS + k];
+    }
+    let cx = fp_pack(fp_from_arkworks(fp_unpack(x)));
+    let cy = fp_pack(fp_from_arkworks(fp_unpack(y)));
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        points[base + k] = cx[k];
+        points[base + PACKED_WORDS + k] = cy[k];
+    }
+}

@@ -1,0 +1,91 @@
+// Stages 3 and 4: bucket reduction. Window w needs sum_{k=0}^{B-1} (k + 1) * S_k, where S_k
+// is the sum in the bucket of digit magnitude k + 1.
+//
+// Stage 3 (reduce_segments): the B buckets of a window are dealt to S threads in interleaved
+// segments: thread s owns buckets k = j * S + s for j in 0..J (J = B / S), so neighbouring
+// threads read neighbouring buckets. Since (k + 1) = j * S + (s + 1), the thread's share is
+//     S * A + (s + 1) * T,   A = sum_j j * S_{jS+s},   T = sum_j S_{jS+s},
+// A and T come from one running sum over j (2J additions), S * A from log2(S) doublings and
+// (s + 1) * T from a short double-and-add.
+//
+// Stage 4 (reduce_windows): one workgroup per window adds its S shares: each thread adds
+// S / WORKGROUP_SIZE of them, then a tree in workgroup memory. Only the W window sums leave
+// the GPU.
+
+@group(0) @binding(0) var<storage, read> buckets: array<u32>;
+@group(0) @binding(1) var<storage, read_write> partials: array<u32>;
+@group(0) @binding(2) var<storage, read_write> window_sums: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+fn load_bucket(g: u32) -> Point {
+    var w: array<u32, 36>;
+    for (var k = 0u; k < POINT_WORDS; k++) {
+        w[k] = buckets[k * params.total_buckets + g];
+    }
+    return point_from_words(w);
+}
+
+fn load_partial(t: u32) -> Point {
+    var w: array<u32, 36>;
+    for (var k = 0u; k < POINT_WORDS; k++) {
+        w[k] = partials[k * params.total_segments + t];
+    }
+    return point_from_words(w);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(gid, nwg);
+    if (t >= params.total_segments) {
+        return;
+    }
+    let w = t >> params.log2_segments;
+    let s = t & (params.segments - 1u);
+    let first = w * params.buckets_per_window + s;
+    var running = point_identity();
+    var a = point_identity();
+    for (var jj = params.run_length; jj > 1u; jj--) {
+        let j = jj - 1u;
+        running = point_add(running, load_bucket(first + j * params.segments));
+        a = point_add(a, running);
+    }
+    running = point_add(running, load_bucket(first));
+    for (var i = 0u; i < params.log2_segments; i++) {
+        a = point_double(a);
+    }
+    let share = point_add(a, point_mul_small(running, s + 1u));
+    let words = point_to_words(share);
+    for (var k = 0u; k < POINT_WORDS; k++) {
+        partials[k * params.total_segments + t] = words[k];
+    }
+}
+
+var<workgroup> tree: array<array<u32, 36>, WORKGROUP_SIZE>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
+                  @builtin(local_invocation_index) lane: u32) {
+    let w = wid.x;
+    var acc = point_identity();
+    if (w < params.num_windows) {
+        for (var s = lane; s < params.segments; s += WORKGROUP_SIZE) {
+            acc = point_add(acc, load_partial(w * params.segments + s));
+        }
+    }
+    tree[lane] = point_to_words(acc);
+    workgroupBarrier();
+    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half >>= 1u) {
+        if (lane < half) {
+            acc = point_add(acc, point_from_words(tree[lane + half]));
+            tree[lane] = point_to_words(acc);
+        }
+        workgroupBarrier();
+    }
+    if (lane == 0u && w < params.num_windows) {
+        let words = tree[0];
+        for (var k = 0u; k < POINT_WORDS; k++) {
+            window_sums[w * POINT_WORDS + k] = words[k];
+        }
+    }
+}

@@ -1,0 +1,82 @@
+// Self-test kernel: evaluates one field or curve function per thread so that the host can
+// compare it with arkworks. Each case reads SELFTEST_IN_WORDS words (operand a: 36 words,
+// operand b: 36 words, a small integer k) and writes POINT_WORDS words. Field operands use the
+// first 12 words of a and b.
+
+struct SelfTestParams {
+    op: u32,
+    count: u32,
+}
+
+@group(0) @binding(0) var<storage, read> input: array<u32>;
+@group(0) @binding(1) var<storage, read_write> output: array<u32>;
+@group(0) @binding(2) var<uniform> tparams: SelfTestParams;
+
+const SELFTEST_IN_WORDS: u32 = 73u;
+
+fn in_point(case_base: u32, which: u32) -> Point {
+    var w: array<u32, 36>;
+    for (var k = 0u; k < POINT_WORDS; k++) {
+        w[k] = input[case_base + which * POINT_WORDS + k];
+    }
+    return point_from_words(w);
+}
+
+fn in_fp(case_base: u32, which: u32) -> Fp {
+    var w: Packed;
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        w[k] = input[case_base + which * POINT_WORDS + k];
+    }
+    return fp_unpack(w);
+}
+
+fn fp_result(a: Fp) -> array<u32, 36> {
+    var out: array<u32, 36>;
+    let w = fp_pack(a);
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        out[k] = w[k];
+    }
+    return out;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
+    if (i >= tparams.count) {
+        return;
+    }
+    let base = i * SELFTEST_IN_WORDS;
+    let k = input[base + 2u * POINT_WORDS];
+    var out: array<u32, 36>;
+    switch tparams.op {
+        case 0u: { out = fp_result(fp_add(in_fp(base, 0u), in_fp(base, 1u))); }
+        case 1u: { out = fp_result(fp_sub(in_fp(base, 0u), in_fp(base, 1u))); }
+        case 2u: { out = fp_result(fp_mul(in_fp(base, 0u), in_fp(base, 1u))); }
+        case 3u: { out = fp_result(fp_neg(in_fp(base, 0u))); }
+        case 4u: { out = fp_result(fp_from_arkworks(in_fp(base, 0u))); }
+        case 5u: { out = fp_result(fp_square(in_fp(base, 0u))); }
+        case 6u: {
+            // k chained multiplications: a <- a * b, k times.
+            var a = in_fp(base, 0u);
+            let b = in_fp(base, 1u);
+            for (var j = 0u; j < k; j++) {
+                a = fp_mul(a, b);
+            }
+            out = fp_result(a);
+        }
+        case 7u: { out = point_to_words(point_add(in_point(base, 0u), in_point(base, 1u))); }
+        case 8u: {
+            let q = in_point(base, 1u);
+            out = point_to_words(point_add_mixed(in_point(base, 0u), Affine(q.x, q.y)));
+        }
+        case 9u: { out = point_to_words(point_double(in_point(base, 0u))); }
+        case 10u: { out = point_to_words(point_neg(in_point(base, 0u))); }
+        case 11u: { out = point_to_words(point_mul_small(in_point(base, 0u), k)); }
+        case 12u: { out = point_to_words(point_identity()); }
+        default: { out = fp_result(in_fp(base, 0u)); }
+    }
+    for (var w = 0u; w < POINT_WORDS; w++) {
+        output[i * POINT_WORDS + w] = out[w];
+    }
+}

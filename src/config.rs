@@ -1,0 +1,87 @@
+//! Engine configuration and its named tuning constants.
+
+use crate::error::{MsmError, Result};
+
+/// Below this many points the engine uses the CPU double-and-add path.
+///
+/// Chosen from a measurement (docs/PERF.md, "small-MSM cutoff"): on a 2-core x86_64 machine,
+/// one core, our double-and-add and arkworks 0.6's `VariableBaseMSM::msm` cross near this
+/// size; above it a bucket method wins, so from here on the work goes to the GPU pipeline.
+pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 16;
+
+/// Smallest window size, in bits, that the engine accepts.
+pub const MIN_WINDOW_BITS: u32 = 1;
+
+/// Largest window size, in bits: 2^15 buckets per window, and a bucket magnitude that still
+/// fits the 16-bit range the reduction stage assumes.
+pub const MAX_WINDOW_BITS: u32 = 16;
+
+/// Environment variable that overrides [`AdapterChoice::name_contains`].
+pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
+
+/// Which kind of adapter to prefer when no name is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PowerPreference {
+    /// A discrete GPU where there is one.
+    #[default]
+    HighPerformance,
+    /// An integrated GPU where there is one.
+    LowPower,
+}
+
+/// How the engine picks its wgpu adapter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AdapterChoice {
+    /// Preference used when `name_contains` is `None`.
+    pub power_preference: PowerPreference,
+    /// Pick the first adapter whose name contains this (case-insensitive), e.g. "llvmpipe"
+    /// or "H200". The environment variable [`ADAPTER_ENV`] overrides it.
+    pub name_contains: Option<String>,
+}
+
+/// Configuration of a [`crate::GpuMsm`] engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsmConfig {
+    /// MSMs with fewer points than this run on the CPU (double-and-add).
+    pub small_msm_cutoff: usize,
+    /// Window size c in bits; `None` lets [`crate::digits::best_window_bits`] choose.
+    pub window_bits: Option<u32>,
+    /// Adapter selection.
+    pub adapter: AdapterChoice,
+    /// Compile the shaders with wgpu's runtime bounds checks (slower; for testing). By
+    /// default they are compiled unchecked: every index in them is provably in range.
+    pub shader_runtime_checks: bool,
+}
+
+impl Default for MsmConfig {
+    fn default() -> Self {
+        Self {
+            small_msm_cutoff: DEFAULT_SMALL_MSM_CUTOFF,
+            window_bits: None,
+            adapter: AdapterChoice::default(),
+            shader_runtime_checks: false,
+        }
+    }
+}
+
+impl MsmConfig {
+    /// Checks the values; called by [`crate::GpuMsm::with_config`].
+    pub fn validate(&self) -> Result<()> {
+        if let Some(c) = self.window_bits {
+            if !(MIN_WINDOW_BITS..=MAX_WINDOW_BITS).contains(&c) {
+                return Err(MsmError::InvalidConfig(format!(
+                    "window_bits {c} outside {MIN_WINDOW_BITS}..={MAX_WINDOW_BITS}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The adapter name filter after the environment override.
+    pub fn adapter_filter(&self) -> Option<String> {
+        match std::env::var(ADAPTER_ENV) {
+            Ok(v) if !v.trim().is_empty() => Some(v.trim().to_string()),
+            _ => self.adapter.name_contains.clone(),
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Scalars to signed c-bit digits, the window-size cost model, and the bucket entry lists
+//! (grouped by bucket) that the GPU accumulation stage consumes.
+
+use ark_bls12_377::{Fr, G1Affine};
+use ark_ec::AffineRepr;
+use ark_ff::PrimeField;
+use rayon::prelude::*;
+
+use crate::config::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+
+/// Bit length of the scalar field modulus r (253 for BLS12-377).
+pub const SCALAR_BITS: u32 = Fr::MODULUS_BIT_SIZE;
+
+/// Field multiplications in one mixed (projective + affine) addition, as in the shaders.
+pub const MIXED_ADD_MULS: u64 = 11;
+/// Field multiplications in one projective addition, as in the shaders.
+pub const ADD_MULS: u64 = 12;
+
+/// Bit 31 of an entry: the digit was negative, so the point is subtracted.
+pub const SIGN_BIT: u32 = 1 << 31;
+
+/// Number of signed c-bit windows for a `SCALAR_BITS`-bit scalar.
+///
+/// Digits lie in (-2^(c-1), 2^(c-1)], so a window may carry one into the next. With
+/// ceil((SCALAR_BITS + 1) / c) windows the top window holds fewer than c - 1 scalar bits,
+/// so its digit plus a carry never exceeds 2^(c-1) and never carries out.
+pub fn num_windows(c: u32) -> u32 {
+    (SCALAR_BITS + 1).div_ceil(c)
+}
+
+/// Buckets per window with signed digits: one per magnitude 1..=2^(c-1).
+pub fn buckets_per_window(c: u32) -> u32 {
+    1 << (c - 1)
+}
+
+/// Field multiplications of the GPU pipeline for n points at window size c: n mixed
+/// additions per window into the buckets, then two projective additions per bucket for the
+/// running sums of the reduction.
+pub fn pippenger_cost(n: usize, c: u32) -> u64 {
+    let w = num_windows(c) as u64;
+    let b = buckets_per_window(c) as u64;
+    w * (n as u64 * MIXED_ADD_MULS + 2 * b * ADD_MULS)
+}
+
+/// The window size c that minimises [`pippenger_cost`] for n points.
+pub fn best_window_bits(n: usize) -> u32 {
+    (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS)
+        .min_by_key(|&c| (pippenger_cost(n, c), c))
+        .expect("non-empty range")
+}
+
+/// Raw bits [start, start + c) of a little-endian 4-limb integer.
+fn window_bits_of(limbs: &[u64; 4], start: u32, c: u32) -> u32 {
+    let word = (start / 64) as usize;
+    let off = start % 64;
+    if word >= limbs.len() {
+        return 0;
+    }
+    let mut v = limbs[word] >> off;
+    if off + c > 64 && word + 1 < limbs.len() {
+        v |= limbs[word + 1] << (64 - off);
+    }
+    (v & ((1u64 << c) - 1)) as u32
+}
+
+/// Writes the signed c-bit digits of `scalar` (least significant window first) into `out`,
+/// which must hold [`num_windows`]`(c)` digits. Each digit d is in (-2^(c-1), 2^(c-1)] and
+/// sum_w d_w 2^(c w) equals the scalar.
+pub fn signed_digits(scalar: &Fr, c: u32, out: &mut [i32]) {
+    let limbs = scalar.into_bigint().0;
+    let half = 1u32 << (c - 1);
+    let mut carry = 0u32;
+    for (w, d) in out.iter_mut().enumerate() {
+        let raw = window_bits_of(&limbs, w as u32 * c, c) + carry;
+        if raw > half {
+            *d = raw as i32 - (1i32 << c);
+            carry = 1;
+        } else {
+            *d = raw as i32;
+            carry = 0;
+        }
+    }
+    debug_assert_eq!(carry, 0, "top window carried out");
+}
+
+/// The bucket entry lists of one MSM, grouped by bucket (compressed sparse rows).
+///
+/// Bucket g = w * B + (|d| - 1) of window w owns `entries[offsets[g]..offsets[g + 1]]`; an
+/// entry is a point index, with [`SIGN_BIT`] set when the digit was negative. Points at
+/// infinity and zero digits place no entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketPlan {
+    /// Window size c.
+    pub window_bits: u32,
+    /// Number of windows W.
+    pub num_windows: u32,
+    /// Buckets per window B.
+    pub buckets_per_window: u32,
+    /// W * B + 1 offsets into `entries`.
+    pub offsets: Vec<u32>,
+    /// Point indices (with sign bit), grouped by bucket, ascending point index in a bucket.
+    pub entries: Vec<u32>,
+}
+
+impl BucketPlan {
+    /// Builds the plan for `bases` and `scalars` (same length, below 2^31) at window size c.
+    pub fn new(bases: &[G1Affine], scalars: &[Fr], c: u32) -> Self {
+        assert_eq!(bases.len(), scalars.len());
+        assert!(bases.len() < SIGN_BIT as usize);
+        assert!((1..=MAX_WINDOW_BITS).contains(&c));
+        let n = scalars.len();
+        let nw = num_windows(c) as usize;
+        let nb = buckets_per_window(c) as usize;
+
+        let mut digits = vec![0i32; n * nw];
+        digits
+            .par_chunks_mut(nw.max(1))
+            .zip(scalars.par_iter().zip(bases.par_iter()))
+            .for_each(|(d, (s, p))| {
+                if !p.is_zero() {
+                    signed_digits(s, c, d);
+                }
+            });
+
+        // Count per bucket, window by window in parallel.
+        let counts: Vec<Vec<u32>> = (0..nw)
+            .into_par_iter()
+            .map(|w| {
+                let mut cnt = vec![0u32; nb];
+                for i in 0..n {
+                    let d = digits[i * nw + w];
+                    if d != 0 {
+                        cnt[d.unsigned_abs() as usize - 1] += 1;
+                    }
+                }
+                cnt
+            })
+            .collect();
+
+        let mut offsets = Vec::with_capacity(nw * nb + 1);
+        let mut total = 0u32;
+        for cnt in &counts {
+            for &k in cnt {
+                offsets.push(total);
+                total += k;
+            }
+        }
+        offsets.push(total);
+
+        // Fill each window's slice of `entries` in parallel.
+        let mut entries = vec![0u32; total as usize];
+        let mut slices = Vec::with_capacity(nw);
+        let mut rest: &mut [u32] = &mut entries;
+        for w in 0..nw {
+            let len = (offsets[(w + 1) * nb] - offsets[w * nb]) as usize;
+            let (head, tail) = rest.split_at_mut(len);
+            slices.push(head);
+            rest = tail;
+        }
+        slices.into_par_iter().enumerate().for_each(|(w, slice)| {
+            let base = offsets[w * nb];
+            let mut cursor: Vec<u32> = offsets[w * nb..(w + 1) * nb]
+                .iter()
+                .map(|&o| o - base)
+                .collect();
+            for i in 0..n {
+                let d = digits[i * nw + w];
+                if d != 0 {
+                    let k = d.unsigned_abs() as usize - 1;
+                    let sign = if d < 0 { SIGN_BIT } else { 0 };
+                    slice[cursor[k] as usize] = i as u32 | sign;
+                    cursor[k] += 1;
+                }
+            }
+        });
+
+        Self {
+            window_bits: c,
+            num_windows: nw as u32,
+            buckets_per_window: nb as u32,
+            offsets,
+            entries,
+        }
+    }
+
+    /// Total number of buckets, W * B.
+    pub fn total_buckets(&self) -> u32 {
+        self.num_windows * self.buckets_per_window
+    }
+}

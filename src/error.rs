@@ -1,0 +1,42 @@
+//! The typed error every fallible call returns.
+
+use thiserror::Error;
+
+/// Software Vulkan driver to install on a headless Linux machine without a GPU.
+pub const SOFTWARE_VULKAN_HINT: &str =
+    "no GPU adapter found; on headless Linux install Mesa's software Vulkan driver \
+     (lavapipe): `apt-get install -y mesa-vulkan-drivers`";
+
+/// What can go wrong in an MSM call or when building an engine.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum MsmError {
+    /// `bases` and `scalars` have different lengths.
+    #[error("length mismatch: {bases} bases but {scalars} scalars")]
+    LengthMismatch {
+        /// Number of bases passed.
+        bases: usize,
+        /// Number of scalars passed.
+        scalars: usize,
+    },
+    /// No wgpu adapter matched the configuration.
+    #[error("{SOFTWARE_VULKAN_HINT} ({detail})")]
+    NoAdapter {
+        /// What was looked for and what was seen.
+        detail: String,
+    },
+    /// The adapter refused to create a device.
+    #[error("device request failed: {0}")]
+    DeviceRequest(String),
+    /// An invalid `MsmConfig`.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// The input does not fit this engine or adapter (buffer or dispatch limits).
+    #[error("input too large: {0}")]
+    InputTooLarge(String),
+    /// The GPU reported an error (validation, out of memory, lost device, failed mapping).
+    #[error("GPU error: {0}")]
+    Gpu(String),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, MsmError>;

@@ -1,0 +1,240 @@
+//! Evaluates single shader functions (field and curve arithmetic) on the engine's GPU, so
+//! that they can be compared with arkworks: the tests do, and a user can run the same checks
+//! on a new adapter.
+
+use ark_bls12_377::{Fq, G1Affine, G1Projective};
+use wgpu::util::DeviceExt;
+
+use super::field::{from_shader_words, point_from_shader_words, point_to_shader_words, to_shader_words};
+use super::field::{arkworks_words, PACKED_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use super::{create_pipeline, GpuContext, SELFTEST_WGSL};
+use crate::error::{MsmError, Result};
+
+/// Words of one self-test case: operand a (36), operand b (36), small integer k (1).
+const IN_WORDS: usize = 2 * POINT_WORDS + 1;
+
+/// The shader function a self-test case runs (the `op` of selftest.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+enum Op {
+    FpAdd = 0,
+    FpSub = 1,
+    FpMul = 2,
+    FpNeg = 3,
+    FpFromArkworks = 4,
+    FpSquare = 5,
+    FpMulChain = 6,
+    PointAdd = 7,
+    PointAddMixed = 8,
+    PointDouble = 9,
+    PointNeg = 10,
+    PointMulSmall = 11,
+    PointIdentity = 12,
+}
+
+/// One case of raw input words.
+type Case = [u32; IN_WORDS];
+
+fn case(a: &[u32], b: &[u32], k: u32) -> Case {
+    let mut c = [0u32; IN_WORDS];
+    c[..a.len()].copy_from_slice(a);
+    c[POINT_WORDS..POINT_WORDS + b.len()].copy_from_slice(b);
+    c[2 * POINT_WORDS] = k;
+    c
+}
+
+/// The self-test pipeline on an engine's device.
+pub struct ShaderOps<'a> {
+    gpu: &'a GpuContext,
+    pipeline: wgpu::ComputePipeline,
+}
+
+impl<'a> ShaderOps<'a> {
+    /// Compiles the self-test kernel (with the engine's runtime-check setting).
+    pub fn new(gpu: &'a GpuContext) -> Result<Self> {
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let pipeline = create_pipeline(&gpu.device, SELFTEST_WGSL, "selftest", gpu.runtime_checks);
+        match pollster::block_on(scope.pop()) {
+            None => Ok(Self { gpu, pipeline }),
+            Some(e) => Err(MsmError::Gpu(format!("self-test pipeline: {e}"))),
+        }
+    }
+
+    fn run(&self, op: Op, cases: &[Case]) -> Result<Vec<[u32; POINT_WORDS]>> {
+        let dev = &self.gpu.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let input: Vec<u32> = cases.iter().flatten().copied().collect();
+        let input = if input.is_empty() { vec![0] } else { input };
+        let in_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("selftest in"),
+            contents: bytemuck::cast_slice(&input),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let out_bytes = (cases.len().max(1) * POINT_WORDS * 4) as u64;
+        let out_buf = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("selftest out"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("selftest read"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let params = [op as u32, cases.len() as u32];
+        let params_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("selftest params"),
+            contents: bytemuck::cast_slice(&params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &self.pipeline.get_bind_group_layout(0),
+            entries: &[
+                wgpu::BindGroupEntry { binding: 0, resource: in_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 1, resource: out_buf.as_entire_binding() },
+                wgpu::BindGroupEntry { binding: 2, resource: params_buf.as_entire_binding() },
+            ],
+        });
+        let mut encoder = dev.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(&self.pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups((cases.len() as u32).div_ceil(WORKGROUP_SIZE).max(1), 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out_buf, 0, &read, 0, out_bytes);
+        self.gpu.queue.submit([encoder.finish()]);
+        let bytes = self.gpu.read_buffer(&read)?;
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(MsmError::Gpu(format!("self-test: {e}")));
+        }
+        let words: &[u32] = bytemuck::cast_slice(&bytes);
+        Ok(words
+            .chunks_exact(POINT_WORDS)
+            .take(cases.len())
+            .map(|c| c.try_into().expect("36 words"))
+            .collect())
+    }
+
+    fn field_op(&self, op: Op, cases: Vec<Case>) -> Result<Vec<Option<Fq>>> {
+        Ok(self
+            .run(op, &cases)?
+            .iter()
+            .map(|w| from_shader_words(&w[..PACKED_WORDS]))
+            .collect())
+    }
+
+    fn point_op(&self, op: Op, cases: Vec<Case>) -> Result<Vec<Option<G1Projective>>> {
+        Ok(self
+            .run(op, &cases)?
+            .iter()
+            .map(|w| point_from_shader_words(w))
+            .collect())
+    }
+
+    fn fp_pairs(&self, op: Op, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+        let cases = pairs
+            .iter()
+            .map(|(a, b)| case(&to_shader_words(a), &to_shader_words(b), 0))
+            .collect();
+        self.field_op(op, cases)
+    }
+
+    /// a + b per pair. `None` marks an unreduced result.
+    pub fn fp_add(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+        self.fp_pairs(Op::FpAdd, pairs)
+    }
+
+    /// a - b per pair.
+    pub fn fp_sub(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+        self.fp_pairs(Op::FpSub, pairs)
+    }
+
+    /// a * b per pair (Montgomery multiplication).
+    pub fn fp_mul(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+        self.fp_pairs(Op::FpMul, pairs)
+    }
+
+    /// a * b^k per case, as k chained multiplications on the GPU.
+    pub fn fp_mul_chain(&self, cases: &[(Fq, Fq, u32)]) -> Result<Vec<Option<Fq>>> {
+        let cases = cases
+            .iter()
+            .map(|(a, b, k)| case(&to_shader_words(a), &to_shader_words(b), *k))
+            .collect();
+        self.field_op(Op::FpMulChain, cases)
+    }
+
+    /// a^2 per element.
+    pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+        let cases = xs.iter().map(|a| case(&to_shader_words(a), &[], 0)).collect();
+        self.field_op(Op::FpSquare, cases)
+    }
+
+    /// -a per element.
+    pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+        let cases = xs.iter().map(|a| case(&to_shader_words(a), &[], 0)).collect();
+        self.field_op(Op::FpNeg, cases)
+    }
+
+    /// The conversion of the upload path: from arkworks' words to the shaders' form.
+    pub fn fp_from_arkworks(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+        let cases = xs.iter().map(|a| case(&arkworks_words(a), &[], 0)).collect();
+        self.field_op(Op::FpFromArkworks, cases)
+    }
+
+    fn point_pairs(&self, op: Op, pairs: &[(G1Projective, G1Projective)]) -> Result<Vec<Option<G1Projective>>> {
+        let cases = pairs
+            .iter()
+            .map(|(a, b)| case(&point_to_shader_words(a), &point_to_shader_words(b), 0))
+            .collect();
+        self.point_op(op, cases)
+    }
+
+    /// P + Q (complete projective addition). `None` marks a result off the curve.
+    pub fn point_add(&self, pairs: &[(G1Projective, G1Projective)]) -> Result<Vec<Option<G1Projective>>> {
+        self.point_pairs(Op::PointAdd, pairs)
+    }
+
+    /// P + Q with Q affine; Q must not be the identity (the engine never passes one).
+    pub fn point_add_mixed(&self, pairs: &[(G1Projective, G1Affine)]) -> Result<Vec<Option<G1Projective>>> {
+        let cases = pairs
+            .iter()
+            .map(|(a, q)| {
+                let mut b = [0u32; 2 * PACKED_WORDS];
+                b[..PACKED_WORDS].copy_from_slice(&to_shader_words(&q.x));
+                b[PACKED_WORDS..].copy_from_slice(&to_shader_words(&q.y));
+                case(&point_to_shader_words(a), &b, 0)
+            })
+            .collect();
+        self.point_op(Op::PointAddMixed, cases)
+    }
+
+    /// 2P.
+    pub fn point_double(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
+        let cases = ps.iter().map(|a| case(&point_to_shader_words(a), &[], 0)).collect();
+        self.point_op(Op::PointDouble, cases)
+    }
+
+    /// -P.
+    pub fn point_neg(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
+        let cases = ps.iter().map(|a| case(&point_to_shader_words(a), &[], 0)).collect();
+        self.point_op(Op::PointNeg, cases)
+    }
+
+    /// k * P for small k.
+    pub fn point_mul_small(&self, cases: &[(G1Projective, u32)]) -> Result<Vec<Option<G1Projective>>> {
+        let cases = cases
+            .iter()
+            .map(|(a, k)| case(&point_to_shader_words(a), &[], *k))
+            .collect();
+        self.point_op(Op::PointMulSmall, cases)
+    }
+
+    /// The shaders' identity point, `count` times.
+    pub fn point_identity(&self, count: usize) -> Result<Vec<Option<G1Projective>>> {
+        self.point_op(Op::PointIdentity, vec![[0u32; IN_WORDS]; count])
+    }
+}

@@ -1,0 +1,102 @@
+//! What one MSM call did and how long each phase took.
+
+use std::fmt;
+use std::time::Duration;
+
+/// Which path computed the MSM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// CPU double-and-add with one shared doubling chain (small MSMs).
+    CpuDoubleAndAdd,
+    /// The GPU Pippenger pipeline.
+    Gpu,
+}
+
+/// How the GPU phases were timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuTiming {
+    /// GPU timestamp queries around each compute pass.
+    Timestamps,
+    /// Host wall clock around a separate submission per stage (no timestamp support).
+    WallClock,
+}
+
+/// Wall time of each phase. Phases that did not run are zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseTimes {
+    /// Scalars to signed digits and the bucket entry lists (host).
+    pub digits: Duration,
+    /// Packing bases and entries and copying them to the GPU (until the copy has landed).
+    pub upload: Duration,
+    /// Bases from arkworks' Montgomery form to the shaders' (GPU).
+    pub point_conversion: Duration,
+    /// Bucket accumulation, the point-merging phase (GPU).
+    pub bucket_accumulation: Duration,
+    /// Bucket reduction to one sum per window (GPU).
+    pub bucket_reduction: Duration,
+    /// Reading the window sums back.
+    pub download: Duration,
+    /// Horner over windows (host), or the whole double-and-add on the CPU path.
+    pub window_reduction: Duration,
+    /// The whole call.
+    pub total: Duration,
+}
+
+/// Report of one MSM call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MsmReport {
+    /// The path that ran.
+    pub backend: Backend,
+    /// Number of points.
+    pub n: usize,
+    /// Window size c (GPU path).
+    pub window_bits: Option<u32>,
+    /// Number of windows (GPU path).
+    pub num_windows: u32,
+    /// Buckets over all windows (GPU path).
+    pub num_buckets: u32,
+    /// (bucket, point) entries placed, that is mixed additions in bucket accumulation.
+    pub num_entries: usize,
+    /// How the GPU phases were timed (GPU path).
+    pub gpu_timing: Option<GpuTiming>,
+    /// Adapter name.
+    pub adapter: String,
+    /// Phase times.
+    pub phases: PhaseTimes,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl fmt::Display for MsmReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "backend      {:?} on {}", self.backend, self.adapter)?;
+        writeln!(f, "n            {}", self.n)?;
+        if let Some(c) = self.window_bits {
+            writeln!(
+                f,
+                "window       c = {c}, {} windows, {} buckets, {} entries",
+                self.num_windows, self.num_buckets, self.num_entries
+            )?;
+        }
+        if let Some(t) = self.gpu_timing {
+            writeln!(f, "gpu timing   {t:?}")?;
+        }
+        let p = &self.phases;
+        let rows = [
+            ("digits", p.digits),
+            ("upload", p.upload),
+            ("point conversion", p.point_conversion),
+            ("bucket accumulation", p.bucket_accumulation),
+            ("bucket reduction", p.bucket_reduction),
+            ("download", p.download),
+            ("window reduction", p.window_reduction),
+            ("total", p.total),
+        ];
+        for (name, d) in rows {
+            writeln!(f, "  {name:<20} {:>10.3} ms", ms(d))?;
+        }
+        Ok(())
+    }
+}
