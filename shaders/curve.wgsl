@@ -5,7 +5,12 @@
 // identity, P + P or P + (-P), as long as P - Q is never a point of order 2. The curve has
 // such a point, (-1, 0), but it lies outside the prime-order subgroup G1, and every point the
 // engine adds is a sum of G1 points, so P - Q is in G1 and the case never arises.
-// b3 = 3 * b = 3, so multiplying by b3 costs two additions.
+//
+// The formulas are not written out here: the host generates them as a table of steps
+// (PROGRAM, see src/gpu/program.rs) over a register file, and run_program interprets it.
+// Drivers inline every function, so a written-out addition copies its 12 multiplications
+// into every caller; the interpreter keeps one copy of fp_mul per call site.
+// Costs: add 12M, mixed add 11M, double 8M (b3 = 3 costs two additions).
 //
 // The identity is (0 : 1 : 0). An affine point (Z = 1) cannot be the identity: the host never
 // hands the shaders an identity base.
@@ -21,8 +26,44 @@ struct Affine {
     y: Fp,
 }
 
-fn fp_mul_b3(a: Fp) -> Fp {
-    return fp_add(fp_add(a, a), a);
+alias Regs = array<Fp, NUM_REGS>;
+
+const OP_MUL: u32 = 0u;
+const OP_ADD: u32 = 1u;
+
+// Runs PROGRAM[start .. start + len] on the registers. Each step is
+// op | dst << 8 | a << 16 | b << 24; register numbers are < NUM_REGS by construction (the
+// host's tests check the table), and clamped here as well.
+fn run_program(r: ptr<function, Regs>, start: u32, len: u32) {
+    for (var i = 0u; i < len; i++) {
+        let st = PROGRAM[min(start + i, PROGRAM_WORDS - 1u)];
+        let op = st & 0xffu;
+        let dst = min((st >> 8u) & 0xffu, NUM_REGS - 1u);
+        let a = (*r)[min((st >> 16u) & 0xffu, NUM_REGS - 1u)];
+        let b = (*r)[min(st >> 24u, NUM_REGS - 1u)];
+        var v: Fp;
+        if (op == OP_MUL) {
+            v = fp_mul(a, b);
+        } else if (op == OP_ADD) {
+            v = fp_add(a, b);
+        } else {
+            v = fp_sub(a, b);
+        }
+        (*r)[dst] = v;
+    }
+}
+
+// Register numbers shared with src/gpu/program.rs: P in 0..3, Q in 3..6, result in 11..14.
+fn point_program(p: Point, q: Point, start: u32, len: u32) -> Point {
+    var r: Regs;
+    r[0] = p.x;
+    r[1] = p.y;
+    r[2] = p.z;
+    r[3] = q.x;
+    r[4] = q.y;
+    r[5] = q.z;
+    run_program(&r, start, len);
+    return Point(r[11], r[12], r[13]);
 }
 
 fn point_identity() -> Point {
@@ -37,97 +78,19 @@ fn affine_neg(p: Affine) -> Affine {
     return Affine(p.x, fp_neg(p.y));
 }
 
-// P + Q, complete (RCB algorithm 7): 12 multiplications + 2 multiplications by b3.
+// P + Q, complete.
 fn point_add(p: Point, q: Point) -> Point {
-    var t0 = fp_mul(p.x, q.x);
-    var t1 = fp_mul(p.y, q.y);
-    var t2 = fp_mul(p.z, q.z);
-    var t3 = fp_add(p.x, p.y);
-    var t4 = fp_add(q.x, q.y);
-    t3 = fp_mul(t3, t4);
-    t4 = fp_add(t0, t1);
-    t3 = fp_sub(t3, t4);
-    t4 = fp_add(p.y, p.z);
-    var x3 = fp_add(q.y, q.z);
-    t4 = fp_mul(t4, x3);
-    x3 = fp_add(t1, t2);
-    t4 = fp_sub(t4, x3);
-    x3 = fp_add(p.x, p.z);
-    var y3 = fp_add(q.x, q.z);
-    x3 = fp_mul(x3, y3);
-    y3 = fp_add(t0, t2);
-    y3 = fp_sub(x3, y3);
-    x3 = fp_add(t0, t0);
-    t0 = fp_add(x3, t0);
-    t2 = fp_mul_b3(t2);
-    var z3 = fp_add(t1, t2);
-    t1 = fp_sub(t1, t2);
-    y3 = fp_mul_b3(y3);
-    x3 = fp_mul(t4, y3);
-    t2 = fp_mul(t3, t1);
-    x3 = fp_sub(t2, x3);
-    y3 = fp_mul(y3, t0);
-    t1 = fp_mul(t1, z3);
-    y3 = fp_add(t1, y3);
-    t0 = fp_mul(t0, t3);
-    z3 = fp_mul(z3, t4);
-    z3 = fp_add(z3, t0);
-    return Point(x3, y3, z3);
+    return point_program(p, q, PROG_ADD_START, PROG_ADD_LEN);
 }
 
-// P + Q with Q affine and not the identity (RCB algorithm 8):
-// 11 multiplications + 2 multiplications by b3.
+// P + Q with Q affine and not the identity.
 fn point_add_mixed(p: Point, q: Affine) -> Point {
-    var t0 = fp_mul(p.x, q.x);
-    var t1 = fp_mul(p.y, q.y);
-    var t3 = fp_add(q.x, q.y);
-    var t4 = fp_add(p.x, p.y);
-    t3 = fp_mul(t3, t4);
-    t4 = fp_add(t0, t1);
-    t3 = fp_sub(t3, t4);
-    t4 = fp_mul(q.y, p.z);
-    t4 = fp_add(t4, p.y);
-    var y3 = fp_mul(q.x, p.z);
-    y3 = fp_add(y3, p.x);
-    var x3 = fp_add(t0, t0);
-    t0 = fp_add(x3, t0);
-    var t2 = fp_mul_b3(p.z);
-    var z3 = fp_add(t1, t2);
-    t1 = fp_sub(t1, t2);
-    y3 = fp_mul_b3(y3);
-    x3 = fp_mul(t4, y3);
-    t2 = fp_mul(t3, t1);
-    x3 = fp_sub(t2, x3);
-    y3 = fp_mul(y3, t0);
-    t1 = fp_mul(t1, z3);
-    y3 = fp_add(t1, y3);
-    t0 = fp_mul(t0, t3);
-    z3 = fp_mul(z3, t4);
-    z3 = fp_add(z3, t0);
-    return Point(x3, y3, z3);
+    return point_program(p, Point(q.x, q.y, FP_ONE), PROG_ADD_MIXED_START, PROG_ADD_MIXED_LEN);
 }
 
-// 2P (RCB algorithm 9): 6 multiplications + 2 squarings + 1 multiplication by b3.
+// 2P.
 fn point_double(p: Point) -> Point {
-    var t0 = fp_square(p.y);
-    var z3 = fp_add(t0, t0);
-    z3 = fp_add(z3, z3);
-    z3 = fp_add(z3, z3);
-    var t1 = fp_mul(p.y, p.z);
-    var t2 = fp_square(p.z);
-    t2 = fp_mul_b3(t2);
-    var x3 = fp_mul(t2, z3);
-    var y3 = fp_add(t0, t2);
-    z3 = fp_mul(t1, z3);
-    t1 = fp_add(t2, t2);
-    t2 = fp_add(t1, t2);
-    t0 = fp_sub(t0, t2);
-    y3 = fp_mul(t0, y3);
-    y3 = fp_add(x3, y3);
-    t1 = fp_mul(p.x, p.y);
-    x3 = fp_mul(t0, t1);
-    x3 = fp_add(x3, x3);
-    return Point(x3, y3, z3);
+    return point_program(p, p, PROG_DOUBLE_START, PROG_DOUBLE_LEN);
 }
 
 // k * P for a small k (a u32) by double-and-add from the top set bit.

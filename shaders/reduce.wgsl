@@ -33,6 +33,12 @@ fn load_partial(t: u32) -> Point {
     return point_from_words(w);
 }
 
+// Registers of the reduction loop.
+const R_RUNNING: u32 = 0u;
+const R_A: u32 = 1u;
+const R_ACC: u32 = 2u;
+const R_BUCKET: u32 = 3u;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
                    @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -43,21 +49,66 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
     let w = t >> params.log2_segments;
     let s = t & (params.segments - 1u);
     let first = w * params.buckets_per_window + s;
-    var running = point_identity();
-    var a = point_identity();
-    for (var jj = params.run_length; jj > 1u; jj--) {
-        let j = jj - 1u;
-        running = point_add(running, load_bucket(first + j * params.segments));
-        a = point_add(a, running);
+    let k = s + 1u;
+    let kbits = 32u - countLeadingZeros(k);
+
+    // The whole computation is one loop with a single point operation in it (see
+    // curve.wgsl for why call sites matter). Steps:
+    //   [0, 2J):          j = J-1 .. 0: running += S_j, then (j >= 1) a += running
+    //   [2J, +log2 S):    a = 2a                      -> a = S * A
+    //   [.., +2 kbits):   acc = 2acc, acc += running  -> acc = (s + 1) * T
+    //   last:             a += acc
+    let n0 = 2u * params.run_length;
+    let n1 = n0 + params.log2_segments;
+    let n2 = n1 + 2u * kbits;
+    var pts: array<Point, 4>;
+    for (var r = 0u; r < 4u; r++) {
+        pts[r] = point_identity();
     }
-    running = point_add(running, load_bucket(first));
-    for (var i = 0u; i < params.log2_segments; i++) {
-        a = point_double(a);
+    for (var step = 0u; step <= n2; step++) {
+        var dst = R_A;
+        var x = R_A;
+        var y = R_ACC;
+        var double = false;
+        if (step < n0) {
+            let j = params.run_length - 1u - step / 2u;
+            if ((step & 1u) == 0u) {
+                pts[R_BUCKET] = load_bucket(first + j * params.segments);
+                dst = R_RUNNING;
+                x = R_RUNNING;
+                y = R_BUCKET;
+            } else {
+                if (j == 0u) {
+                    continue;
+                }
+                y = R_RUNNING;
+            }
+        } else if (step < n1) {
+            double = true;
+        } else if (step < n2) {
+            let i = (step - n1) / 2u;
+            dst = R_ACC;
+            x = R_ACC;
+            if (((step - n1) & 1u) == 0u) {
+                double = true;
+            } else {
+                if (((k >> (kbits - 1u - i)) & 1u) == 0u) {
+                    continue;
+                }
+                y = R_RUNNING;
+            }
+        }
+        var start = PROG_ADD_START;
+        var len = PROG_ADD_LEN;
+        if (double) {
+            start = PROG_DOUBLE_START;
+            len = PROG_DOUBLE_LEN;
+        }
+        pts[dst] = point_program(pts[x], pts[y], start, len);
     }
-    let share = point_add(a, point_mul_small(running, s + 1u));
-    let words = point_to_words(share);
-    for (var k = 0u; k < POINT_WORDS; k++) {
-        partials[k * params.total_segments + t] = words[k];
+    let words = point_to_words(pts[R_A]);
+    for (var i = 0u; i < POINT_WORDS; i++) {
+        partials[i * params.total_segments + t] = words[i];
     }
 }
 

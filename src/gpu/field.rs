@@ -159,5 +159,6 @@ pub fn wgsl_header() -> String {
     s += &wgsl_limbs("P", &Fq::MODULUS);
     s += &wgsl_limbs("FP_ONE", &r);
     s += &wgsl_limbs("R_CONVERT", &r_convert);
+    s += &super::program::wgsl_programs();
     s
 }

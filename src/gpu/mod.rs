@@ -2,6 +2,7 @@
 //! stages (convert bases, accumulate buckets, reduce buckets per window).
 
 pub mod field;
+pub mod program;
 pub mod selftest;
 
 use std::sync::mpsc;

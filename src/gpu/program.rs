@@ -1,0 +1,221 @@
+//! The curve formulas as straight-line programs over a small register file of field
+//! elements, interpreted by one loop in curve.wgsl.
+//!
+//! Why a program table and not inlined formulas: Mesa (and other drivers) inline every WGSL
+//! function, so each `point_add` written out in full copies 12 Montgomery multiplications
+//! into its caller. With several additions per stage the software Vulkan adapter spent
+//! minutes compiling one pipeline. Interpreting the formulas keeps one multiplication, one
+//! addition and one subtraction per call site. The same programs run on the CPU in
+//! [`interpret`], which the tests compare with arkworks.
+//!
+//! Formulas: Renes, Costello and Batina, "Complete addition formulas for prime order elliptic
+//! curves" (2016), algorithms 7 (add), 8 (mixed add) and 9 (double) for a = 0, homogeneous
+//! projective coordinates, b3 = 3b = 3.
+
+use ark_bls12_377::Fq;
+
+/// A step's operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// dst = a * b
+    Mul = 0,
+    /// dst = a + b
+    Add = 1,
+    /// dst = a - b
+    Sub = 2,
+}
+
+/// One step: `dst = a op b` over registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Operation.
+    pub op: Op,
+    /// Destination register.
+    pub dst: u8,
+    /// First operand register.
+    pub a: u8,
+    /// Second operand register.
+    pub b: u8,
+}
+
+/// Registers: inputs P = (X1, Y1, Z1), Q = (X2, Y2, Z2), temporaries, output (X3, Y3, Z3).
+pub mod reg {
+    /// P.x
+    pub const X1: u8 = 0;
+    /// P.y
+    pub const Y1: u8 = 1;
+    /// P.z
+    pub const Z1: u8 = 2;
+    /// Q.x
+    pub const X2: u8 = 3;
+    /// Q.y
+    pub const Y2: u8 = 4;
+    /// Q.z (unused by the mixed addition)
+    pub const Z2: u8 = 5;
+    /// Temporaries t0..t4 of the paper.
+    pub const T0: u8 = 6;
+    /// t1
+    pub const T1: u8 = 7;
+    /// t2
+    pub const T2: u8 = 8;
+    /// t3
+    pub const T3: u8 = 9;
+    /// t4
+    pub const T4: u8 = 10;
+    /// Result x.
+    pub const X3: u8 = 11;
+    /// Result y.
+    pub const Y3: u8 = 12;
+    /// Result z.
+    pub const Z3: u8 = 13;
+    /// Scratch for multiplications by b3 (two additions).
+    pub const S: u8 = 14;
+    /// Number of registers.
+    pub const COUNT: usize = 15;
+}
+
+use reg::*;
+use Op::*;
+
+const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
+    Step { op, dst, a, b }
+}
+
+/// Complete addition P + Q (algorithm 7): 12 multiplications, 2 multiplications by b3.
+pub const ADD: &[Step] = &[
+    s(Mul, T0, X1, X2),
+    s(Mul, T1, Y1, Y2),
+    s(Mul, T2, Z1, Z2),
+    s(Add, T3, X1, Y1),
+    s(Add, T4, X2, Y2),
+    s(Mul, T3, T3, T4),
+    s(Add, T4, T0, T1),
+    s(Sub, T3, T3, T4),
+    s(Add, T4, Y1, Z1),
+    s(Add, X3, Y2, Z2),
+    s(Mul, T4, T4, X3),
+    s(Add, X3, T1, T2),
+    s(Sub, T4, T4, X3),
+    s(Add, X3, X1, Z1),
+    s(Add, Y3, X2, Z2),
+    s(Mul, X3, X3, Y3),
+    s(Add, Y3, T0, T2),
+    s(Sub, Y3, X3, Y3),
+    s(Add, X3, T0, T0),
+    s(Add, T0, X3, T0),
+    s(Add, S, T2, T2), // t2 = b3 * t2
+    s(Add, T2, S, T2),
+    s(Add, Z3, T1, T2),
+    s(Sub, T1, T1, T2),
+    s(Add, S, Y3, Y3), // Y3 = b3 * Y3
+    s(Add, Y3, S, Y3),
+    s(Mul, X3, T4, Y3),
+    s(Mul, T2, T3, T1),
+    s(Sub, X3, T2, X3),
+    s(Mul, Y3, Y3, T0),
+    s(Mul, T1, T1, Z3),
+    s(Add, Y3, T1, Y3),
+    s(Mul, T0, T0, T3),
+    s(Mul, Z3, Z3, T4),
+    s(Add, Z3, Z3, T0),
+];
+
+/// Mixed addition P + Q with Q = (X2, Y2, 1) not the identity (algorithm 8):
+/// 11 multiplications, 2 multiplications by b3.
+pub const ADD_MIXED: &[Step] = &[
+    s(Mul, T0, X1, X2),
+    s(Mul, T1, Y1, Y2),
+    s(Add, T3, X2, Y2),
+    s(Add, T4, X1, Y1),
+    s(Mul, T3, T3, T4),
+    s(Add, T4, T0, T1),
+    s(Sub, T3, T3, T4),
+    s(Mul, T4, Y2, Z1),
+    s(Add, T4, T4, Y1),
+    s(Mul, Y3, X2, Z1),
+    s(Add, Y3, Y3, X1),
+    s(Add, X3, T0, T0),
+    s(Add, T0, X3, T0),
+    s(Add, S, Z1, Z1), // t2 = b3 * Z1
+    s(Add, T2, S, Z1),
+    s(Add, Z3, T1, T2),
+    s(Sub, T1, T1, T2),
+    s(Add, S, Y3, Y3), // Y3 = b3 * Y3
+    s(Add, Y3, S, Y3),
+    s(Mul, X3, T4, Y3),
+    s(Mul, T2, T3, T1),
+    s(Sub, X3, T2, X3),
+    s(Mul, Y3, Y3, T0),
+    s(Mul, T1, T1, Z3),
+    s(Add, Y3, T1, Y3),
+    s(Mul, T0, T0, T3),
+    s(Mul, Z3, Z3, T4),
+    s(Add, Z3, Z3, T0),
+];
+
+/// Doubling 2P (algorithm 9): 6 multiplications, 2 squarings, 1 multiplication by b3.
+pub const DOUBLE: &[Step] = &[
+    s(Mul, T0, Y1, Y1),
+    s(Add, Z3, T0, T0),
+    s(Add, Z3, Z3, Z3),
+    s(Add, Z3, Z3, Z3),
+    s(Mul, T1, Y1, Z1),
+    s(Mul, T2, Z1, Z1),
+    s(Add, S, T2, T2), // t2 = b3 * t2
+    s(Add, T2, S, T2),
+    s(Mul, X3, T2, Z3),
+    s(Add, Y3, T0, T2),
+    s(Mul, Z3, T1, Z3),
+    s(Add, T1, T2, T2),
+    s(Add, T2, T1, T2),
+    s(Sub, T0, T0, T2),
+    s(Mul, Y3, T0, Y3),
+    s(Add, Y3, X3, Y3),
+    s(Mul, T1, X1, Y1),
+    s(Mul, X3, T0, T1),
+    s(Add, X3, X3, X3),
+];
+
+/// Number of multiplications in a program (the cost the comments quote).
+pub fn mul_count(program: &[Step]) -> usize {
+    program.iter().filter(|s| s.op == Mul).count()
+}
+
+/// One step as the shaders read it: op | dst << 8 | a << 16 | b << 24.
+pub fn encode(step: &Step) -> u32 {
+    step.op as u32 | (step.dst as u32) << 8 | (step.a as u32) << 16 | (step.b as u32) << 24
+}
+
+/// WGSL constants: the concatenated program table and each program's start and length.
+pub fn wgsl_programs() -> String {
+    let programs = [("ADD", ADD), ("ADD_MIXED", ADD_MIXED), ("DOUBLE", DOUBLE)];
+    let mut table = Vec::new();
+    let mut out = String::new();
+    for (name, prog) in programs {
+        out += &format!("const PROG_{name}_START: u32 = {}u;\n", table.len());
+        out += &format!("const PROG_{name}_LEN: u32 = {}u;\n", prog.len());
+        table.extend(prog.iter().map(encode));
+    }
+    let words: Vec<String> = table.iter().map(|w| format!("{w}u")).collect();
+    out += &format!("const NUM_REGS: u32 = {}u;\n", reg::COUNT);
+    out += &format!("const PROGRAM_WORDS: u32 = {}u;\n", table.len());
+    out += &format!(
+        "const PROGRAM: array<u32, {}> = array<u32, {}>({});\n",
+        table.len(),
+        table.len(),
+        words.join(", ")
+    );
+    out
+}
+
+/// Runs a program on the CPU over arkworks field elements, as the shaders do.
+pub fn interpret(program: &[Step], regs: &mut [Fq; reg::COUNT]) {
+    for st in program {
+        let (a, b) = (regs[st.a as usize], regs[st.b as usize]);
+        regs[st.dst as usize] = match st.op {
+            Mul => a * b,
+            Add => a + b,
+            Sub => a - b,
+        };
+    }
+}
