@@ -1,19 +1,24 @@
-// Stage 2: bucket accumulation (point merging).
+// Stage 2: bucket accumulation (point merging), in two passes.
 //
-// The host hands over the entries grouped by bucket (a CSR layout): bucket g owns
-// entries[offsets[g] .. offsets[g + 1]], each entry a point index with the digit's sign in
-// bit 31. One thread owns one bucket and adds its points with mixed additions, so no two
-// threads ever write the same bucket and no atomics are needed. Point indices refer to the
-// point array, so points merged on the host (SRE) only need to be appended to that array.
+// The host hands over the entries grouped by bucket (a CSR layout), each entry a point index
+// with the digit's sign in bit 31, and cut into chunks of at most MAX_CHUNK_ENTRIES entries of
+// one bucket: chunk k owns entries[chunk_offsets[k] .. chunk_offsets[k + 1]].
+//   accumulate: one thread per chunk adds its points with mixed additions.
+//   merge_chunks: one thread per bucket g adds its chunks bucket_chunks[g] .. [g + 1].
+// No two threads write the same output, so no atomics are needed, and a hot bucket is spread
+// over many threads. Point indices refer to the point array, so points merged on the host
+// (SRE) only need to be appended to that array.
 //
-// Buckets are stored limb-major ("structure of arrays"): word k of bucket g sits at
-// k * total_buckets + g, so neighbouring threads write neighbouring words.
+// Chunk sums and buckets are stored limb-major ("structure of arrays"): word k of bucket g
+// sits at k * total_buckets + g, so neighbouring threads write neighbouring words.
 
 @group(0) @binding(0) var<storage, read> points: array<u32>;
-@group(0) @binding(1) var<storage, read> offsets: array<u32>;
+@group(0) @binding(1) var<storage, read> chunk_offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> entries: array<u32>;
-@group(0) @binding(3) var<storage, read_write> buckets: array<u32>;
+@group(0) @binding(3) var<storage, read_write> chunk_sums: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> bucket_chunks: array<u32>;
+@group(0) @binding(6) var<storage, read_write> buckets: array<u32>;
 
 const SIGN_BIT: u32 = 0x80000000u;
 
@@ -31,13 +36,13 @@ fn load_affine(idx: u32) -> Affine {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
               @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = thread_index(gid, nwg);
-    if (g >= params.total_buckets) {
+    let k = thread_index(gid, nwg);
+    if (k >= params.num_chunks) {
         return;
     }
     var acc = point_identity();
-    let end = offsets[g + 1u];
-    for (var e = offsets[g]; e < end; e++) {
+    let end = chunk_offsets[k + 1u];
+    for (var e = chunk_offsets[k]; e < end; e++) {
         let entry = entries[e];
         var q = load_affine(entry & ~SIGN_BIT);
         if ((entry & SIGN_BIT) != 0u) {
@@ -46,7 +51,29 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
         acc = point_add_mixed(acc, q);
     }
     let w = point_to_words(acc);
-    for (var k = 0u; k < POINT_WORDS; k++) {
-        buckets[k * params.total_buckets + g] = w[k];
+    for (var i = 0u; i < POINT_WORDS; i++) {
+        chunk_sums[i * params.num_chunks + k] = w[i];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn merge_chunks(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = thread_index(gid, nwg);
+    if (g >= params.total_buckets) {
+        return;
+    }
+    var acc = point_identity();
+    let end = bucket_chunks[g + 1u];
+    for (var k = bucket_chunks[g]; k < end; k++) {
+        var w: array<u32, 36>;
+        for (var i = 0u; i < POINT_WORDS; i++) {
+            w[i] = chunk_sums[i * params.num_chunks + k];
+        }
+        acc = point_add(acc, point_from_words(w));
+    }
+    let w = point_to_words(acc);
+    for (var i = 0u; i < POINT_WORDS; i++) {
+        buckets[i * params.total_buckets + g] = w[i];
     }
 }

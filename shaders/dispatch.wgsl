@@ -18,6 +18,11 @@ struct Params {
     run_length: u32,
     // W * S.
     total_segments: u32,
+    // Accumulation chunks (see accumulate.wgsl).
+    num_chunks: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 fn thread_index(gid: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {

@@ -42,3 +42,35 @@ pub fn naive_msm(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
         .map(|(p, k)| G1Projective::from(*p).mul_bigint(k.into_bigint()))
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::{random_bases, random_scalars};
+    use ark_ec::VariableBaseMSM;
+
+    #[test]
+    fn double_and_add_matches_arkworks() {
+        for n in [0, 1, 2, 13, 14, 15, 16, 17, 33] {
+            let mut bases = random_bases(n, n as u64);
+            let mut scalars = random_scalars(n, 99);
+            if n > 2 {
+                bases[1] = G1Affine::identity();
+                scalars[2] = Fr::zero();
+                scalars[0] = -Fr::from(1u64);
+            }
+            let expected = G1Projective::msm(&bases, &scalars).unwrap();
+            assert_eq!(double_and_add(&bases, &scalars), expected, "n={n}");
+            assert_eq!(naive_msm(&bases, &scalars), expected, "n={n}");
+        }
+    }
+
+    #[test]
+    fn window_reduction_is_horner() {
+        let p: Vec<G1Projective> = random_bases(3, 1).iter().map(|a| (*a).into()).collect();
+        let c = 5;
+        let expected = p[0] + p[1] * Fr::from(1u64 << c) + p[2] * Fr::from(1u64 << (2 * c));
+        assert_eq!(window_reduction(&p, c), expected);
+        assert_eq!(window_reduction(&[], c), G1Projective::zero());
+    }
+}

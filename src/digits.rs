@@ -16,6 +16,13 @@ pub const MIXED_ADD_MULS: u64 = 11;
 /// Field multiplications in one projective addition, as in the shaders.
 pub const ADD_MULS: u64 = 12;
 
+/// Most entries one GPU thread adds in bucket accumulation. A bigger bucket (skewed scalars:
+/// one repeated value, or the top window, where half the points land in one bucket) is split
+/// into chunks summed by separate threads and merged afterwards. This balances the work on a
+/// GPU, and it keeps each invocation far below the 65535 loop iterations after which Mesa's
+/// llvmpipe/lavapipe silently stops a loop (one chunk entry costs about 30 iterations).
+pub const MAX_CHUNK_ENTRIES: u32 = 1024;
+
 /// Bit 31 of an entry: the digit was negative, so the point is subtracted.
 pub const SIGN_BIT: u32 = 1 << 31;
 
@@ -100,6 +107,12 @@ pub struct BucketPlan {
     pub offsets: Vec<u32>,
     /// Point indices (with sign bit), grouped by bucket, ascending point index in a bucket.
     pub entries: Vec<u32>,
+    /// Chunk boundaries: chunk k owns `entries[chunk_offsets[k]..chunk_offsets[k + 1]]`, at
+    /// most [`MAX_CHUNK_ENTRIES`] entries, all of one bucket.
+    pub chunk_offsets: Vec<u32>,
+    /// Bucket g is the sum of chunks `bucket_chunks[g]..bucket_chunks[g + 1]` (none when the
+    /// bucket is empty).
+    pub bucket_chunks: Vec<u32>,
 }
 
 impl BucketPlan {
@@ -174,17 +187,171 @@ impl BucketPlan {
             }
         });
 
+        let (chunk_offsets, bucket_chunks) = chunk(&offsets);
         Self {
             window_bits: c,
             num_windows: nw as u32,
             buckets_per_window: nb as u32,
             offsets,
             entries,
+            chunk_offsets,
+            bucket_chunks,
         }
+    }
+
+    /// Number of accumulation chunks.
+    pub fn num_chunks(&self) -> u32 {
+        self.chunk_offsets.len() as u32 - 1
     }
 
     /// Total number of buckets, W * B.
     pub fn total_buckets(&self) -> u32 {
         self.num_windows * self.buckets_per_window
+    }
+}
+
+/// Splits each bucket's entry range into chunks of at most [`MAX_CHUNK_ENTRIES`].
+fn chunk(offsets: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut chunk_offsets = Vec::with_capacity(offsets.len());
+    let mut bucket_chunks = Vec::with_capacity(offsets.len());
+    bucket_chunks.push(0);
+    for g in offsets.windows(2) {
+        let mut start = g[0];
+        while start < g[1] {
+            chunk_offsets.push(start);
+            start = start.saturating_add(MAX_CHUNK_ENTRIES);
+        }
+        bucket_chunks.push(chunk_offsets.len() as u32);
+    }
+    chunk_offsets.push(*offsets.last().expect("at least one offset"));
+    (chunk_offsets, bucket_chunks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::{random_bases, random_scalars};
+    use ark_bls12_377::G1Projective;
+    use ark_ec::{AdditiveGroup, VariableBaseMSM};
+    use ark_ff::{BigInteger, Zero};
+
+    fn edge_scalars() -> Vec<Fr> {
+        let mut v = vec![Fr::zero(), Fr::from(1u64), Fr::from(2u64), -Fr::from(1u64), -Fr::from(2u64)];
+        let mut top = <Fr as PrimeField>::BigInt::from(1u64);
+        for _ in 0..252 {
+            top.mul2();
+        }
+        v.push(Fr::from_bigint(top).unwrap()); // 2^252
+        v.extend(random_scalars(20, 7));
+        v
+    }
+
+    #[test]
+    fn signed_digits_reconstruct_every_window_size() {
+        for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
+            let nw = num_windows(c) as usize;
+            let half = 1i64 << (c - 1);
+            for k in edge_scalars() {
+                let mut d = vec![0i32; nw];
+                signed_digits(&k, c, &mut d);
+                let mut acc = Fr::zero();
+                for &di in d.iter().rev() {
+                    assert!((di as i64) > -half && (di as i64) <= half, "c={c} digit {di}");
+                    acc *= Fr::from(1u64 << c);
+                    acc += if di < 0 { -Fr::from((-di) as u64) } else { Fr::from(di as u64) };
+                }
+                assert_eq!(acc, k, "c={c}");
+            }
+        }
+    }
+
+    #[test]
+    fn cost_model_picks_a_valid_minimum() {
+        for log_n in 0..24 {
+            let n = 1usize << log_n;
+            let c = best_window_bits(n);
+            assert!((2..=MAX_WINDOW_BITS).contains(&c));
+            for other in 2..=MAX_WINDOW_BITS {
+                assert!(pippenger_cost(n, c) <= pippenger_cost(n, other));
+            }
+        }
+        // Bigger inputs never pick a smaller window.
+        let picks: Vec<u32> = (0..24).map(|l| best_window_bits(1 << l)).collect();
+        assert!(picks.windows(2).all(|w| w[0] <= w[1]), "{picks:?}");
+        assert_eq!(best_window_bits(1 << 20), 16);
+    }
+
+    /// The plan, summed bucket by bucket on the CPU, gives arkworks' MSM.
+    #[test]
+    fn bucket_plan_sums_to_the_msm() {
+        let n = 300;
+        let mut bases = random_bases(n, 3);
+        let mut scalars = random_scalars(n, 4);
+        bases[5] = G1Affine::identity();
+        scalars[7] = Fr::zero();
+        scalars[8] = -Fr::from(1u64);
+        let expected = G1Projective::msm(&bases, &scalars).unwrap();
+        for c in [1, 2, 5, 8, 13, 16] {
+            let plan = BucketPlan::new(&bases, &scalars, c);
+            assert_eq!(plan.offsets.len(), plan.total_buckets() as usize + 1);
+            let mut windows = Vec::new();
+            for w in 0..plan.num_windows {
+                let mut sum = G1Projective::zero();
+                for k in 0..plan.buckets_per_window {
+                    let g = (w * plan.buckets_per_window + k) as usize;
+                    let mut bucket = G1Projective::zero();
+                    for &e in &plan.entries[plan.offsets[g] as usize..plan.offsets[g + 1] as usize] {
+                        let p = bases[(e & !SIGN_BIT) as usize];
+                        assert!(!p.is_zero(), "identity base placed");
+                        if e & SIGN_BIT != 0 {
+                            bucket -= p;
+                        } else {
+                            bucket += p;
+                        }
+                    }
+                    sum += bucket * Fr::from(k as u64 + 1);
+                }
+                windows.push(sum);
+            }
+            let mut acc = G1Projective::zero();
+            for s in windows.iter().rev() {
+                for _ in 0..c {
+                    acc.double_in_place();
+                }
+                acc += s;
+            }
+            assert_eq!(acc, expected, "c={c}");
+        }
+    }
+
+    #[test]
+    fn chunks_cover_buckets_within_the_cap() {
+        let m = MAX_CHUNK_ENTRIES;
+        for sizes in [vec![0, 0], vec![m - 1, m, m + 1], vec![0, 3 * m + 5, 0, 1], vec![]] {
+            let mut offsets = vec![0u32];
+            for s in &sizes {
+                offsets.push(offsets.last().unwrap() + s);
+            }
+            let (co, bc) = chunk(&offsets);
+            assert_eq!(bc.len(), offsets.len());
+            for (g, s) in sizes.iter().enumerate() {
+                let (a, b) = (bc[g] as usize, bc[g + 1] as usize);
+                assert_eq!(b - a, s.div_ceil(m) as usize, "bucket {g} of {sizes:?}");
+                assert_eq!(co[a], offsets[g]);
+                assert_eq!(co[b], offsets[g + 1]);
+                for k in a..b {
+                    assert!(co[k + 1] > co[k] && co[k + 1] - co[k] <= m);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn window_count_covers_the_scalar() {
+        for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
+            assert!(num_windows(c) * c > SCALAR_BITS);
+            assert!((num_windows(c) - 1) * c <= SCALAR_BITS);
+            assert_eq!(Fr::MODULUS.num_bits(), SCALAR_BITS);
+        }
     }
 }

@@ -162,3 +162,49 @@ pub fn wgsl_header() -> String {
     s += &super::program::wgsl_programs();
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ec::PrimeGroup;
+    use ark_ff::UniformRand;
+
+    #[test]
+    fn shader_words_round_trip() {
+        let mut rng = ark_std::test_rng();
+        let mut xs = vec![Fq::zero(), Fq::one(), -Fq::one(), Fq::from(64u64)];
+        xs.extend((0..50).map(|_| Fq::rand(&mut rng)));
+        for x in xs {
+            assert_eq!(from_shader_words(&to_shader_words(&x)), Some(x));
+        }
+        // p itself is not a reduced value.
+        let p = bigint_words(&Fq::MODULUS);
+        assert_eq!(from_shader_words(&p), None);
+    }
+
+    #[test]
+    fn points_round_trip_and_bad_points_are_refused() {
+        let g = G1Projective::generator();
+        for p in [G1Projective::zero(), g, g * ark_bls12_377::Fr::from(12345u64)] {
+            assert_eq!(point_from_shader_words(&point_to_shader_words(&p)), Some(p));
+        }
+        let mut w = point_to_shader_words(&g);
+        w[0] ^= 1;
+        assert_eq!(point_from_shader_words(&w), None);
+        assert_eq!(point_from_shader_words(&[0u32; POINT_WORDS]), None);
+    }
+
+    #[test]
+    fn montgomery_constant_inverts_p() {
+        let p0 = (Fq::MODULUS.0[0] & 0x1fff) as u32;
+        assert_eq!(p0.wrapping_mul(neg_p_inv_limb()) & 0x1fff, 0x1fff);
+        assert_eq!(limbs13(&Fq::MODULUS).len(), LIMBS as usize);
+        // Every limb of p fits 13 bits and the limbs give p back.
+        let limbs = limbs13(&Fq::MODULUS);
+        let mut acc = Fq::zero();
+        for &l in limbs.iter().rev() {
+            acc = acc * Fq::from(1u64 << LIMB_BITS) + Fq::from(l as u64);
+        }
+        assert_eq!(acc, Fq::zero());
+    }
+}

@@ -28,8 +28,11 @@ pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl
 /// window has fewer buckets), so a window of B buckets is split into B / 16 segments.
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
-/// The number of timestamp queries: a begin and an end for each of the four passes.
-const TIMESTAMP_QUERIES: u32 = 8;
+/// The number of passes: convert, accumulate, merge chunks, reduce segments, reduce windows.
+const PASSES: usize = 5;
+
+/// The number of timestamp queries: a begin and an end for each pass.
+const TIMESTAMP_QUERIES: u32 = 2 * PASSES as u32;
 
 /// Full WGSL source of one stage: generated constants, field, curve, dispatch helpers, stage.
 pub(crate) fn stage_source(stage: &str) -> String {
@@ -55,6 +58,8 @@ pub(crate) struct Params {
     pub log2_segments: u32,
     pub run_length: u32,
     pub total_segments: u32,
+    pub num_chunks: u32,
+    pub _pad: [u32; 3],
 }
 
 impl Params {
@@ -71,6 +76,8 @@ impl Params {
             log2_segments: segments.trailing_zeros(),
             run_length,
             total_segments: plan.num_windows * segments,
+            num_chunks: plan.num_chunks(),
+            _pad: [0; 3],
         }
     }
 }
@@ -93,6 +100,7 @@ pub struct GpuTimes {
 struct Pipelines {
     convert: wgpu::ComputePipeline,
     accumulate: wgpu::ComputePipeline,
+    merge_chunks: wgpu::ComputePipeline,
     reduce_segments: wgpu::ComputePipeline,
     reduce_windows: wgpu::ComputePipeline,
 }
@@ -158,7 +166,8 @@ impl GpuContext {
     pub fn new(config: &MsmConfig) -> Result<Self> {
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
-        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+            && std::env::var("GPU_MSM_TIMING").map(|v| v != "wallclock").unwrap_or(true);
         let required_features = if timestamps {
             wgpu::Features::TIMESTAMP_QUERY
         } else {
@@ -183,6 +192,7 @@ impl GpuContext {
         let pipelines = Pipelines {
             convert: create_pipeline(&device, CONVERT_WGSL, "convert", checks),
             accumulate: create_pipeline(&device, ACCUMULATE_WGSL, "accumulate", checks),
+            merge_chunks: create_pipeline(&device, ACCUMULATE_WGSL, "merge_chunks", checks),
             reduce_segments: create_pipeline(&device, REDUCE_WGSL, "reduce_segments", checks),
             reduce_windows: create_pipeline(&device, REDUCE_WGSL, "reduce_windows", checks),
         };
@@ -277,6 +287,7 @@ impl GpuContext {
         let params = Params::new(n as u32, plan);
         let point_words = POINT_WORDS as u64;
         let bucket_words = params.total_buckets as u64 * point_words;
+        let chunk_words = params.num_chunks as u64 * point_words;
         let partial_words = params.total_segments as u64 * point_words;
         let sum_words = params.num_windows as u64 * point_words;
         self.check_sizes(
@@ -284,11 +295,13 @@ impl GpuContext {
                 ("bases", points.len() as u64 * 4),
                 ("entries", plan.entries.len() as u64 * 4),
                 ("buckets", bucket_words * 4),
+                ("chunk sums", chunk_words * 4),
                 ("partials", partial_words * 4),
             ],
             &[
                 ("convert", n.div_ceil(WORKGROUP_SIZE as u64)),
-                ("accumulate", (params.total_buckets as u64).div_ceil(WORKGROUP_SIZE as u64)),
+                ("accumulate", (params.num_chunks as u64).div_ceil(WORKGROUP_SIZE as u64)),
+                ("merge", (params.total_buckets as u64).div_ceil(WORKGROUP_SIZE as u64)),
             ],
         )?;
 
@@ -299,7 +312,9 @@ impl GpuContext {
         let t = Instant::now();
         let copy = wgpu::BufferUsages::COPY_SRC;
         let points_buf = self.storage_buffer("bases", points, wgpu::BufferUsages::empty());
-        let offsets_buf = self.storage_buffer("offsets", &plan.offsets, wgpu::BufferUsages::empty());
+        let none = wgpu::BufferUsages::empty();
+        let chunk_offsets_buf = self.storage_buffer("chunk offsets", &plan.chunk_offsets, none);
+        let bucket_chunks_buf = self.storage_buffer("bucket chunks", &plan.bucket_chunks, none);
         let entries_buf = self.storage_buffer("entries", &plan.entries, wgpu::BufferUsages::empty());
         let params_buf = self
             .device
@@ -310,6 +325,7 @@ impl GpuContext {
             });
         let storage = wgpu::BufferUsages::STORAGE;
         let buckets_buf = self.scratch_buffer("buckets", bucket_words, storage);
+        let chunk_sums_buf = self.scratch_buffer("chunk sums", chunk_words, storage);
         let partials_buf = self.scratch_buffer("partials", partial_words, storage);
         let sums_buf = self.scratch_buffer("window sums", sum_words, storage | copy);
         let readback = self.scratch_buffer(
@@ -338,7 +354,7 @@ impl GpuContext {
             })
         };
         let p = &self.pipelines;
-        let stages: [(&wgpu::ComputePipeline, wgpu::BindGroup, (u32, u32)); 4] = [
+        let stages: [(&wgpu::ComputePipeline, wgpu::BindGroup, (u32, u32)); PASSES] = [
             (
                 &p.convert,
                 bind(&p.convert, &[(0, &points_buf), (1, &params_buf)]),
@@ -350,10 +366,23 @@ impl GpuContext {
                     &p.accumulate,
                     &[
                         (0, &points_buf),
-                        (1, &offsets_buf),
+                        (1, &chunk_offsets_buf),
                         (2, &entries_buf),
-                        (3, &buckets_buf),
+                        (3, &chunk_sums_buf),
                         (4, &params_buf),
+                    ],
+                ),
+                self.dispatch_dims(params.num_chunks as u64),
+            ),
+            (
+                &p.merge_chunks,
+                bind(
+                    &p.merge_chunks,
+                    &[
+                        (3, &chunk_sums_buf),
+                        (4, &params_buf),
+                        (5, &bucket_chunks_buf),
+                        (6, &buckets_buf),
                     ],
                 ),
                 self.dispatch_dims(params.total_buckets as u64),
@@ -393,7 +422,7 @@ impl GpuContext {
             pass.dispatch_workgroups(*x, *y, 1);
         };
 
-        let mut stage_ns = [0f64; 4];
+        let mut stage_ns = [0f64; PASSES];
         let copy_out = |encoder: &mut wgpu::CommandEncoder| {
             encoder.copy_buffer_to_buffer(&sums_buf, 0, &readback, 0, sum_words * 4);
         };
@@ -451,8 +480,8 @@ impl GpuContext {
         }
         let d = |ns: f64| Duration::from_nanos(ns as u64);
         times.point_conversion = d(stage_ns[0]);
-        times.bucket_accumulation = d(stage_ns[1]);
-        times.bucket_reduction = d(stage_ns[2] + stage_ns[3]);
+        times.bucket_accumulation = d(stage_ns[1] + stage_ns[2]);
+        times.bucket_reduction = d(stage_ns[3] + stage_ns[4]);
 
         check_scope(oom, "out of GPU memory")?;
         check_scope(val, "validation")?;

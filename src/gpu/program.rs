@@ -219,3 +219,86 @@ pub fn interpret(program: &[Step], regs: &mut [Fq; reg::COUNT]) {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_bls12_377::{Fr, G1Affine, G1Projective};
+    use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
+    use ark_ff::{Field, One, UniformRand, Zero};
+
+    /// (X : Y : Z) homogeneous for a Jacobian arkworks point.
+    fn homogeneous(p: &G1Projective) -> [Fq; 3] {
+        if p.is_zero() {
+            [Fq::zero(), Fq::one(), Fq::zero()]
+        } else {
+            [p.x * p.z, p.y, p.z.square() * p.z]
+        }
+    }
+
+    fn to_affine(h: [Fq; 3]) -> G1Affine {
+        if h[2].is_zero() {
+            assert!(h[0].is_zero() && !h[1].is_zero(), "bad identity {h:?}");
+            return G1Affine::identity();
+        }
+        let zi = h[2].inverse().unwrap();
+        let p = G1Affine::new_unchecked(h[0] * zi, h[1] * zi);
+        assert!(p.is_on_curve());
+        p
+    }
+
+    fn run(prog: &[Step], p: [Fq; 3], q: [Fq; 3]) -> [Fq; 3] {
+        let mut r = [Fq::zero(); reg::COUNT];
+        r[..3].copy_from_slice(&p);
+        r[3..6].copy_from_slice(&q);
+        interpret(prog, &mut r);
+        [r[reg::X3 as usize], r[reg::Y3 as usize], r[reg::Z3 as usize]]
+    }
+
+    fn points() -> Vec<G1Projective> {
+        let mut rng = ark_std::test_rng();
+        let g = G1Projective::generator();
+        let mut v = vec![G1Projective::zero(), g, -g, g.double()];
+        v.extend((0..6).map(|_| g * Fr::rand(&mut rng)));
+        v
+    }
+
+    #[test]
+    fn programs_match_arkworks_on_edge_cases() {
+        let ps = points();
+        for p in &ps {
+            // Mixed addition never sees an affine identity.
+            for q in &ps {
+                let sum = (*p + q).into_affine();
+                assert_eq!(to_affine(run(ADD, homogeneous(p), homogeneous(q))), sum);
+                if !q.is_zero() {
+                    let qa = q.into_affine();
+                    let got = run(ADD_MIXED, homogeneous(p), [qa.x, qa.y, Fq::one()]);
+                    assert_eq!(to_affine(got), sum);
+                }
+            }
+            for q in [*p, -*p] {
+                let sum = (*p + q).into_affine();
+                assert_eq!(to_affine(run(ADD, homogeneous(p), homogeneous(&q))), sum);
+            }
+            let d = run(DOUBLE, homogeneous(p), [Fq::zero(); 3]);
+            assert_eq!(to_affine(d), p.double().into_affine());
+        }
+    }
+
+    #[test]
+    fn program_costs_and_registers() {
+        assert_eq!(mul_count(ADD), 12);
+        assert_eq!(mul_count(ADD_MIXED), 11);
+        assert_eq!(mul_count(DOUBLE), 8);
+        for prog in [ADD, ADD_MIXED, DOUBLE] {
+            for st in prog {
+                for r in [st.dst, st.a, st.b] {
+                    assert!((r as usize) < reg::COUNT);
+                }
+            }
+        }
+        // The mixed addition reads Q's z nowhere.
+        assert!(ADD_MIXED.iter().all(|s| s.a != reg::Z2 && s.b != reg::Z2));
+    }
+}

@@ -1,0 +1,175 @@
+//! MSM results against arkworks' `VariableBaseMSM::msm`: threshold sizes, adversarial
+//! scalars and bases, every window size, routing, errors and concurrent use.
+
+mod common;
+
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::{One, Zero};
+use common::{default_engine, gpu_engine, reference};
+use gpu_msm::config::{DEFAULT_SMALL_MSM_CUTOFF, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::{digits, Backend, GpuMsm, MsmConfig, MsmError};
+
+fn check(name: &str, engine: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> gpu_msm::MsmReport {
+    let (got, report) = engine
+        .msm_with_report(bases, scalars)
+        .unwrap_or_else(|e| panic!("{name} (n = {}): {e}", bases.len()));
+    assert_eq!(got, reference(bases, scalars), "{name} (n = {})", bases.len());
+    report
+}
+
+#[test]
+fn gpu_path_at_threshold_sizes() {
+    for n in [1usize, 2, 14, 15, 25, 31, 32, 33, 100, 1000, 4096] {
+        let bases = random_bases(n, n as u64);
+        let scalars = random_scalars(n, 1000 + n as u64);
+        let report = check("random", gpu_engine(), &bases, &scalars);
+        assert_eq!(report.backend, Backend::Gpu);
+        let c = report.window_bits.unwrap();
+        assert_eq!(c, digits::best_window_bits(n));
+        assert_eq!(report.num_windows, digits::num_windows(c));
+        assert!(report.num_entries <= n * report.num_windows as usize);
+    }
+}
+
+#[test]
+fn default_routing_around_the_cutoff() {
+    let cutoff = DEFAULT_SMALL_MSM_CUTOFF;
+    for n in [0, 1, cutoff - 1, cutoff, cutoff + 1] {
+        let bases = random_bases(n, 5);
+        let scalars = random_scalars(n, 6);
+        let report = check("routing", default_engine(), &bases, &scalars);
+        let want = if n < cutoff { Backend::CpuDoubleAndAdd } else { Backend::Gpu };
+        assert_eq!(report.backend, want, "n = {n}");
+    }
+    let (sum, _) = default_engine().msm_with_report(&[], &[]).unwrap();
+    assert!(sum.is_zero());
+}
+
+#[test]
+fn adversarial_scalars_and_bases() {
+    let n = 64;
+    let bases = random_bases(n, 11);
+    let random = random_scalars(n, 12);
+    let minus_one = -Fr::one();
+    let mut cases: Vec<(&str, Vec<G1Affine>, Vec<Fr>)> = vec![
+        ("all zero", bases.clone(), vec![Fr::zero(); n]),
+        ("all one", bases.clone(), vec![Fr::one(); n]),
+        ("all r-1", bases.clone(), vec![minus_one; n]),
+        ("one scalar repeated", bases.clone(), vec![random[0]; n]),
+        ("two distinct values", bases.clone(), (0..n).map(|i| random[i % 2]).collect()),
+    ];
+    let mut single = vec![Fr::zero(); n];
+    single[37] = random[3];
+    cases.push(("single nonzero", bases.clone(), single));
+    // The same base everywhere with the same scalar: one hot bucket per window.
+    cases.push(("duplicate bases, same scalar", vec![bases[0]; n], vec![random[1]; n]));
+    cases.push(("duplicate bases", vec![bases[0]; n], random.clone()));
+    // P and -P with the same scalar cancel; the sum is the identity.
+    let pm: Vec<G1Affine> = (0..n).map(|i| if i % 2 == 0 { bases[i] } else { -bases[i - 1] }).collect();
+    let pm_scalars: Vec<Fr> = (0..n).map(|i| random[i - i % 2]).collect();
+    cases.push(("P and -P pairs", pm, pm_scalars));
+    let mut with_identity = bases.clone();
+    for i in (0..n).step_by(3) {
+        with_identity[i] = G1Affine::identity();
+    }
+    cases.push(("identity bases", with_identity, random.clone()));
+    cases.push(("all identity bases", vec![G1Affine::identity(); n], random.clone()));
+    // Scalars sharing every window (the SRE extreme), and small and top-bit scalars.
+    cases.push(("small scalars", bases.clone(), (0..n).map(|i| Fr::from(i as u64)).collect()));
+    let top = Fr::from(2u64).pow_top();
+    cases.push(("2^252", bases.clone(), vec![top; n]));
+    cases.push((
+        "mixed signs",
+        bases.clone(),
+        (0..n).map(|i| if i % 2 == 0 { random[i] } else { -random[i] }).collect(),
+    ));
+    for (name, b, s) in &cases {
+        check(name, gpu_engine(), b, s);
+    }
+    // Identical scalars with identical bases at n = 3 (a bug another MSM shipped).
+    check("n=3 identical", gpu_engine(), &[bases[0]; 3], &[random[0]; 3]);
+    // A hot bucket: the sum of k * G over 200 copies is 200 k G.
+    let g = G1Projective::generator().into_affine();
+    let got = gpu_engine().msm(&vec![g; 200], &vec![random[2]; 200]).unwrap();
+    assert_eq!(got, G1Projective::generator() * (random[2] * Fr::from(200u64)));
+}
+
+trait PowTop {
+    fn pow_top(self) -> Fr;
+}
+
+impl PowTop for Fr {
+    /// 2^252, the largest power of two below r.
+    fn pow_top(self) -> Fr {
+        use ark_ff::Field;
+        self.pow([252u64])
+    }
+}
+
+#[test]
+fn every_window_size_gives_the_same_answer() {
+    let n = 150;
+    let bases = random_bases(n, 21);
+    let mut scalars = random_scalars(n, 22);
+    scalars[0] = -Fr::one();
+    scalars[1] = Fr::zero();
+    let expected = reference(&bases, &scalars);
+    for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
+        let engine = GpuMsm::with_config(MsmConfig {
+            small_msm_cutoff: 0,
+            window_bits: Some(c),
+            ..Default::default()
+        })
+        .unwrap();
+        let (got, report) = engine.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(report.window_bits, Some(c));
+        assert_eq!(got, expected, "c = {c}");
+    }
+}
+
+#[test]
+fn errors_are_typed() {
+    let bases = random_bases(3, 1);
+    let scalars = random_scalars(2, 1);
+    assert_eq!(
+        gpu_engine().msm(&bases, &scalars),
+        Err(MsmError::LengthMismatch { bases: 3, scalars: 2 })
+    );
+    for c in [0, MAX_WINDOW_BITS + 1] {
+        let err = GpuMsm::with_config(MsmConfig {
+            window_bits: Some(c),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(matches!(err, MsmError::InvalidConfig(_)), "{err}");
+    }
+    let err = GpuMsm::with_config(MsmConfig {
+        adapter: gpu_msm::AdapterChoice {
+            name_contains: Some("no-such-adapter-xyz".into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(matches!(err, MsmError::NoAdapter { .. }), "{err}");
+    assert!(err.to_string().contains("mesa-vulkan-drivers"));
+}
+
+#[test]
+fn one_engine_many_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<GpuMsm>();
+    let engine = gpu_engine();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            s.spawn(move || {
+                let n = 40 + t as usize;
+                let bases = random_bases(n, 100 + t);
+                let scalars = random_scalars(n, 200 + t);
+                check("thread", engine, &bases, &scalars);
+            });
+        }
+    });
+}
