@@ -68,7 +68,10 @@ fn main() {
             Ok((got, report)) => {
                 let good = got == expected;
                 ok &= good;
-                println!("run {r}: {}", if good { "matches arkworks" } else { "MISMATCH" });
+                println!(
+                    "run {r}: {}",
+                    if good { "matches arkworks" } else { "MISMATCH" }
+                );
                 print!("{report}");
             }
             Err(e) => {

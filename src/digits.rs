@@ -236,7 +236,13 @@ mod tests {
     use ark_ff::{BigInteger, Zero};
 
     fn edge_scalars() -> Vec<Fr> {
-        let mut v = vec![Fr::zero(), Fr::from(1u64), Fr::from(2u64), -Fr::from(1u64), -Fr::from(2u64)];
+        let mut v = vec![
+            Fr::zero(),
+            Fr::from(1u64),
+            Fr::from(2u64),
+            -Fr::from(1u64),
+            -Fr::from(2u64),
+        ];
         let mut top = <Fr as PrimeField>::BigInt::from(1u64);
         for _ in 0..252 {
             top.mul2();
@@ -256,9 +262,16 @@ mod tests {
                 signed_digits(&k, c, &mut d);
                 let mut acc = Fr::zero();
                 for &di in d.iter().rev() {
-                    assert!((di as i64) > -half && (di as i64) <= half, "c={c} digit {di}");
+                    assert!(
+                        (di as i64) > -half && (di as i64) <= half,
+                        "c={c} digit {di}"
+                    );
                     acc *= Fr::from(1u64 << c);
-                    acc += if di < 0 { -Fr::from((-di) as u64) } else { Fr::from(di as u64) };
+                    acc += if di < 0 {
+                        -Fr::from((-di) as u64)
+                    } else {
+                        Fr::from(di as u64)
+                    };
                 }
                 assert_eq!(acc, k, "c={c}");
             }
@@ -300,7 +313,8 @@ mod tests {
                 for k in 0..plan.buckets_per_window {
                     let g = (w * plan.buckets_per_window + k) as usize;
                     let mut bucket = G1Projective::zero();
-                    for &e in &plan.entries[plan.offsets[g] as usize..plan.offsets[g + 1] as usize] {
+                    for &e in &plan.entries[plan.offsets[g] as usize..plan.offsets[g + 1] as usize]
+                    {
                         let p = bases[(e & !SIGN_BIT) as usize];
                         assert!(!p.is_zero(), "identity base placed");
                         if e & SIGN_BIT != 0 {
@@ -327,7 +341,12 @@ mod tests {
     #[test]
     fn chunks_cover_buckets_within_the_cap() {
         let m = MAX_CHUNK_ENTRIES;
-        for sizes in [vec![0, 0], vec![m - 1, m, m + 1], vec![0, 3 * m + 5, 0, 1], vec![]] {
+        for sizes in [
+            vec![0, 0],
+            vec![m - 1, m, m + 1],
+            vec![0, 3 * m + 5, 0, 1],
+            vec![],
+        ] {
             let mut offsets = vec![0u32];
             for s in &sizes {
                 offsets.push(offsets.last().unwrap() + s);

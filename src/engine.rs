@@ -105,7 +105,10 @@ impl GpuMsm {
             )));
         }
 
-        let c = self.config.window_bits.unwrap_or_else(|| best_window_bits(n));
+        let c = self
+            .config
+            .window_bits
+            .unwrap_or_else(|| best_window_bits(n));
         let t = Instant::now();
         let plan = BucketPlan::new(bases, scalars, c);
         report.phases.digits = t.elapsed();

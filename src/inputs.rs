@@ -19,7 +19,8 @@ pub fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
     let chunks: Vec<Vec<G1Affine>> = (0..n.div_ceil(BASES_CHUNK))
         .into_par_iter()
         .map(|chunk| {
-            let mut rng = StdRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut rng =
+                StdRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let g = G1Projective::generator();
             let steps: Vec<G1Projective> = (0..16).map(|_| g * Fr::rand(&mut rng)).collect();
             let mut acc = g * Fr::rand(&mut rng);

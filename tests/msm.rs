@@ -15,7 +15,12 @@ fn check(name: &str, engine: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> gpu
     let (got, report) = engine
         .msm_with_report(bases, scalars)
         .unwrap_or_else(|e| panic!("{name} (n = {}): {e}", bases.len()));
-    assert_eq!(got, reference(bases, scalars), "{name} (n = {})", bases.len());
+    assert_eq!(
+        got,
+        reference(bases, scalars),
+        "{name} (n = {})",
+        bases.len()
+    );
     report
 }
 
@@ -40,7 +45,11 @@ fn default_routing_around_the_cutoff() {
         let bases = random_bases(n, 5);
         let scalars = random_scalars(n, 6);
         let report = check("routing", default_engine(), &bases, &scalars);
-        let want = if n < cutoff { Backend::CpuDoubleAndAdd } else { Backend::Gpu };
+        let want = if n < cutoff {
+            Backend::CpuDoubleAndAdd
+        } else {
+            Backend::Gpu
+        };
         assert_eq!(report.backend, want, "n = {n}");
     }
     let (sum, _) = default_engine().msm_with_report(&[], &[]).unwrap();
@@ -58,16 +67,26 @@ fn adversarial_scalars_and_bases() {
         ("all one", bases.clone(), vec![Fr::one(); n]),
         ("all r-1", bases.clone(), vec![minus_one; n]),
         ("one scalar repeated", bases.clone(), vec![random[0]; n]),
-        ("two distinct values", bases.clone(), (0..n).map(|i| random[i % 2]).collect()),
+        (
+            "two distinct values",
+            bases.clone(),
+            (0..n).map(|i| random[i % 2]).collect(),
+        ),
     ];
     let mut single = vec![Fr::zero(); n];
     single[37] = random[3];
     cases.push(("single nonzero", bases.clone(), single));
     // The same base everywhere with the same scalar: one hot bucket per window.
-    cases.push(("duplicate bases, same scalar", vec![bases[0]; n], vec![random[1]; n]));
+    cases.push((
+        "duplicate bases, same scalar",
+        vec![bases[0]; n],
+        vec![random[1]; n],
+    ));
     cases.push(("duplicate bases", vec![bases[0]; n], random.clone()));
     // P and -P with the same scalar cancel; the sum is the identity.
-    let pm: Vec<G1Affine> = (0..n).map(|i| if i % 2 == 0 { bases[i] } else { -bases[i - 1] }).collect();
+    let pm: Vec<G1Affine> = (0..n)
+        .map(|i| if i % 2 == 0 { bases[i] } else { -bases[i - 1] })
+        .collect();
     let pm_scalars: Vec<Fr> = (0..n).map(|i| random[i - i % 2]).collect();
     cases.push(("P and -P pairs", pm, pm_scalars));
     let mut with_identity = bases.clone();
@@ -75,25 +94,45 @@ fn adversarial_scalars_and_bases() {
         with_identity[i] = G1Affine::identity();
     }
     cases.push(("identity bases", with_identity, random.clone()));
-    cases.push(("all identity bases", vec![G1Affine::identity(); n], random.clone()));
+    cases.push((
+        "all identity bases",
+        vec![G1Affine::identity(); n],
+        random.clone(),
+    ));
     // Scalars sharing every window (the SRE extreme), and small and top-bit scalars.
-    cases.push(("small scalars", bases.clone(), (0..n).map(|i| Fr::from(i as u64)).collect()));
+    cases.push((
+        "small scalars",
+        bases.clone(),
+        (0..n).map(|i| Fr::from(i as u64)).collect(),
+    ));
     let top = Fr::from(2u64).pow_top();
     cases.push(("2^252", bases.clone(), vec![top; n]));
     cases.push((
         "mixed signs",
         bases.clone(),
-        (0..n).map(|i| if i % 2 == 0 { random[i] } else { -random[i] }).collect(),
+        (0..n)
+            .map(|i| if i % 2 == 0 { random[i] } else { -random[i] })
+            .collect(),
     ));
     for (name, b, s) in &cases {
         check(name, gpu_engine(), b, s);
     }
     // Identical scalars with identical bases at n = 3 (a bug another MSM shipped).
-    check("n=3 identical", gpu_engine(), &[bases[0]; 3], &[random[0]; 3]);
+    check(
+        "n=3 identical",
+        gpu_engine(),
+        &[bases[0]; 3],
+        &[random[0]; 3],
+    );
     // A hot bucket: the sum of k * G over 200 copies is 200 k G.
     let g = G1Projective::generator().into_affine();
-    let got = gpu_engine().msm(&vec![g; 200], &vec![random[2]; 200]).unwrap();
-    assert_eq!(got, G1Projective::generator() * (random[2] * Fr::from(200u64)));
+    let got = gpu_engine()
+        .msm(&vec![g; 200], &vec![random[2]; 200])
+        .unwrap();
+    assert_eq!(
+        got,
+        G1Projective::generator() * (random[2] * Fr::from(200u64))
+    );
 }
 
 trait PowTop {
@@ -135,7 +174,10 @@ fn errors_are_typed() {
     let scalars = random_scalars(2, 1);
     assert_eq!(
         gpu_engine().msm(&bases, &scalars),
-        Err(MsmError::LengthMismatch { bases: 3, scalars: 2 })
+        Err(MsmError::LengthMismatch {
+            bases: 3,
+            scalars: 2
+        })
     );
     for c in [0, MAX_WINDOW_BITS + 1] {
         let err = GpuMsm::with_config(MsmConfig {
@@ -172,4 +214,15 @@ fn one_engine_many_threads() {
             });
         }
     });
+}
+
+#[test]
+fn hot_bucket_around_the_chunk_cap() {
+    // All-one scalars put every point into one bucket of window 0.
+    let m = gpu_msm::digits::MAX_CHUNK_ENTRIES as usize;
+    for n in [m - 1, m, m + 1, 2 * m + 1, 3000] {
+        let bases = random_bases(n, 40 + n as u64);
+        let report = check("hot bucket", gpu_engine(), &bases, &vec![Fr::one(); n]);
+        assert_eq!(report.backend, Backend::Gpu);
+    }
 }

@@ -8,7 +8,9 @@ use ark_ff::{Field, One, UniformRand, Zero};
 use gpu_msm::gpu::selftest::ShaderOps;
 
 fn ops() -> ShaderOps<'static> {
-    common::gpu_engine().shader_ops().expect("self-test pipeline")
+    common::gpu_engine()
+        .shader_ops()
+        .expect("self-test pipeline")
 }
 
 /// 0, 1, 2, p-1, p-2, (p-1)/2, (p+1)/2, 2^377 mod p, the shaders' one (2^390 mod p) and random.
@@ -33,7 +35,9 @@ fn field_values() -> Vec<Fq> {
 
 fn pairs() -> Vec<(Fq, Fq)> {
     let v = field_values();
-    v.iter().flat_map(|a| v.iter().map(move |b| (*a, *b))).collect()
+    v.iter()
+        .flat_map(|a| v.iter().map(move |b| (*a, *b)))
+        .collect()
 }
 
 fn check_field(name: &str, got: Vec<Option<Fq>>, want: impl Iterator<Item = Fq>) {
@@ -49,13 +53,33 @@ fn check_field(name: &str, got: Vec<Option<Fq>>, want: impl Iterator<Item = Fq>)
 fn fp_add_sub_mul_square_neg() {
     let ops = ops();
     let pairs = pairs();
-    check_field("add", ops.fp_add(&pairs).unwrap(), pairs.iter().map(|(a, b)| *a + b));
-    check_field("sub", ops.fp_sub(&pairs).unwrap(), pairs.iter().map(|(a, b)| *a - b));
-    check_field("mul", ops.fp_mul(&pairs).unwrap(), pairs.iter().map(|(a, b)| *a * b));
+    check_field(
+        "add",
+        ops.fp_add(&pairs).unwrap(),
+        pairs.iter().map(|(a, b)| *a + b),
+    );
+    check_field(
+        "sub",
+        ops.fp_sub(&pairs).unwrap(),
+        pairs.iter().map(|(a, b)| *a - b),
+    );
+    check_field(
+        "mul",
+        ops.fp_mul(&pairs).unwrap(),
+        pairs.iter().map(|(a, b)| *a * b),
+    );
     let xs = field_values();
-    check_field("square", ops.fp_square(&xs).unwrap(), xs.iter().map(|a| a.square()));
+    check_field(
+        "square",
+        ops.fp_square(&xs).unwrap(),
+        xs.iter().map(|a| a.square()),
+    );
     check_field("neg", ops.fp_neg(&xs).unwrap(), xs.iter().map(|a| -*a));
-    check_field("from_arkworks", ops.fp_from_arkworks(&xs).unwrap(), xs.iter().copied());
+    check_field(
+        "from_arkworks",
+        ops.fp_from_arkworks(&xs).unwrap(),
+        xs.iter().copied(),
+    );
 }
 
 #[test]
@@ -69,7 +93,11 @@ fn fp_mul_long_chains() {
         .chain([(-Fq::one(), -Fq::one(), 301)])
         .collect();
     let got = ops().fp_mul_chain(&cases).unwrap();
-    check_field("mul chain", got, cases.iter().map(|(a, b, k)| *a * b.pow([*k as u64])));
+    check_field(
+        "mul chain",
+        got,
+        cases.iter().map(|(a, b, k)| *a * b.pow([*k as u64])),
+    );
 }
 
 fn points() -> Vec<G1Projective> {
@@ -123,13 +151,28 @@ fn point_add_mixed_cases() {
 fn point_double_neg_mul_small_identity() {
     let ops = ops();
     let ps = points();
-    check_points("double", ops.point_double(&ps).unwrap(), ps.iter().map(|p| p.double()).collect());
-    check_points("neg", ops.point_neg(&ps).unwrap(), ps.iter().map(|p| -*p).collect());
+    check_points(
+        "double",
+        ops.point_double(&ps).unwrap(),
+        ps.iter().map(|p| p.double()).collect(),
+    );
+    check_points(
+        "neg",
+        ops.point_neg(&ps).unwrap(),
+        ps.iter().map(|p| -*p).collect(),
+    );
     let cases: Vec<(G1Projective, u32)> = ps
         .iter()
         .flat_map(|p| [0u32, 1, 2, 3, 255, 2048, 65535].map(|k| (*p, k)))
         .collect();
-    let want = cases.iter().map(|(p, k)| *p * Fr::from(*k as u64)).collect();
+    let want = cases
+        .iter()
+        .map(|(p, k)| *p * Fr::from(*k as u64))
+        .collect();
     check_points("mul small", ops.point_mul_small(&cases).unwrap(), want);
-    check_points("identity", ops.point_identity(3).unwrap(), vec![G1Projective::zero(); 3]);
+    check_points(
+        "identity",
+        ops.point_identity(3).unwrap(),
+        vec![G1Projective::zero(); 3],
+    );
 }

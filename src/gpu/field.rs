@@ -185,7 +185,11 @@ mod tests {
     #[test]
     fn points_round_trip_and_bad_points_are_refused() {
         let g = G1Projective::generator();
-        for p in [G1Projective::zero(), g, g * ark_bls12_377::Fr::from(12345u64)] {
+        for p in [
+            G1Projective::zero(),
+            g,
+            g * ark_bls12_377::Fr::from(12345u64),
+        ] {
             assert_eq!(point_from_shader_words(&point_to_shader_words(&p)), Some(p));
         }
         let mut w = point_to_shader_words(&g);

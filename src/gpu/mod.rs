@@ -167,7 +167,9 @@ impl GpuContext {
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
-            && std::env::var("GPU_MSM_TIMING").map(|v| v != "wallclock").unwrap_or(true);
+            && std::env::var("GPU_MSM_TIMING")
+                .map(|v| v != "wallclock")
+                .unwrap_or(true);
         let required_features = if timestamps {
             wgpu::Features::TIMESTAMP_QUERY
         } else {
@@ -227,7 +229,12 @@ impl GpuContext {
         }
     }
 
-    fn storage_buffer(&self, label: &str, words: &[u32], extra: wgpu::BufferUsages) -> wgpu::Buffer {
+    fn storage_buffer(
+        &self,
+        label: &str,
+        words: &[u32],
+        extra: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
         // A binding may not be empty: keep at least one word.
         let data: &[u32] = if words.is_empty() { &[0] } else { words };
         self.device
@@ -250,9 +257,7 @@ impl GpuContext {
     fn check_sizes(&self, sizes: &[(&str, u64)], groups: &[(&str, u64)]) -> Result<()> {
         let limits = self.device.limits();
         for (name, bytes) in sizes {
-            if *bytes > limits.max_storage_buffer_binding_size as u64
-                || *bytes > limits.max_buffer_size
-            {
+            if *bytes > limits.max_storage_buffer_binding_size || *bytes > limits.max_buffer_size {
                 return Err(MsmError::InputTooLarge(format!(
                     "{name} needs {bytes} bytes; this adapter binds at most {} (buffer {})",
                     limits.max_storage_buffer_binding_size, limits.max_buffer_size
@@ -300,8 +305,14 @@ impl GpuContext {
             ],
             &[
                 ("convert", n.div_ceil(WORKGROUP_SIZE as u64)),
-                ("accumulate", (params.num_chunks as u64).div_ceil(WORKGROUP_SIZE as u64)),
-                ("merge", (params.total_buckets as u64).div_ceil(WORKGROUP_SIZE as u64)),
+                (
+                    "accumulate",
+                    (params.num_chunks as u64).div_ceil(WORKGROUP_SIZE as u64),
+                ),
+                (
+                    "merge",
+                    (params.total_buckets as u64).div_ceil(WORKGROUP_SIZE as u64),
+                ),
             ],
         )?;
 
@@ -315,7 +326,8 @@ impl GpuContext {
         let none = wgpu::BufferUsages::empty();
         let chunk_offsets_buf = self.storage_buffer("chunk offsets", &plan.chunk_offsets, none);
         let bucket_chunks_buf = self.storage_buffer("bucket chunks", &plan.bucket_chunks, none);
-        let entries_buf = self.storage_buffer("entries", &plan.entries, wgpu::BufferUsages::empty());
+        let entries_buf =
+            self.storage_buffer("entries", &plan.entries, wgpu::BufferUsages::empty());
         let params_buf = self
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -405,22 +417,21 @@ impl GpuContext {
             ),
         ];
 
-        let encode = |encoder: &mut wgpu::CommandEncoder,
-                      i: usize,
-                      queries: Option<&wgpu::QuerySet>| {
-            let (pipeline, group, (x, y)) = &stages[i];
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: queries.map(|q| wgpu::ComputePassTimestampWrites {
-                    query_set: q,
-                    beginning_of_pass_write_index: Some(2 * i as u32),
-                    end_of_pass_write_index: Some(2 * i as u32 + 1),
-                }),
-            });
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, group, &[]);
-            pass.dispatch_workgroups(*x, *y, 1);
-        };
+        let encode =
+            |encoder: &mut wgpu::CommandEncoder, i: usize, queries: Option<&wgpu::QuerySet>| {
+                let (pipeline, group, (x, y)) = &stages[i];
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: queries.map(|q| wgpu::ComputePassTimestampWrites {
+                        query_set: q,
+                        beginning_of_pass_write_index: Some(2 * i as u32),
+                        end_of_pass_write_index: Some(2 * i as u32 + 1),
+                    }),
+                });
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(*x, *y, 1);
+            };
 
         let mut stage_ns = [0f64; PASSES];
         let copy_out = |encoder: &mut wgpu::CommandEncoder| {

@@ -252,7 +252,11 @@ mod tests {
         r[..3].copy_from_slice(&p);
         r[3..6].copy_from_slice(&q);
         interpret(prog, &mut r);
-        [r[reg::X3 as usize], r[reg::Y3 as usize], r[reg::Z3 as usize]]
+        [
+            r[reg::X3 as usize],
+            r[reg::Y3 as usize],
+            r[reg::Z3 as usize],
+        ]
     }
 
     fn points() -> Vec<G1Projective> {

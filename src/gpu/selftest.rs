@@ -5,8 +5,10 @@
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use wgpu::util::DeviceExt;
 
-use super::field::{from_shader_words, point_from_shader_words, point_to_shader_words, to_shader_words};
 use super::field::{arkworks_words, PACKED_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use super::field::{
+    from_shader_words, point_from_shader_words, point_to_shader_words, to_shader_words,
+};
 use super::{create_pipeline, GpuContext, SELFTEST_WGSL};
 use crate::error::{MsmError, Result};
 
@@ -93,9 +95,18 @@ impl<'a> ShaderOps<'a> {
             label: None,
             layout: &self.pipeline.get_bind_group_layout(0),
             entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: in_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: out_buf.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: params_buf.as_entire_binding() },
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: in_buf.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: out_buf.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: params_buf.as_entire_binding(),
+                },
             ],
         });
         let mut encoder = dev.create_command_encoder(&Default::default());
@@ -169,23 +180,36 @@ impl<'a> ShaderOps<'a> {
 
     /// a^2 per element.
     pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
-        let cases = xs.iter().map(|a| case(&to_shader_words(a), &[], 0)).collect();
+        let cases = xs
+            .iter()
+            .map(|a| case(&to_shader_words(a), &[], 0))
+            .collect();
         self.field_op(Op::FpSquare, cases)
     }
 
     /// -a per element.
     pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
-        let cases = xs.iter().map(|a| case(&to_shader_words(a), &[], 0)).collect();
+        let cases = xs
+            .iter()
+            .map(|a| case(&to_shader_words(a), &[], 0))
+            .collect();
         self.field_op(Op::FpNeg, cases)
     }
 
     /// The conversion of the upload path: from arkworks' words to the shaders' form.
     pub fn fp_from_arkworks(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
-        let cases = xs.iter().map(|a| case(&arkworks_words(a), &[], 0)).collect();
+        let cases = xs
+            .iter()
+            .map(|a| case(&arkworks_words(a), &[], 0))
+            .collect();
         self.field_op(Op::FpFromArkworks, cases)
     }
 
-    fn point_pairs(&self, op: Op, pairs: &[(G1Projective, G1Projective)]) -> Result<Vec<Option<G1Projective>>> {
+    fn point_pairs(
+        &self,
+        op: Op,
+        pairs: &[(G1Projective, G1Projective)],
+    ) -> Result<Vec<Option<G1Projective>>> {
         let cases = pairs
             .iter()
             .map(|(a, b)| case(&point_to_shader_words(a), &point_to_shader_words(b), 0))
@@ -194,12 +218,18 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// P + Q (complete projective addition). `None` marks a result off the curve.
-    pub fn point_add(&self, pairs: &[(G1Projective, G1Projective)]) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_add(
+        &self,
+        pairs: &[(G1Projective, G1Projective)],
+    ) -> Result<Vec<Option<G1Projective>>> {
         self.point_pairs(Op::PointAdd, pairs)
     }
 
     /// P + Q with Q affine; Q must not be the identity (the engine never passes one).
-    pub fn point_add_mixed(&self, pairs: &[(G1Projective, G1Affine)]) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_add_mixed(
+        &self,
+        pairs: &[(G1Projective, G1Affine)],
+    ) -> Result<Vec<Option<G1Projective>>> {
         let cases = pairs
             .iter()
             .map(|(a, q)| {
@@ -214,18 +244,27 @@ impl<'a> ShaderOps<'a> {
 
     /// 2P.
     pub fn point_double(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
-        let cases = ps.iter().map(|a| case(&point_to_shader_words(a), &[], 0)).collect();
+        let cases = ps
+            .iter()
+            .map(|a| case(&point_to_shader_words(a), &[], 0))
+            .collect();
         self.point_op(Op::PointDouble, cases)
     }
 
     /// -P.
     pub fn point_neg(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
-        let cases = ps.iter().map(|a| case(&point_to_shader_words(a), &[], 0)).collect();
+        let cases = ps
+            .iter()
+            .map(|a| case(&point_to_shader_words(a), &[], 0))
+            .collect();
         self.point_op(Op::PointNeg, cases)
     }
 
     /// k * P for small k.
-    pub fn point_mul_small(&self, cases: &[(G1Projective, u32)]) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_mul_small(
+        &self,
+        cases: &[(G1Projective, u32)],
+    ) -> Result<Vec<Option<G1Projective>>> {
         let cases = cases
             .iter()
             .map(|(a, k)| case(&point_to_shader_words(a), &[], *k))

@@ -1,0 +1,46 @@
+//! The same shaders compiled with wgpu's runtime bounds checks, at small sizes: the
+//! unchecked build is only sound if the checked one computes the same thing.
+
+use ark_bls12_377::{Fq, Fr, G1Projective};
+use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
+use ark_ff::{Field, UniformRand, Zero};
+use gpu_msm::{GpuMsm, MsmConfig};
+
+#[test]
+fn checked_shaders_agree_with_arkworks() {
+    let engine = GpuMsm::with_config(MsmConfig {
+        small_msm_cutoff: 0,
+        shader_runtime_checks: true,
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter: {e}"));
+    // Single functions only: checked code keeps its loops (about 1300 loop iterations per
+    // multiplication), and llvmpipe silently stops a shader's loops after 65535 iterations,
+    // so even a one-point MSM (the reduction stage) overruns it on lavapipe. Each case
+    // below stays under ~20000 iterations. Full checked MSMs need a hardware adapter.
+    let ops = engine.shader_ops().unwrap();
+    let mut rng = ark_std::test_rng();
+    let pairs: Vec<(Fq, Fq)> = (0..8)
+        .map(|_| (Fq::rand(&mut rng), Fq::rand(&mut rng)))
+        .collect();
+    for ((a, b), got) in pairs.iter().zip(ops.fp_mul(&pairs).unwrap()) {
+        assert_eq!(got, Some(*a * b));
+    }
+    for ((a, b), got) in pairs.iter().zip(ops.fp_sub(&pairs).unwrap()) {
+        assert_eq!(got, Some(*a - b));
+    }
+    let chain = ops.fp_mul_chain(&[(pairs[0].0, pairs[0].1, 10)]).unwrap();
+    assert_eq!(chain[0], Some(pairs[0].0 * pairs[0].1.pow([10u64])));
+    let g = G1Projective::generator();
+    let p = g * Fr::rand(&mut rng);
+    let q = g * Fr::rand(&mut rng);
+    assert_eq!(
+        ops.point_add(&[(p, q), (p, p), (p, -p)]).unwrap(),
+        vec![Some(p + q), Some(p + p), Some(G1Projective::zero())]
+    );
+    assert_eq!(
+        ops.point_add_mixed(&[(p, q.into_affine())]).unwrap(),
+        vec![Some(p + q)]
+    );
+    assert_eq!(ops.point_double(&[p]).unwrap(), vec![Some(p.double())]);
+}
