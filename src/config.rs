@@ -4,10 +4,11 @@ use crate::error::{MsmError, Result};
 
 /// Below this many points the engine uses the CPU double-and-add path.
 ///
-/// Chosen from a measurement (docs/PERF.md, "small-MSM cutoff"): on a 2-core x86_64 machine,
-/// one core, our double-and-add and arkworks 0.6's `VariableBaseMSM::msm` cross near this
-/// size; above it a bucket method wins, so from here on the work goes to the GPU pipeline.
-pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 16;
+/// Chosen from a measurement (docs/PERF.md, "small-MSM cutoff", `examples/cutoff.rs`): on a
+/// 2-core x86_64 machine, one thread, our double-and-add was faster than arkworks 0.6's
+/// `VariableBaseMSM::msm` for n <= 10 and slower from n = 11 on. Below it double-and-add is
+/// the fastest path we have; from it on a bucket method wins, so the work goes to the GPU.
+pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 11;
 
 /// Smallest window size, in bits, that the engine accepts.
 pub const MIN_WINDOW_BITS: u32 = 1;
