@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use ark_bls12_377::{G1Affine, G1Projective};
+use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
 use gpu_msm::{inputs, AdapterChoice, GpuMsm, MsmConfig};
 
@@ -80,7 +80,6 @@ fn main() {
             }
         }
     }
-    let _: &[G1Affine] = &bases;
     if !ok {
         eprintln!("result differs from arkworks");
         std::process::exit(1);

@@ -17,6 +17,10 @@ pub const MIN_WINDOW_BITS: u32 = 1;
 /// fits the 16-bit range the reduction stage assumes.
 pub const MAX_WINDOW_BITS: u32 = 16;
 
+/// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
+/// submission per stage even where the adapter has timestamp queries (a cross-check).
+pub const TIMING_ENV: &str = "GPU_MSM_TIMING";
+
 /// Environment variable that overrides [`AdapterChoice::name_contains`].
 pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
 

@@ -3,7 +3,6 @@
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
-use ark_ec::AdditiveGroup;
 use rayon::prelude::*;
 
 use crate::config::MsmConfig;
@@ -157,9 +156,4 @@ impl std::fmt::Debug for GpuMsm {
             .field("config", &self.config)
             .finish()
     }
-}
-
-/// The identity of G1, for callers that want it without importing arkworks traits.
-pub fn identity() -> G1Projective {
-    G1Projective::ZERO
 }

@@ -167,7 +167,7 @@ impl GpuContext {
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
-            && std::env::var("GPU_MSM_TIMING")
+            && std::env::var(crate::config::TIMING_ENV)
                 .map(|v| v != "wallclock")
                 .unwrap_or(true);
         let required_features = if timestamps {
@@ -322,12 +322,11 @@ impl GpuContext {
 
         let t = Instant::now();
         let copy = wgpu::BufferUsages::COPY_SRC;
-        let points_buf = self.storage_buffer("bases", points, wgpu::BufferUsages::empty());
         let none = wgpu::BufferUsages::empty();
+        let points_buf = self.storage_buffer("bases", points, none);
         let chunk_offsets_buf = self.storage_buffer("chunk offsets", &plan.chunk_offsets, none);
         let bucket_chunks_buf = self.storage_buffer("bucket chunks", &plan.bucket_chunks, none);
-        let entries_buf =
-            self.storage_buffer("entries", &plan.entries, wgpu::BufferUsages::empty());
+        let entries_buf = self.storage_buffer("entries", &plan.entries, none);
         let params_buf = self
             .device
             .create_buffer_init(&wgpu::util::BufferInitDescriptor {
