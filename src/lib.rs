@@ -25,6 +25,7 @@ pub mod error;
 pub mod gpu;
 pub mod inputs;
 pub mod report;
+pub mod sre;
 
 pub use config::{AdapterChoice, MsmConfig, PowerPreference};
 pub use engine::GpuMsm;
