@@ -1,6 +1,7 @@
 //! Engine configuration and its named tuning constants.
 
 use crate::error::{MsmError, Result};
+use crate::sre::SreOptions;
 
 /// Below this many points the engine uses the CPU double-and-add path.
 ///
@@ -44,8 +45,22 @@ pub struct AdapterChoice {
     pub name_contains: Option<String>,
 }
 
+/// Whether the engine runs Scalar Redundancy Elimination ([`crate::sre`]) before bucket
+/// placement.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum SreMode {
+    /// Plain bucket placement.
+    #[default]
+    Off,
+    /// Always search with these options (at the configured or cost-model window size).
+    On(SreOptions),
+    /// Let the cost model ([`crate::sre::auto`]) decide per call, and pick the window size
+    /// jointly. It needs one measured GPU call on the engine first; until then it runs plain.
+    Auto,
+}
+
 /// Configuration of a [`crate::GpuMsm`] engine.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
     /// MSMs with fewer points than this run on the CPU (double-and-add).
     pub small_msm_cutoff: usize,
@@ -56,6 +71,9 @@ pub struct MsmConfig {
     /// Compile the shaders with wgpu's runtime bounds checks (slower; for testing). By
     /// default they are compiled unchecked: every index in them is provably in range.
     pub shader_runtime_checks: bool,
+    /// Scalar Redundancy Elimination: off by default (on random scalars it saves too little
+    /// to pay for its search; see docs/SRE.md).
+    pub sre: SreMode,
 }
 
 impl Default for MsmConfig {
@@ -65,6 +83,7 @@ impl Default for MsmConfig {
             window_bits: None,
             adapter: AdapterChoice::default(),
             shader_runtime_checks: false,
+            sre: SreMode::Off,
         }
     }
 }
@@ -77,6 +96,15 @@ impl MsmConfig {
                 return Err(MsmError::InvalidConfig(format!(
                     "window_bits {c} outside {MIN_WINDOW_BITS}..={MAX_WINDOW_BITS}"
                 )));
+            }
+        }
+        if let SreMode::On(o) = &self.sre {
+            if let Some(t) = o.early_stop {
+                if !(0.0..=1.0).contains(&t) {
+                    return Err(MsmError::InvalidConfig(format!(
+                        "SRE early-stop threshold {t} outside 0..=1"
+                    )));
+                }
             }
         }
         Ok(())

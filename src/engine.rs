@@ -1,17 +1,22 @@
 //! `GpuMsm`: the engine a prover holds, and the routing of each call.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
-use crate::config::MsmConfig;
-use crate::digits::{best_window_bits, BucketPlan, SIGN_BIT};
+use crate::config::{MsmConfig, SreMode};
+use crate::digits::{best_window_bits, pippenger_cost, BucketPlan, DigitMatrix, SIGN_BIT};
 use crate::error::{MsmError, Result};
 use crate::gpu::field::{affine_upload_words, point_from_shader_words, AFFINE_WORDS, POINT_WORDS};
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
-use crate::report::{Backend, MsmReport, PhaseTimes};
+use crate::report::{Backend, MsmReport, PhaseTimes, SreReport};
+use crate::sre;
+use crate::sre::auto::{self, Rates, DEFAULT_MERGE_NS};
 use crate::{cpu, digits};
 
 /// A multi-scalar multiplication engine for BLS12-377 G1 on one wgpu adapter.
@@ -20,7 +25,9 @@ use crate::{cpu, digits};
 /// `Send + Sync`, and concurrent calls from several threads are allowed.
 pub struct GpuMsm {
     config: MsmConfig,
-    gpu: GpuContext,
+    gpu: Arc<GpuContext>,
+    /// Rates measured on this engine's GPU calls, by floor(log2 n), for `SreMode::Auto`.
+    rates: Mutex<BTreeMap<u32, Rates>>,
 }
 
 impl GpuMsm {
@@ -33,7 +40,30 @@ impl GpuMsm {
     pub fn with_config(config: MsmConfig) -> Result<Self> {
         config.validate()?;
         let gpu = GpuContext::new(&config)?;
-        Ok(Self { config, gpu })
+        Ok(Self {
+            config,
+            gpu: Arc::new(gpu),
+            rates: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// An engine with `config` on this engine's device and pipelines (no new adapter or
+    /// compilation). `config` must keep the adapter choice and the shader checks.
+    pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
+        config.validate()?;
+        if config.adapter != self.config.adapter
+            || config.shader_runtime_checks != self.config.shader_runtime_checks
+        {
+            return Err(MsmError::InvalidConfig(
+                "reconfigured() keeps the device: adapter choice and shader checks must match"
+                    .into(),
+            ));
+        }
+        Ok(Self {
+            config,
+            gpu: Arc::clone(&self.gpu),
+            rates: Mutex::new(BTreeMap::new()),
+        })
     }
 
     /// The configuration in use.
@@ -89,6 +119,7 @@ impl GpuMsm {
             num_entries: 0,
             gpu_timing: None,
             adapter: self.gpu.adapter_name().to_string(),
+            sre: None,
             phases: PhaseTimes::default(),
         };
         if n < self.config.small_msm_cutoff {
@@ -104,19 +135,96 @@ impl GpuMsm {
             )));
         }
 
-        let c = self
+        // Window size and SRE: fixed by the configuration, or decided by the cost model.
+        let mut sre_plan = None;
+        let mut c = self
             .config
             .window_bits
             .unwrap_or_else(|| best_window_bits(n));
         let t = Instant::now();
-        let plan = BucketPlan::new(bases, scalars, c);
-        report.phases.digits = t.elapsed();
+        match self.config.sre {
+            SreMode::Off => {}
+            SreMode::On(opts) => {
+                let d = DigitMatrix::new(bases, scalars, c);
+                report.phases.digits += t.elapsed();
+                let plan = sre::search(&d, &opts, None);
+                report.phases.sre_search = plan.stats.search_time;
+                report.sre = Some(SreReport {
+                    options: opts,
+                    stats: plan.stats,
+                    applied: true,
+                    reason: "SRE on by configuration".into(),
+                });
+                sre_plan = Some(plan);
+            }
+            SreMode::Auto => {
+                let rates = self.rates_near(n);
+                let dec = auto::decide(bases, scalars, rates, self.config.window_bits);
+                let mut rep = SreReport {
+                    options: auto::AUTO_OPTIONS,
+                    stats: dec.pilot_stats,
+                    applied: false,
+                    reason: dec.reason.clone(),
+                };
+                report.phases.sre_search = dec.pilot_time;
+                c = dec.plain_window_bits;
+                if let (true, Some(r)) = (dec.search, rates) {
+                    let t = Instant::now();
+                    let d = DigitMatrix::new(bases, scalars, dec.window_bits);
+                    report.phases.digits += t.elapsed();
+                    let plan = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
+                    report.phases.sre_search += plan.stats.search_time;
+                    let st = &plan.stats;
+                    let predicted = auto::sre_ns(
+                        &r,
+                        n,
+                        dec.window_bits,
+                        st.additions_saved as f64,
+                        st.pairs as f64,
+                        0.0,
+                    );
+                    rep.stats = plan.stats;
+                    if predicted < dec.plain_ns {
+                        c = dec.window_bits;
+                        rep.applied = true;
+                        rep.reason +=
+                            &format!("; full search: {:.3} ms predicted with it", predicted / 1e6);
+                        sre_plan = Some(plan);
+                    } else {
+                        rep.reason += &format!(
+                            "; full search found too little ({:.3} ms predicted), plain",
+                            predicted / 1e6
+                        );
+                    }
+                }
+                report.sre = Some(rep);
+            }
+        }
 
         let t = Instant::now();
-        let mut points = vec![0u32; n * AFFINE_WORDS];
+        let (plan, merged) = match &sre_plan {
+            None => (BucketPlan::new(bases, scalars, c), Vec::new()),
+            Some(sp) => {
+                let tm = Instant::now();
+                let merged = sre::merged_points(bases, &sp.pairs);
+                report.phases.merged_points = tm.elapsed();
+                let rows = sp.placement_rows(|k| !merged[k].is_zero());
+                if rows.rows() >= SIGN_BIT as usize {
+                    return Err(MsmError::InputTooLarge(format!(
+                        "{} points with merged ones; point indices must fit 31 bits",
+                        rows.rows()
+                    )));
+                }
+                (BucketPlan::from_digits(&rows), merged)
+            }
+        };
+        report.phases.digits += t.elapsed() - report.phases.merged_points;
+
+        let t = Instant::now();
+        let mut points = vec![0u32; (n + merged.len()) * AFFINE_WORDS];
         points
             .par_chunks_mut(AFFINE_WORDS)
-            .zip(bases.par_iter())
+            .zip(bases.par_iter().chain(merged.par_iter()))
             .for_each(|(out, p)| affine_upload_words(p, out));
         let pack_time = t.elapsed();
 
@@ -145,7 +253,55 @@ impl GpuMsm {
         report.num_entries = plan.entries.len();
         report.gpu_timing = Some(self.gpu.timing());
         debug_assert_eq!(plan.num_windows, digits::num_windows(c));
+        self.learn_rates(&report);
         Ok((result, report))
+    }
+
+    /// The rates measured at the size nearest n (log scale), if any.
+    fn rates_near(&self, n: usize) -> Option<Rates> {
+        let log = n.max(1).ilog2();
+        let map = self.rates.lock().ok()?;
+        let below = map.range(..=log).next_back();
+        let above = map.range(log..).next();
+        match (below, above) {
+            (Some((&a, ra)), Some((&b, rb))) => Some(if log - a <= b - log { *ra } else { *rb }),
+            (Some((_, r)), None) | (None, Some((_, r))) => Some(*r),
+            (None, None) => None,
+        }
+    }
+
+    /// Updates the `Auto` rates from a finished GPU call.
+    fn learn_rates(&self, rep: &MsmReport) {
+        let (Some(c), true) = (rep.window_bits, rep.num_entries > 0) else {
+            return;
+        };
+        let p = &rep.phases;
+        let call = p.total.saturating_sub(p.sre_search + p.merged_points);
+        let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
+        let call_ns_per_mul = call.as_nanos() as f64 / pippenger_cost(rep.n, c) as f64;
+        let Ok(mut map) = self.rates.lock() else {
+            return;
+        };
+        let log = rep.n.max(1).ilog2();
+        let prev = map.get(&log).copied();
+        let mut merge_ns = prev.map_or(DEFAULT_MERGE_NS, |r| r.merge_ns);
+        if let Some(s) = rep
+            .sre
+            .as_ref()
+            .filter(|s| s.applied && s.stats.pairs >= 64)
+        {
+            merge_ns = p.merged_points.as_nanos() as f64 / s.stats.pairs as f64;
+        }
+        // Newest measurement weighs half: a warm-up outlier fades within a few calls.
+        let mix = |old: Option<f64>, new: f64| old.map_or(new, |o| 0.5 * o + 0.5 * new);
+        map.insert(
+            log,
+            Rates {
+                entry_ns: mix(prev.map(|r| r.entry_ns), entry_ns),
+                call_ns_per_mul: mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
+                merge_ns,
+            },
+        );
     }
 }
 

@@ -27,7 +27,7 @@ pub mod inputs;
 pub mod report;
 pub mod sre;
 
-pub use config::{AdapterChoice, MsmConfig, PowerPreference};
+pub use config::{AdapterChoice, MsmConfig, PowerPreference, SreMode};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};
-pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes};
+pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};

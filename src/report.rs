@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::sre::{SreOptions, SreStats};
+
 /// Which path computed the MSM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -26,6 +28,10 @@ pub enum GpuTiming {
 pub struct PhaseTimes {
     /// Scalars to signed digits and the bucket entry lists (host).
     pub digits: Duration,
+    /// SRE pair search, including the `Auto` cost model's pilot searches (host).
+    pub sre_search: Duration,
+    /// SRE merged points R = P_i +- P_j, one batch (host).
+    pub merged_points: Duration,
     /// Packing bases and entries and copying them to the GPU (until the copy has landed).
     pub upload: Duration,
     /// Bases from arkworks' Montgomery form to the shaders' (GPU).
@@ -42,8 +48,21 @@ pub struct PhaseTimes {
     pub total: Duration,
 }
 
+/// What SRE did in one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SreReport {
+    /// The search that ran (or that `Auto` considered).
+    pub options: SreOptions,
+    /// Its statistics (zero when no search ran).
+    pub stats: SreStats,
+    /// The merged pairs were used for bucket placement.
+    pub applied: bool,
+    /// Why: the mode, or the `Auto` cost model's figures.
+    pub reason: String,
+}
+
 /// Report of one MSM call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MsmReport {
     /// The path that ran.
     pub backend: Backend,
@@ -61,6 +80,8 @@ pub struct MsmReport {
     pub gpu_timing: Option<GpuTiming>,
     /// Adapter name.
     pub adapter: String,
+    /// SRE, when the mode was not `Off` and the GPU path ran.
+    pub sre: Option<SreReport>,
     /// Phase times.
     pub phases: PhaseTimes,
 }
@@ -80,12 +101,28 @@ impl fmt::Display for MsmReport {
                 self.num_windows, self.num_buckets, self.num_entries
             )?;
         }
+        if let Some(s) = &self.sre {
+            writeln!(
+                f,
+                "sre          {} ({}, early stop {:?}): {} pairs, {} additions saved, \
+                 redundancy={:.2}%; {}",
+                if s.applied { "applied" } else { "not applied" },
+                s.options.strategy.name(),
+                s.options.early_stop,
+                s.stats.pairs,
+                s.stats.additions_saved,
+                s.stats.redundancy_percent(),
+                s.reason
+            )?;
+        }
         if let Some(t) = self.gpu_timing {
             writeln!(f, "gpu timing   {t:?}")?;
         }
         let p = &self.phases;
         let rows = [
             ("digits", p.digits),
+            ("sre search", p.sre_search),
+            ("merged points", p.merged_points),
             ("upload", p.upload),
             ("point conversion", p.point_conversion),
             ("bucket accumulation", p.bucket_accumulation),

@@ -36,6 +36,7 @@
 //! Early stopping (4.4): with threshold t, a scalar leaves the search once more than
 //! t * W of its windows are merged.
 
+pub mod auto;
 mod merge;
 mod search;
 

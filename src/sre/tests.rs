@@ -228,6 +228,7 @@ fn deadline_in_the_past_stops_at_once_with_a_valid_plan() {
     }
 }
 
+/// (Identical rows pair up before the index is used, so the partner differs in one window.)
 /// A target whose only partner sits behind `fillers` entries of a shared (window, digit)
 /// list: found within [`INDEXED_CANDIDATES_PER_LIST`], missed beyond it.
 fn partner_found_behind(fillers: usize) -> bool {
@@ -235,9 +236,9 @@ fn partner_found_behind(fillers: usize) -> bool {
     let mut digits = Vec::new();
     digits.extend_from_slice(&[1, 2, 0, 0, 0, 0]); // target
     for _ in 0..fillers {
-        digits.extend_from_slice(&[1, 0, 3, 0, 0, 0]); // share window 0 only
+        digits.extend_from_slice(&[1, 0, 0, 0, 0, 0]); // share window 0 only
     }
-    digits.extend_from_slice(&[1, 2, 0, 0, 0, 0]); // partner
+    digits.extend_from_slice(&[1, 2, 0, 0, 3, 0]); // partner (not identical: see below)
     let d = DigitMatrix {
         window_bits: 3,
         num_windows: nw,
@@ -270,4 +271,32 @@ fn strategy_names_round_trip() {
         assert_eq!(SreStrategy::from_name(s.name()), Some(s));
     }
     assert_eq!(SreStrategy::from_name("nope"), None);
+}
+
+#[test]
+fn identical_and_negated_rows_pair_in_the_first_pass() {
+    let k = random_scalars(1, 9)[0];
+    let n = 1001;
+    let bases = random_bases(n, 1);
+    let d = DigitMatrix::new(&bases, &vec![k; n], 5);
+    let m = d.row(0).iter().filter(|&&x| x != 0).count() as u64;
+    let opts = SreOptions::new(SreStrategy::Indexed);
+    let plan = search(&d, &opts, None);
+    check_plan(&d, &plan, &opts);
+    assert_eq!(plan.stats.pairs, 500);
+    assert_eq!(plan.stats.additions_saved, 500 * (m - 1));
+    // One full pass over the rows, no index visits beyond it.
+    assert_eq!(plan.stats.comparisons, n as u64);
+    // Negated rows: paired with opposite matching on.
+    let mut digits = d.digits[..2 * d.num_windows].to_vec();
+    for x in &mut digits[d.num_windows..] {
+        *x = -*x;
+    }
+    let d2 = DigitMatrix {
+        digits,
+        ..d.clone()
+    };
+    let plan = search(&d2, &opts, None);
+    assert_eq!(plan.pairs.len(), 1);
+    assert!(plan.pairs[0].negate_j);
 }

@@ -1,0 +1,272 @@
+//! The `Auto` cost model: does SRE pay on this call, and at which window size?
+//!
+//! Times are predicted from rates the engine measured on its own earlier calls ([`Rates`]):
+//! - plain MSM at window c: `call_ns_per_mul * pippenger_cost(n, c)`;
+//! - with SRE at c: the same, minus `entry_ns` per addition saved, plus `merge_ns` per merged
+//!   point, plus the search time.
+//!
+//! The redundancy and the search cost at c come from a pilot: the indexed search on an evenly
+//! strided sample of [`AUTO_SAMPLE`] points. Redundancy grows with N (more partners to
+//! choose from), so the sample's share is a conservative estimate for the whole input; the
+//! search time is extrapolated from the pilot's index visits per target. All searches of one
+//! call, pilots included, share one deadline: [`AUTO_SEARCH_BUDGET`] of the predicted plain
+//! MSM time, so wherever `Auto` runs the search it costs at most that share. SRE is turned on
+//! at the window with the lowest predicted time if that beats the best plain window by
+//! [`AUTO_MIN_GAIN`]; the engine checks the full search's real statistics again before
+//! using them.
+
+use std::time::{Duration, Instant};
+
+use ark_bls12_377::{Fr, G1Affine};
+
+use super::{search, SreOptions, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
+use crate::config::MAX_WINDOW_BITS;
+use crate::digits::{best_window_bits, num_windows, pippenger_cost, DigitMatrix};
+
+/// Share of the predicted MSM time that the searches of one call (pilots included) may take.
+pub const AUTO_SEARCH_BUDGET: f64 = 0.03;
+
+/// Points in the pilot sample.
+pub const AUTO_SAMPLE: usize = 1024;
+
+/// Predicted saving, as a share of the plain MSM time, needed to turn SRE on: a margin for
+/// the model's error.
+pub const AUTO_MIN_GAIN: f64 = 0.02;
+
+/// Host time per merged point (projective addition plus its share of the batched
+/// normalisation), used until the engine has measured its own. Measured on dev-2c (2 cores):
+/// see docs/SRE.md.
+pub const DEFAULT_MERGE_NS: f64 = 1500.0;
+
+/// The search `Auto` runs: indexed, the paper's early stop, opposite digits matched.
+pub const AUTO_OPTIONS: SreOptions = SreOptions {
+    strategy: SreStrategy::Indexed,
+    early_stop: Some(super::PAPER_EARLY_STOP),
+    opposite: true,
+};
+
+/// Rates measured on earlier calls of one engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    /// GPU bucket accumulation time per bucket entry (one mixed addition), ns.
+    pub entry_ns: f64,
+    /// Whole-call time per field multiplication of [`pippenger_cost`], ns.
+    pub call_ns_per_mul: f64,
+    /// Host time per merged point, ns.
+    pub merge_ns: f64,
+}
+
+/// What `Auto` decided for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Window size to run at.
+    pub window_bits: u32,
+    /// Run the full search at `window_bits` (with `deadline`).
+    pub search: bool,
+    /// Deadline for the full search.
+    pub deadline: Instant,
+    /// Predicted plain time at the best plain window, ns.
+    pub plain_ns: f64,
+    /// The best plain window.
+    pub plain_window_bits: u32,
+    /// Predicted time with SRE at `window_bits`, ns (infinite when no window was a candidate).
+    pub sre_ns: f64,
+    /// Time spent in pilot searches.
+    pub pilot_time: Duration,
+    /// Sum of the pilots' statistics.
+    pub pilot_stats: SreStats,
+    /// The figures behind the decision, for the report.
+    pub reason: String,
+}
+
+/// Predicted whole-call time of plain Pippenger at window c.
+pub fn plain_ns(r: &Rates, n: usize, c: u32) -> f64 {
+    r.call_ns_per_mul * pippenger_cost(n, c) as f64
+}
+
+/// Predicted whole-call time at window c with SRE saving `saved` additions by `pairs` merged
+/// points after `search_ns` of search.
+pub fn sre_ns(r: &Rates, n: usize, c: u32, saved: f64, pairs: f64, search_ns: f64) -> f64 {
+    plain_ns(r, n, c) - saved * r.entry_ns + pairs * r.merge_ns + search_ns
+}
+
+/// Decides for `bases`/`scalars`; `fixed_c` restricts the window to the configured one.
+/// Without `rates` it runs plain (nothing measured yet).
+pub fn decide(
+    bases: &[G1Affine],
+    scalars: &[Fr],
+    rates: Option<Rates>,
+    fixed_c: Option<u32>,
+) -> Decision {
+    let start = Instant::now();
+    let n = scalars.len();
+    let c0 = fixed_c.unwrap_or_else(|| best_window_bits(n));
+    let Some(r) = rates else {
+        return Decision {
+            window_bits: c0,
+            search: false,
+            deadline: start,
+            plain_ns: f64::NAN,
+            plain_window_bits: c0,
+            sre_ns: f64::INFINITY,
+            pilot_time: Duration::ZERO,
+            pilot_stats: SreStats::default(),
+            reason: "auto: no GPU call measured on this engine yet, plain".into(),
+        };
+    };
+    let t0 = plain_ns(&r, n, c0);
+    let deadline = start + Duration::from_nanos((AUTO_SEARCH_BUDGET * t0).max(0.0) as u64);
+
+    // Windows where even the best conceivable SRE (half the entries saved, free search)
+    // could beat plain at c0, most promising first.
+    let mut candidates: Vec<u32> = match fixed_c {
+        Some(c) => vec![c],
+        None => (2..=MAX_WINDOW_BITS).collect(),
+    };
+    candidates.retain(|&c| {
+        let best_case = 0.5 * n as f64 * num_windows(c) as f64;
+        sre_ns(&r, n, c, best_case, 0.0, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
+    });
+    candidates.sort_by(|&a, &b| plain_ns(&r, n, a).total_cmp(&plain_ns(&r, n, b)));
+
+    let s = n.min(AUTO_SAMPLE);
+    let stride = (n / s.max(1)).max(1);
+    let sample_b: Vec<G1Affine> = bases.iter().step_by(stride).take(s).copied().collect();
+    let sample_k: Vec<Fr> = scalars.iter().step_by(stride).take(s).copied().collect();
+
+    let mut pilot_stats = SreStats::default();
+    let mut best: Option<(u32, f64)> = None;
+    let mut notes = Vec::new();
+    for &c in &candidates {
+        if Instant::now() >= deadline {
+            notes.push(format!("c={c}: budget spent"));
+            break;
+        }
+        let d = DigitMatrix::new(&sample_b, &sample_k, c);
+        let p = search(&d, &AUTO_OPTIONS, Some(deadline));
+        let st = p.stats;
+        pilot_stats.nonzero_digits += st.nonzero_digits;
+        pilot_stats.pairs += st.pairs;
+        pilot_stats.merged_windows += st.merged_windows;
+        pilot_stats.additions_saved += st.additions_saved;
+        pilot_stats.comparisons += st.comparisons;
+        pilot_stats.search_time += st.search_time;
+        pilot_stats.deadline_hit |= st.deadline_hit;
+        if st.deadline_hit || s == 0 {
+            notes.push(format!("c={c}: pilot ran out of budget"));
+            break;
+        }
+        let scale = n as f64 / s as f64;
+        let mut saved = st.additions_saved as f64 * scale;
+        let mut pairs = st.pairs as f64 * scale;
+        // Index visits per target grow with the list lengths (about N / 2^(c-1)) up to the cap.
+        let visits_per_target = (st.comparisons as f64 / s as f64 * scale)
+            .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c) as f64);
+        let ns_per_visit = st.search_time.as_nanos() as f64 / (st.comparisons.max(1) as f64);
+        let mut search_ns = n as f64 * visits_per_target * ns_per_visit;
+        let left_ns = deadline
+            .saturating_duration_since(Instant::now())
+            .as_nanos() as f64;
+        if search_ns > left_ns {
+            // The deadline cuts the search: only that share of the targets gets processed.
+            let f = left_ns / search_ns;
+            saved *= f;
+            pairs *= f;
+            search_ns = left_ns;
+        }
+        let spent = start.elapsed().as_nanos() as f64;
+        let t = sre_ns(&r, n, c, saved, pairs, search_ns + spent);
+        notes.push(format!(
+            "c={c}: pilot redundancy {:.2}%, predicted {:.3} ms",
+            st.redundancy_percent(),
+            t / 1e6
+        ));
+        if best.is_none_or(|(_, bt)| t < bt) {
+            best = Some((c, t));
+        }
+    }
+    let pilot_time = start.elapsed();
+    let (window_bits, sre_t, on) = match best {
+        Some((c, t)) if t < t0 * (1.0 - AUTO_MIN_GAIN) => (c, t, true),
+        Some((_, t)) => (c0, t, false),
+        None => (c0, f64::INFINITY, false),
+    };
+    let reason = format!(
+        "auto: plain c={c0} predicted {:.3} ms; {}; SRE {}",
+        t0 / 1e6,
+        if notes.is_empty() {
+            "no window where SRE could pay".to_string()
+        } else {
+            notes.join(", ")
+        },
+        if on {
+            format!("on at c={window_bits}")
+        } else {
+            "off".to_string()
+        }
+    );
+    Decision {
+        window_bits,
+        search: on,
+        deadline,
+        plain_ns: t0,
+        plain_window_bits: c0,
+        sre_ns: sre_t,
+        pilot_time,
+        pilot_stats,
+        reason,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::{random_bases, random_scalars};
+
+    /// Roughly lavapipe on dev-2c: GPU additions cost about what host ones do.
+    const SLOW_GPU: Rates = Rates {
+        entry_ns: 2000.0,
+        call_ns_per_mul: 250.0,
+        merge_ns: DEFAULT_MERGE_NS,
+    };
+    /// A fast GPU: additions a thousand times cheaper than a host merge.
+    const FAST_GPU: Rates = Rates {
+        entry_ns: 1.0,
+        call_ns_per_mul: 0.15,
+        merge_ns: DEFAULT_MERGE_NS,
+    };
+
+    #[test]
+    fn nothing_measured_means_plain() {
+        let (b, k) = (random_bases(100, 1), random_scalars(100, 2));
+        let d = decide(&b, &k, None, None);
+        assert!(!d.search);
+        assert_eq!(d.window_bits, best_window_bits(100));
+    }
+
+    #[test]
+    fn repeated_scalars_turn_sre_on_where_gpu_additions_are_dear() {
+        let n = 4096;
+        let b = random_bases(n, 1);
+        let k = vec![random_scalars(1, 2)[0]; n];
+        let d = decide(&b, &k, Some(SLOW_GPU), None);
+        assert!(d.search, "{}", d.reason);
+        assert!(d.sre_ns < d.plain_ns);
+        // The pilots stay inside the budget (with slack for one pilot's last check).
+        assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_SEARCH_BUDGET * d.plain_ns);
+        // On a GPU whose additions cost a thousandth of a host merge, it does not pay.
+        let d = decide(&b, &k, Some(FAST_GPU), None);
+        assert!(!d.search, "{}", d.reason);
+    }
+
+    #[test]
+    fn random_scalars_stay_plain() {
+        let n = 4096;
+        let (b, k) = (random_bases(n, 1), random_scalars(n, 2));
+        for r in [SLOW_GPU, FAST_GPU] {
+            let d = decide(&b, &k, Some(r), None);
+            assert!(!d.search, "{}", d.reason);
+            assert_eq!(d.window_bits, best_window_bits(n));
+        }
+    }
+}
