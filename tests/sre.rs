@@ -4,7 +4,6 @@
 mod common;
 
 use ark_bls12_377::{Fr, G1Affine};
-use ark_ec::AffineRepr;
 use ark_ff::{One, Zero};
 use common::{gpu_engine, reference};
 use gpu_msm::inputs::{random_bases, random_scalars};
