@@ -169,11 +169,17 @@ impl GpuMsm {
                 report.phases.sre_search = dec.pilot_time;
                 c = dec.plain_window_bits;
                 if let (true, Some(r)) = (dec.search, rates) {
-                    let t = Instant::now();
-                    let d = DigitMatrix::new(bases, scalars, dec.window_bits);
-                    report.phases.digits += t.elapsed();
-                    let plan = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
-                    report.phases.sre_search += plan.stats.search_time;
+                    let plan = match dec.plan {
+                        Some(p) => p,
+                        None => {
+                            let t = Instant::now();
+                            let d = DigitMatrix::new(bases, scalars, dec.window_bits);
+                            report.phases.digits += t.elapsed();
+                            let p = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
+                            report.phases.sre_search += p.stats.search_time;
+                            p
+                        }
+                    };
                     let st = &plan.stats;
                     let predicted = auto::sre_ns(
                         &r,
@@ -279,6 +285,7 @@ impl GpuMsm {
         let call = p.total.saturating_sub(p.sre_search + p.merged_points);
         let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
         let call_ns_per_mul = call.as_nanos() as f64 / pippenger_cost(rep.n, c) as f64;
+        let applied = rep.sre.as_ref().is_some_and(|s| s.applied);
         let Ok(mut map) = self.rates.lock() else {
             return;
         };
@@ -298,7 +305,11 @@ impl GpuMsm {
             log,
             Rates {
                 entry_ns: mix(prev.map(|r| r.entry_ns), entry_ns),
-                call_ns_per_mul: mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
+                // A call with SRE did less than pippenger_cost: it says nothing about plain.
+                call_ns_per_mul: match (applied, prev) {
+                    (true, Some(p)) => p.call_ns_per_mul,
+                    _ => mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
+                },
                 merge_ns,
             },
         );

@@ -42,3 +42,86 @@ pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..n).map(|_| Fr::rand(&mut rng)).collect()
 }
+
+/// Shapes of scalar vectors for examples and benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarDistribution {
+    /// Uniform in the scalar field.
+    Uniform,
+    /// Drawn (uniformly, independently) from this many distinct uniform scalars.
+    FewDistinct(usize),
+    /// Uniform below 2^bits (small witnesses).
+    SmallBits(u32),
+}
+
+impl ScalarDistribution {
+    /// Parses `uniform`, `distinct:K` or `bits:B`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.split_once(':') {
+            None if s == "uniform" => Some(Self::Uniform),
+            Some(("distinct", k)) => k.parse().ok().filter(|&k| k > 0).map(Self::FewDistinct),
+            Some(("bits", b)) => b.parse().ok().filter(|&b| b <= 253).map(Self::SmallBits),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ScalarDistribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Uniform => write!(f, "uniform"),
+            Self::FewDistinct(k) => write!(f, "distinct:{k}"),
+            Self::SmallBits(b) => write!(f, "bits:{b}"),
+        }
+    }
+}
+
+/// `n` scalars of distribution `dist`, deterministic in `seed`.
+pub fn scalars(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<Fr> {
+    use ark_ff::PrimeField;
+    let mut rng = StdRng::seed_from_u64(seed);
+    match dist {
+        ScalarDistribution::Uniform => random_scalars(n, seed),
+        ScalarDistribution::FewDistinct(k) => {
+            let values = random_scalars(k, seed ^ 0x5eed);
+            (0..n).map(|_| values[rng.gen_range(0..k)]).collect()
+        }
+        ScalarDistribution::SmallBits(bits) => (0..n)
+            .map(|_| {
+                let mut limbs = [0u64; 4];
+                for (i, l) in limbs.iter_mut().enumerate() {
+                    let lo = 64 * i as u32;
+                    if lo < bits {
+                        let take = (bits - lo).min(64);
+                        *l = rng.gen::<u64>() & (u64::MAX >> (64 - take));
+                    }
+                }
+                Fr::from_bigint(ark_ff::BigInt(limbs)).unwrap_or_default()
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ark_ff::{BigInteger, PrimeField};
+
+    #[test]
+    fn distributions_parse_and_hold() {
+        for s in ["uniform", "distinct:3", "bits:32"] {
+            assert_eq!(ScalarDistribution::parse(s).unwrap().to_string(), s);
+        }
+        for s in ["", "distinct:0", "bits:254", "bits:x", "other:1"] {
+            assert_eq!(ScalarDistribution::parse(s), None, "{s}");
+        }
+        let k = scalars(ScalarDistribution::FewDistinct(3), 500, 1);
+        let mut distinct = k.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 3);
+        let k = scalars(ScalarDistribution::SmallBits(70), 500, 1);
+        assert!(k.iter().all(|s| s.into_bigint().num_bits() <= 70));
+        assert!(k.iter().any(|s| s.into_bigint().num_bits() > 64));
+    }
+}

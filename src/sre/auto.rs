@@ -2,8 +2,10 @@
 //!
 //! Times are predicted from rates the engine measured on its own earlier calls ([`Rates`]):
 //! - plain MSM at window c: `call_ns_per_mul * pippenger_cost(n, c)`;
-//! - with SRE at c: the same, minus `entry_ns` per addition saved, plus `merge_ns` per merged
-//!   point, plus the search time.
+//! - with SRE at c: the same, minus `entry_ns` per bucket entry the merged points take over
+//!   (a pair merged on m windows removes m entries from the GPU's work: the m - 1 additions
+//!   saved plus the one addition that moved to the host), plus `merge_ns` per merged point on
+//!   the host, plus the search time.
 //!
 //! The redundancy and the search cost at c come from a pilot: the indexed search on an evenly
 //! strided sample of [`AUTO_SAMPLE`] points. Redundancy grows with N (more partners to
@@ -19,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine};
 
-use super::{search, SreOptions, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
+use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
 use crate::config::MAX_WINDOW_BITS;
 use crate::digits::{best_window_bits, num_windows, pippenger_cost, DigitMatrix};
 
@@ -75,6 +77,9 @@ pub struct Decision {
     pub pilot_time: Duration,
     /// Sum of the pilots' statistics.
     pub pilot_stats: SreStats,
+    /// When the sample was the whole input, the pilot at `window_bits` is the full search:
+    /// its plan, to use as it is.
+    pub plan: Option<SrePlan>,
     /// The figures behind the decision, for the report.
     pub reason: String,
 }
@@ -85,9 +90,10 @@ pub fn plain_ns(r: &Rates, n: usize, c: u32) -> f64 {
 }
 
 /// Predicted whole-call time at window c with SRE saving `saved` additions by `pairs` merged
-/// points after `search_ns` of search.
+/// points after `search_ns` of search. The GPU places `saved + pairs` fewer entries (the
+/// merged windows); the host computes the `pairs` merged points.
 pub fn sre_ns(r: &Rates, n: usize, c: u32, saved: f64, pairs: f64, search_ns: f64) -> f64 {
-    plain_ns(r, n, c) - saved * r.entry_ns + pairs * r.merge_ns + search_ns
+    plain_ns(r, n, c) - (saved + pairs) * r.entry_ns + pairs * r.merge_ns + search_ns
 }
 
 /// Decides for `bases`/`scalars`; `fixed_c` restricts the window to the configured one.
@@ -111,6 +117,7 @@ pub fn decide(
             sre_ns: f64::INFINITY,
             pilot_time: Duration::ZERO,
             pilot_stats: SreStats::default(),
+            plan: None,
             reason: "auto: no GPU call measured on this engine yet, plain".into(),
         };
     };
@@ -134,14 +141,38 @@ pub fn decide(
     let sample_b: Vec<G1Affine> = bases.iter().step_by(stride).take(s).copied().collect();
     let sample_k: Vec<Fr> = scalars.iter().step_by(stride).take(s).copied().collect();
 
+    let whole = s == n;
     let mut pilot_stats = SreStats::default();
-    let mut best: Option<(u32, f64)> = None;
+    // (c, saved, pairs, predicted full search ns, plan when the sample is the whole input)
+    let mut best: Option<(u32, f64, f64, f64, Option<SrePlan>)> = None;
+    let mut best_t = f64::INFINITY;
     let mut notes = Vec::new();
+    // Predicted time at c once the search may use `left_ns` more: the deadline cuts a longer
+    // search, and only that share of the targets gets processed.
+    let predict = |c: u32, saved: f64, pairs: f64, search_ns: f64, left_ns: f64| {
+        let f = if search_ns > left_ns {
+            left_ns / search_ns
+        } else {
+            1.0
+        };
+        let spent = start.elapsed().as_nanos() as f64;
+        sre_ns(
+            &r,
+            n,
+            c,
+            saved * f,
+            pairs * f,
+            search_ns.min(left_ns) + spent,
+        )
+    };
+    let mut last_pilot = Duration::ZERO;
     for &c in &candidates {
-        if Instant::now() >= deadline {
-            notes.push(format!("c={c}: budget spent"));
+        // A pilot that would likely run out of budget only wastes it.
+        if deadline.saturating_duration_since(Instant::now()) < 2 * last_pilot {
+            notes.push(format!("c={c}: budget left too small for another pilot"));
             break;
         }
+        let pilot_start = Instant::now();
         let d = DigitMatrix::new(&sample_b, &sample_k, c);
         let p = search(&d, &AUTO_OPTIONS, Some(deadline));
         let st = p.stats;
@@ -156,40 +187,49 @@ pub fn decide(
             notes.push(format!("c={c}: pilot ran out of budget"));
             break;
         }
+        last_pilot = pilot_start.elapsed();
         let scale = n as f64 / s as f64;
-        let mut saved = st.additions_saved as f64 * scale;
-        let mut pairs = st.pairs as f64 * scale;
+        let saved = st.additions_saved as f64 * scale;
+        let pairs = st.pairs as f64 * scale;
         // Index visits per target grow with the list lengths (about N / 2^(c-1)) up to the cap.
         let visits_per_target = (st.comparisons as f64 / s as f64 * scale)
             .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c) as f64);
         let ns_per_visit = st.search_time.as_nanos() as f64 / (st.comparisons.max(1) as f64);
-        let mut search_ns = n as f64 * visits_per_target * ns_per_visit;
+        // A pilot over the whole input is the search itself: nothing more to run.
+        let search_ns = if whole {
+            0.0
+        } else {
+            n as f64 * visits_per_target * ns_per_visit
+        };
         let left_ns = deadline
             .saturating_duration_since(Instant::now())
             .as_nanos() as f64;
-        if search_ns > left_ns {
-            // The deadline cuts the search: only that share of the targets gets processed.
-            let f = left_ns / search_ns;
-            saved *= f;
-            pairs *= f;
-            search_ns = left_ns;
-        }
-        let spent = start.elapsed().as_nanos() as f64;
-        let t = sre_ns(&r, n, c, saved, pairs, search_ns + spent);
+        let t = predict(c, saved, pairs, search_ns, left_ns);
         notes.push(format!(
             "c={c}: pilot redundancy {:.2}%, predicted {:.3} ms",
             st.redundancy_percent(),
             t / 1e6
         ));
-        if best.is_none_or(|(_, bt)| t < bt) {
-            best = Some((c, t));
+        if t < best_t {
+            best_t = t;
+            best = Some((c, saved, pairs, search_ns, whole.then_some(p)));
         }
     }
     let pilot_time = start.elapsed();
-    let (window_bits, sre_t, on) = match best {
-        Some((c, t)) if t < t0 * (1.0 - AUTO_MIN_GAIN) => (c, t, true),
-        Some((_, t)) => (c0, t, false),
-        None => (c0, f64::INFINITY, false),
+    // Re-predict the winner with the budget the pilots left.
+    let left_ns = deadline
+        .saturating_duration_since(Instant::now())
+        .as_nanos() as f64;
+    let (window_bits, sre_t, on, plan) = match best {
+        Some((c, saved, pairs, search_ns, plan)) => {
+            let t = predict(c, saved, pairs, search_ns, left_ns);
+            if t < t0 * (1.0 - AUTO_MIN_GAIN) {
+                (c, t, true, plan)
+            } else {
+                (c0, t, false, None)
+            }
+        }
+        None => (c0, f64::INFINITY, false, None),
     };
     let reason = format!(
         "auto: plain c={c0} predicted {:.3} ms; {}; SRE {}",
@@ -214,6 +254,7 @@ pub fn decide(
         sre_ns: sre_t,
         pilot_time,
         pilot_stats,
+        plan,
         reason,
     }
 }
