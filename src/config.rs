@@ -1,5 +1,6 @@
 //! Engine configuration and its named tuning constants.
 
+use crate::calibration::CalibrationSource;
 use crate::error::{MsmError, Result};
 use crate::sre::SreOptions;
 
@@ -62,8 +63,12 @@ pub enum SreMode {
 /// Configuration of a [`crate::GpuMsm`] engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
-    /// MSMs with fewer points than this run on the CPU (double-and-add).
+    /// Without a calibration, MSMs with fewer points than this run on the CPU
+    /// (double-and-add) and the others on the GPU. A calibration replaces this rule.
     pub small_msm_cutoff: usize,
+    /// Where the CPU/GPU crossovers for routing come from (`examples/crossover.rs` writes
+    /// them). Default: the file named by `GPU_MSM_CALIBRATION`, if set.
+    pub calibration: CalibrationSource,
     /// Window size c in bits; `None` lets [`crate::digits::best_window_bits`] choose.
     pub window_bits: Option<u32>,
     /// Adapter selection.
@@ -80,6 +85,7 @@ impl Default for MsmConfig {
     fn default() -> Self {
         Self {
             small_msm_cutoff: DEFAULT_SMALL_MSM_CUTOFF,
+            calibration: CalibrationSource::FromEnv,
             window_bits: None,
             adapter: AdapterChoice::default(),
             shader_runtime_checks: false,

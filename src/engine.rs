@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
-use ark_ec::AffineRepr;
+use ark_ec::{AffineRepr, VariableBaseMSM};
 use rayon::prelude::*;
 
+use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SreMode};
 use crate::digits::{best_window_bits, pippenger_cost, BucketPlan, DigitMatrix, SIGN_BIT};
 use crate::error::{MsmError, Result};
@@ -26,6 +27,8 @@ use crate::{cpu, digits};
 pub struct GpuMsm {
     config: MsmConfig,
     gpu: Arc<GpuContext>,
+    /// Crossovers for routing, when configured.
+    calibration: Option<Calibration>,
     /// Rates measured on this engine's GPU calls, by floor(log2 n), for `SreMode::Auto`.
     rates: Mutex<BTreeMap<u32, Rates>>,
 }
@@ -39,9 +42,11 @@ impl GpuMsm {
     /// An engine with `config`.
     pub fn with_config(config: MsmConfig) -> Result<Self> {
         config.validate()?;
+        let calibration = load_calibration(&config.calibration)?;
         let gpu = GpuContext::new(&config)?;
         Ok(Self {
             config,
+            calibration,
             gpu: Arc::new(gpu),
             rates: Mutex::new(BTreeMap::new()),
         })
@@ -60,10 +65,16 @@ impl GpuMsm {
             ));
         }
         Ok(Self {
+            calibration: load_calibration(&config.calibration)?,
             config,
             gpu: Arc::clone(&self.gpu),
             rates: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// The calibration the engine routes by, if one was loaded.
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
 
     /// The configuration in use.
@@ -110,8 +121,18 @@ impl GpuMsm {
             });
         }
         let n = bases.len();
+        let span = tracing::info_span!(
+            "gpu_msm.msm",
+            n,
+            backend = tracing::field::Empty,
+            window_bits = tracing::field::Empty
+        );
+        let _call = span.enter();
+        let (backend, route) = self.route(n);
+        span.record("backend", tracing::field::debug(backend));
         let mut report = MsmReport {
-            backend: Backend::CpuDoubleAndAdd,
+            backend,
+            route,
             n,
             window_bits: None,
             num_windows: 0,
@@ -122,12 +143,28 @@ impl GpuMsm {
             sre: None,
             phases: PhaseTimes::default(),
         };
-        if n < self.config.small_msm_cutoff {
-            let t = Instant::now();
-            let r = cpu::double_and_add(bases, scalars);
-            report.phases.window_reduction = t.elapsed();
-            report.phases.total = start.elapsed();
-            return Ok((r, report));
+        match backend {
+            Backend::CpuDoubleAndAdd => {
+                let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
+                let t = Instant::now();
+                let r = cpu::double_and_add(bases, scalars);
+                report.phases.window_reduction = t.elapsed();
+                report.phases.total = start.elapsed();
+                return Ok((r, report));
+            }
+            Backend::CpuArkworks => {
+                let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
+                let t = Instant::now();
+                let r =
+                    G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
+                        bases: bases.len(),
+                        scalars: scalars.len(),
+                    })?;
+                report.phases.window_reduction = t.elapsed();
+                report.phases.total = start.elapsed();
+                return Ok((r, report));
+            }
+            Backend::Gpu => {}
         }
         if n >= SIGN_BIT as usize {
             return Err(MsmError::InputTooLarge(format!(
@@ -136,84 +173,27 @@ impl GpuMsm {
         }
 
         // Window size and SRE: fixed by the configuration, or decided by the cost model.
-        let mut sre_plan = None;
-        let mut c = self
-            .config
-            .window_bits
-            .unwrap_or_else(|| best_window_bits(n));
-        let t = Instant::now();
-        match self.config.sre {
-            SreMode::Off => {}
-            SreMode::On(opts) => {
-                let d = DigitMatrix::new(bases, scalars, c);
-                report.phases.digits += t.elapsed();
-                let plan = sre::search(&d, &opts, None);
-                report.phases.sre_search = plan.stats.search_time;
-                report.sre = Some(SreReport {
-                    options: opts,
-                    stats: plan.stats,
-                    applied: true,
-                    reason: "SRE on by configuration".into(),
-                });
-                sre_plan = Some(plan);
-            }
-            SreMode::Auto => {
-                let rates = self.rates_near(n);
-                let dec = auto::decide(bases, scalars, rates, self.config.window_bits);
-                let mut rep = SreReport {
-                    options: auto::AUTO_OPTIONS,
-                    stats: dec.pilot_stats,
-                    applied: false,
-                    reason: dec.reason.clone(),
-                };
-                report.phases.sre_search = dec.pilot_time;
-                c = dec.plain_window_bits;
-                if let (true, Some(r)) = (dec.search, rates) {
-                    let plan = match dec.plan {
-                        Some(p) => p,
-                        None => {
-                            let t = Instant::now();
-                            let d = DigitMatrix::new(bases, scalars, dec.window_bits);
-                            report.phases.digits += t.elapsed();
-                            let p = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
-                            report.phases.sre_search += p.stats.search_time;
-                            p
-                        }
-                    };
-                    let st = &plan.stats;
-                    let predicted = auto::sre_ns(
-                        &r,
-                        n,
-                        dec.window_bits,
-                        st.additions_saved as f64,
-                        st.pairs as f64,
-                        0.0,
-                    );
-                    rep.stats = plan.stats;
-                    if predicted < dec.plain_ns {
-                        c = dec.window_bits;
-                        rep.applied = true;
-                        rep.reason +=
-                            &format!("; full search: {:.3} ms predicted with it", predicted / 1e6);
-                        sre_plan = Some(plan);
-                    } else {
-                        rep.reason += &format!(
-                            "; full search found too little ({:.3} ms predicted), plain",
-                            predicted / 1e6
-                        );
-                    }
-                }
-                report.sre = Some(rep);
-            }
-        }
+        let (c, sre_plan) = {
+            let _s = tracing::info_span!("gpu_msm.sre_search").entered();
+            self.plan_sre(bases, scalars, &mut report)
+        };
+        span.record("window_bits", c);
 
         let t = Instant::now();
         let (plan, merged) = match &sre_plan {
-            None => (BucketPlan::new(bases, scalars, c), Vec::new()),
+            None => {
+                let _s = tracing::info_span!("gpu_msm.digits").entered();
+                (BucketPlan::new(bases, scalars, c), Vec::new())
+            }
             Some(sp) => {
                 let tm = Instant::now();
-                let merged = sre::merged_points(bases, &sp.pairs);
+                let merged = {
+                    let _s = tracing::info_span!("gpu_msm.merged_points", pairs = sp.pairs.len())
+                        .entered();
+                    sre::merged_points(bases, &sp.pairs)
+                };
                 report.phases.merged_points = tm.elapsed();
+                let _s = tracing::info_span!("gpu_msm.digits").entered();
                 let rows = sp.placement_rows(|k| !merged[k].is_zero());
                 if rows.rows() >= SIGN_BIT as usize {
                     return Err(MsmError::InputTooLarge(format!(
@@ -224,17 +204,35 @@ impl GpuMsm {
                 (BucketPlan::from_digits(&rows), merged)
             }
         };
-        report.phases.digits += t.elapsed() - report.phases.merged_points;
+        report.phases.digits += t.elapsed().saturating_sub(report.phases.merged_points);
 
         let t = Instant::now();
+        let upload_span = tracing::info_span!("gpu_msm.upload").entered();
         let mut points = vec![0u32; (n + merged.len()) * AFFINE_WORDS];
         points
             .par_chunks_mut(AFFINE_WORDS)
             .zip(bases.par_iter().chain(merged.par_iter()))
             .for_each(|(out, p)| affine_upload_words(p, out));
         let pack_time = t.elapsed();
+        drop(upload_span);
 
-        let (sums, times) = self.gpu.run(&points, &plan)?;
+        let (sums, times) = {
+            // Host wall time of the whole GPU submission; the per-stage GPU times follow as
+            // events (timestamp queries cannot be spans of the host's clock).
+            let _s = tracing::info_span!("gpu_msm.gpu", entries = plan.entries.len()).entered();
+            self.gpu.run(&points, &plan)?
+        };
+        tracing::info!(
+            target: "gpu_msm",
+            timing = ?self.gpu.timing(),
+            upload_ms = ms(times.upload),
+            point_conversion_ms = ms(times.point_conversion),
+            bucket_accumulation_ms = ms(times.bucket_accumulation),
+            bucket_reduction_ms = ms(times.bucket_reduction),
+            download_ms = ms(times.download),
+            "gpu phases"
+        );
+        let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = sums
             .chunks_exact(POINT_WORDS)
@@ -261,6 +259,139 @@ impl GpuMsm {
         debug_assert_eq!(plan.num_windows, digits::num_windows(c));
         self.learn_rates(&report);
         Ok((result, report))
+    }
+
+    /// The path for an n-point call, and why: the calibration when it is for this adapter,
+    /// else the defaults (double-and-add below `small_msm_cutoff`, the GPU from it).
+    fn route(&self, n: usize) -> (Backend, String) {
+        match &self.calibration {
+            Some(cal) if cal.adapter == self.adapter_name() => {
+                if n < cal.arkworks_from {
+                    let why = format!(
+                        "calibrated: n < {} where arkworks overtakes double-and-add",
+                        cal.arkworks_from
+                    );
+                    (Backend::CpuDoubleAndAdd, why)
+                } else {
+                    match cal.gpu_from {
+                        Some(g) if n >= g => (
+                            Backend::Gpu,
+                            format!("calibrated: n >= {g} where the GPU overtakes the CPU"),
+                        ),
+                        Some(g) => (
+                            Backend::CpuArkworks,
+                            format!(
+                                "calibrated: {} <= n < {g}, where arkworks is the fastest",
+                                cal.arkworks_from
+                            ),
+                        ),
+                        None => (
+                            Backend::CpuArkworks,
+                            format!(
+                                "calibrated: n >= {}, and the GPU never won in the sweep (to n = {})",
+                                cal.arkworks_from,
+                                cal.rows.last().map_or(0, |r| r.n)
+                            ),
+                        ),
+                    }
+                }
+            }
+            other => {
+                let note = match other {
+                    Some(cal) => {
+                        format!("calibration is for {:?}, not this adapter; ", cal.adapter)
+                    }
+                    None => String::new(),
+                };
+                let cutoff = self.config.small_msm_cutoff;
+                if n < cutoff {
+                    let why = format!("{note}default: n < small_msm_cutoff = {cutoff}");
+                    (Backend::CpuDoubleAndAdd, why)
+                } else {
+                    let why = format!("{note}default: n >= small_msm_cutoff = {cutoff}");
+                    (Backend::Gpu, why)
+                }
+            }
+        }
+    }
+
+    /// Window size and SRE plan for a GPU call, per `config.sre`; fills the report's SRE part.
+    fn plan_sre(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+        report: &mut MsmReport,
+    ) -> (u32, Option<sre::SrePlan>) {
+        let n = bases.len();
+        let c = self
+            .config
+            .window_bits
+            .unwrap_or_else(|| best_window_bits(n));
+        match self.config.sre {
+            SreMode::Off => (c, None),
+            SreMode::On(opts) => {
+                let t = Instant::now();
+                let d = DigitMatrix::new(bases, scalars, c);
+                report.phases.digits += t.elapsed();
+                let plan = sre::search(&d, &opts, None);
+                report.phases.sre_search = plan.stats.search_time;
+                report.sre = Some(SreReport {
+                    options: opts,
+                    stats: plan.stats,
+                    applied: true,
+                    reason: "SRE on by configuration".into(),
+                });
+                (c, Some(plan))
+            }
+            SreMode::Auto => {
+                let rates = self.rates_near(n);
+                let dec = auto::decide(bases, scalars, rates, self.config.window_bits);
+                let mut rep = SreReport {
+                    options: auto::AUTO_OPTIONS,
+                    stats: dec.pilot_stats,
+                    applied: false,
+                    reason: dec.reason.clone(),
+                };
+                report.phases.sre_search = dec.pilot_time;
+                let mut out = (dec.plain_window_bits, None);
+                if let (true, Some(r)) = (dec.search, rates) {
+                    let plan = match dec.plan {
+                        Some(p) => p,
+                        None => {
+                            let t = Instant::now();
+                            let d = DigitMatrix::new(bases, scalars, dec.window_bits);
+                            report.phases.digits += t.elapsed();
+                            let p = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
+                            report.phases.sre_search += p.stats.search_time;
+                            p
+                        }
+                    };
+                    let st = &plan.stats;
+                    let predicted = auto::sre_ns(
+                        &r,
+                        n,
+                        dec.window_bits,
+                        st.additions_saved as f64,
+                        st.pairs as f64,
+                        0.0,
+                    );
+                    rep.stats = plan.stats;
+                    if predicted < dec.plain_ns {
+                        rep.applied = true;
+                        rep.reason +=
+                            &format!("; full search: {:.3} ms predicted with it", predicted / 1e6);
+                        out = (dec.window_bits, Some(plan));
+                    } else {
+                        rep.reason += &format!(
+                            "; full search found too little ({:.3} ms predicted), plain",
+                            predicted / 1e6
+                        );
+                    }
+                }
+                report.sre = Some(rep);
+                out
+            }
+        }
     }
 
     /// The rates measured at the size nearest n (log scale), if any.
@@ -314,6 +445,22 @@ impl GpuMsm {
             },
         );
     }
+}
+
+/// Reads the calibration `source` names, if any.
+fn load_calibration(source: &CalibrationSource) -> Result<Option<Calibration>> {
+    match source {
+        CalibrationSource::Defaults => Ok(None),
+        CalibrationSource::File(p) => Calibration::load(p).map(Some),
+        CalibrationSource::FromEnv => match std::env::var_os(CALIBRATION_ENV) {
+            Some(p) if !p.is_empty() => Calibration::load(std::path::Path::new(&p)).map(Some),
+            _ => Ok(None),
+        },
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 impl std::fmt::Debug for GpuMsm {

@@ -17,6 +17,7 @@
 //! reduction), [`cpu`] (small-MSM double-and-add and the final window reduction), and
 //! [`engine`] (routing and reports).
 
+pub mod calibration;
 pub mod config;
 pub mod cpu;
 pub mod digits;
@@ -27,6 +28,7 @@ pub mod inputs;
 pub mod report;
 pub mod sre;
 
+pub use calibration::{Calibration, CalibrationSource};
 pub use config::{AdapterChoice, MsmConfig, PowerPreference, SreMode};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};

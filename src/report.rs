@@ -10,6 +10,8 @@ use crate::sre::{SreOptions, SreStats};
 pub enum Backend {
     /// CPU double-and-add with one shared doubling chain (small MSMs).
     CpuDoubleAndAdd,
+    /// arkworks' CPU `VariableBaseMSM::msm` (sizes where a calibration found it fastest).
+    CpuArkworks,
     /// The GPU Pippenger pipeline.
     Gpu,
 }
@@ -42,7 +44,7 @@ pub struct PhaseTimes {
     pub bucket_reduction: Duration,
     /// Reading the window sums back.
     pub download: Duration,
-    /// Horner over windows (host), or the whole double-and-add on the CPU path.
+    /// Horner over windows (host), or the whole MSM on a CPU path.
     pub window_reduction: Duration,
     /// The whole call.
     pub total: Duration,
@@ -66,6 +68,8 @@ pub struct SreReport {
 pub struct MsmReport {
     /// The path that ran.
     pub backend: Backend,
+    /// Why that path: the calibration's crossover or the default rule.
+    pub route: String,
     /// Number of points.
     pub n: usize,
     /// Window size c (GPU path).
@@ -93,6 +97,7 @@ fn ms(d: Duration) -> f64 {
 impl fmt::Display for MsmReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "backend      {:?} on {}", self.backend, self.adapter)?;
+        writeln!(f, "route        {}", self.route)?;
         writeln!(f, "n            {}", self.n)?;
         if let Some(c) = self.window_bits {
             writeln!(

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
-use gpu_msm::{GpuMsm, MsmConfig};
+use gpu_msm::{CalibrationSource, GpuMsm, MsmConfig};
 
 fn build(config: MsmConfig) -> GpuMsm {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
@@ -26,15 +26,24 @@ pub fn gpu_engine() -> &'static GpuMsm {
     E.get_or_init(|| {
         build(MsmConfig {
             small_msm_cutoff: 0,
+            calibration: CalibrationSource::Defaults,
             ..Default::default()
         })
     })
 }
 
-/// An engine with the default configuration (routing by the default cutoff).
+/// An engine with the default configuration (routing by the default cutoff, whatever
+/// GPU_MSM_CALIBRATION says), on the device of [`gpu_engine`].
 pub fn default_engine() -> &'static GpuMsm {
     static E: OnceLock<GpuMsm> = OnceLock::new();
-    E.get_or_init(|| build(MsmConfig::default()))
+    E.get_or_init(|| {
+        gpu_engine()
+            .reconfigured(MsmConfig {
+                calibration: CalibrationSource::Defaults,
+                ..Default::default()
+            })
+            .expect("same device")
+    })
 }
 
 /// arkworks' MSM, the reference.

@@ -1,0 +1,92 @@
+//! Calibrated dispatch (double-and-add, arkworks, GPU) around each crossover, and the
+//! defaults without a calibration.
+
+mod common;
+
+use common::{gpu_engine, reference};
+use gpu_msm::calibration::CalibrationRow;
+use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::{Backend, Calibration, CalibrationSource, GpuMsm, MsmConfig, MsmError};
+
+fn with_calibration(cal: &Calibration, name: &str) -> GpuMsm {
+    let dir = std::env::temp_dir().join(format!("gpu-msm-routing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    cal.save(&path).unwrap();
+    let base = gpu_engine();
+    base.reconfigured(MsmConfig {
+        calibration: CalibrationSource::File(path),
+        ..base.config().clone()
+    })
+    .unwrap()
+}
+
+fn calibration(adapter: &str, arkworks_from: usize, gpu_from: Option<usize>) -> Calibration {
+    Calibration {
+        format: gpu_msm::calibration::CALIBRATION_FORMAT,
+        adapter: adapter.to_string(),
+        machine: "test".into(),
+        arkworks_from,
+        gpu_from,
+        rows: vec![CalibrationRow {
+            n: 1,
+            double_and_add_us: None,
+            arkworks_us: None,
+            gpu_us: None,
+        }],
+    }
+}
+
+fn route_of(e: &GpuMsm, n: usize) -> Backend {
+    let bases = random_bases(n, n as u64);
+    let scalars = random_scalars(n, 7 + n as u64);
+    let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
+    assert_eq!(got, reference(&bases, &scalars), "n = {n}");
+    assert!(!rep.route.is_empty());
+    rep.backend
+}
+
+#[test]
+fn calibrated_routes_around_both_crossovers() {
+    let adapter = gpu_engine().adapter_name().to_string();
+    let e = with_calibration(&calibration(&adapter, 6, Some(40)), "both.json");
+    for (n, want) in [
+        (0, Backend::CpuDoubleAndAdd),
+        (5, Backend::CpuDoubleAndAdd),
+        (6, Backend::CpuArkworks),
+        (7, Backend::CpuArkworks),
+        (39, Backend::CpuArkworks),
+        (40, Backend::Gpu),
+        (41, Backend::Gpu),
+    ] {
+        assert_eq!(route_of(&e, n), want, "n = {n}");
+    }
+    // A GPU that never won: arkworks from the first crossover on.
+    let e = with_calibration(&calibration(&adapter, 6, None), "never.json");
+    assert_eq!(route_of(&e, 5), Backend::CpuDoubleAndAdd);
+    assert_eq!(route_of(&e, 300), Backend::CpuArkworks);
+}
+
+#[test]
+fn calibration_for_another_adapter_falls_back_to_defaults() {
+    let e = with_calibration(&calibration("some other GPU", 6, Some(40)), "other.json");
+    let cutoff = e.config().small_msm_cutoff;
+    assert_eq!(cutoff, 0);
+    assert_eq!(route_of(&e, 7), Backend::Gpu);
+    let bases = random_bases(3, 1);
+    let (_, rep) = e.msm_with_report(&bases, &random_scalars(3, 2)).unwrap();
+    assert!(rep.route.contains("not this adapter"), "{}", rep.route);
+}
+
+#[test]
+fn a_bad_calibration_file_is_a_typed_error() {
+    let base = gpu_engine();
+    let missing = MsmConfig {
+        calibration: CalibrationSource::File("/nonexistent/gpu-msm.json".into()),
+        ..base.config().clone()
+    };
+    assert!(matches!(
+        base.reconfigured(missing),
+        Err(MsmError::InvalidConfig(_))
+    ));
+}
