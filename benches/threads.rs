@@ -1,1 +1,83 @@
-fn main() {}
+//! Thread sweep of the host (CPU) phases: rayon pools of 1, 2, 4, ... threads up to the
+//! machine's cores, at n = 2^16 (GPU_MSM_BENCH_THREAD_LOG to change it). No GPU needed.
+//!
+//! - digits: scalars to signed digits and the bucket entry lists (`BucketPlan::new`);
+//! - pack: bases into the shaders' upload words;
+//! - merged points: the SRE batch R = P_i + P_j (pairs from the indexed search on scalars
+//!   drawn from 16 distinct values, where SRE finds many);
+//! - sre search: the indexed search (single-threaded by design: a reference line);
+//! - window reduction: Horner over the window sums (single-threaded by design).
+
+use ark_bls12_377::G1Projective;
+use ark_ec::PrimeGroup;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use gpu_msm::cpu;
+use gpu_msm::digits::{best_window_bits, num_windows, BucketPlan, DigitMatrix};
+use gpu_msm::gpu::field::{affine_upload_words, AFFINE_WORDS};
+use gpu_msm::inputs::{self, ScalarDistribution};
+use gpu_msm::sre::{self, SreOptions, SreStrategy};
+use rayon::prelude::*;
+
+fn bench(c: &mut Criterion) {
+    let log_n: u32 = std::env::var("GPU_MSM_BENCH_THREAD_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(16);
+    let n = 1usize << log_n;
+    let cw = best_window_bits(n);
+    let bases = inputs::random_bases(n, 1);
+    let scalars = inputs::random_scalars(n, 2);
+    let repeated = inputs::scalars(ScalarDistribution::FewDistinct(16), n, 3);
+    let opts = SreOptions::new(SreStrategy::Indexed);
+    let d = DigitMatrix::new(&bases, &repeated, cw);
+    let pairs = sre::search(&d, &opts, None).pairs;
+    let sums: Vec<G1Projective> = (0..num_windows(cw))
+        .map(|i| G1Projective::generator() * ark_bls12_377::Fr::from(i as u64 + 3))
+        .collect();
+
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let mut threads = vec![1];
+    while threads.last().unwrap() * 2 <= cores {
+        threads.push(threads.last().unwrap() * 2);
+    }
+    if *threads.last().unwrap() != cores {
+        threads.push(cores);
+    }
+    let mut group = c.benchmark_group(format!("host phases at 2^{log_n}, c = {cw}"));
+    group.sample_size(10);
+    for &t in &threads {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap();
+        group.bench_with_input(BenchmarkId::new("digits", t), &t, |b, _| {
+            b.iter(|| pool.install(|| BucketPlan::new(&bases, &scalars, cw).entries.len()))
+        });
+        group.bench_with_input(BenchmarkId::new("pack", t), &t, |b, _| {
+            b.iter(|| {
+                pool.install(|| {
+                    let mut out = vec![0u32; n * AFFINE_WORDS];
+                    out.par_chunks_mut(AFFINE_WORDS)
+                        .zip(bases.par_iter())
+                        .for_each(|(o, p)| affine_upload_words(p, o));
+                    out.len()
+                })
+            })
+        });
+        group.bench_with_input(
+            BenchmarkId::new(format!("merged points ({} pairs)", pairs.len()), t),
+            &t,
+            |b, _| b.iter(|| pool.install(|| sre::merged_points(&bases, &pairs).len())),
+        );
+        group.bench_with_input(BenchmarkId::new("sre search", t), &t, |b, _| {
+            b.iter(|| pool.install(|| sre::search(&d, &opts, None).stats.pairs))
+        });
+        group.bench_with_input(BenchmarkId::new("window reduction", t), &t, |b, _| {
+            b.iter(|| pool.install(|| cpu::window_reduction(&sums, cw)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
