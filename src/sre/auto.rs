@@ -10,9 +10,14 @@
 //! The redundancy and the search cost at c come from a pilot: the indexed search on an evenly
 //! strided sample of [`AUTO_SAMPLE`] points. Redundancy grows with N (more partners to
 //! choose from), so the sample's share is a conservative estimate for the whole input; the
-//! search time is extrapolated from the pilot's index visits per target. All searches of one
-//! call, pilots included, share one deadline: [`AUTO_SEARCH_BUDGET`] of the predicted plain
-//! MSM time, so wherever `Auto` runs the search it costs at most that share. SRE is turned on
+//! search time is extrapolated from the pilot's index visits per target.
+//!
+//! Budget: the pilots stop at [`AUTO_PILOT_BUDGET`] of the predicted plain time. SRE removes
+//! at most half of the bucket entries, so a call with SRE takes at least about half the plain
+//! time, and the pilots stay within [`AUTO_SEARCH_BUDGET`] of it. The full search then gets
+//! a deadline at [`AUTO_SEARCH_BUDGET`] of the predicted time with SRE, minus what the pilots
+//! spent: wherever `Auto` turns SRE on, all its searching stays within that share of the
+//! predicted MSM time (a prediction: the report has the measured times). SRE is turned on
 //! at the window with the lowest predicted time if that beats the best plain window by
 //! [`AUTO_MIN_GAIN`]; the engine checks the full search's real statistics again before
 //! using them.
@@ -25,8 +30,13 @@ use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDAT
 use crate::config::MAX_WINDOW_BITS;
 use crate::digits::{best_window_bits, num_windows, pippenger_cost, DigitMatrix};
 
-/// Share of the predicted MSM time that the searches of one call (pilots included) may take.
+/// Share of the predicted MSM time (with SRE) that the searches of one call, pilots
+/// included, may take.
 pub const AUTO_SEARCH_BUDGET: f64 = 0.03;
+
+/// Share of the predicted plain MSM time the pilot searches may take: half of
+/// [`AUTO_SEARCH_BUDGET`], since SRE at best halves the time.
+pub const AUTO_PILOT_BUDGET: f64 = AUTO_SEARCH_BUDGET / 2.0;
 
 /// Points in the pilot sample.
 pub const AUTO_SAMPLE: usize = 1024;
@@ -122,7 +132,10 @@ pub fn decide(
         };
     };
     let t0 = plain_ns(&r, n, c0);
-    let deadline = start + Duration::from_nanos((AUTO_SEARCH_BUDGET * t0).max(0.0) as u64);
+    let pilot_deadline = start + Duration::from_nanos((AUTO_PILOT_BUDGET * t0).max(0.0) as u64);
+    // Time the full search may still take at c, given its predicted time without search.
+    let full_budget_ns =
+        |t_no_search: f64| AUTO_SEARCH_BUDGET * t_no_search - start.elapsed().as_nanos() as f64;
 
     // Windows where even the best conceivable SRE (half the entries saved, free search)
     // could beat plain at c0, most promising first.
@@ -168,13 +181,13 @@ pub fn decide(
     let mut last_pilot = Duration::ZERO;
     for &c in &candidates {
         // A pilot that would likely run out of budget only wastes it.
-        if deadline.saturating_duration_since(Instant::now()) < 2 * last_pilot {
+        if pilot_deadline.saturating_duration_since(Instant::now()) < 2 * last_pilot {
             notes.push(format!("c={c}: budget left too small for another pilot"));
             break;
         }
         let pilot_start = Instant::now();
         let d = DigitMatrix::new(&sample_b, &sample_k, c);
-        let p = search(&d, &AUTO_OPTIONS, Some(deadline));
+        let p = search(&d, &AUTO_OPTIONS, Some(pilot_deadline));
         let st = p.stats;
         pilot_stats.nonzero_digits += st.nonzero_digits;
         pilot_stats.pairs += st.pairs;
@@ -201,9 +214,7 @@ pub fn decide(
         } else {
             n as f64 * visits_per_target * ns_per_visit
         };
-        let left_ns = deadline
-            .saturating_duration_since(Instant::now())
-            .as_nanos() as f64;
+        let left_ns = full_budget_ns(sre_ns(&r, n, c, saved, pairs, 0.0));
         let t = predict(c, saved, pairs, search_ns, left_ns);
         notes.push(format!(
             "c={c}: pilot redundancy {:.2}%, predicted {:.3} ms",
@@ -217,11 +228,11 @@ pub fn decide(
     }
     let pilot_time = start.elapsed();
     // Re-predict the winner with the budget the pilots left.
-    let left_ns = deadline
-        .saturating_duration_since(Instant::now())
-        .as_nanos() as f64;
+    let mut deadline = Instant::now();
     let (window_bits, sre_t, on, plan) = match best {
         Some((c, saved, pairs, search_ns, plan)) => {
+            let left_ns = full_budget_ns(sre_ns(&r, n, c, saved, pairs, 0.0)).max(0.0);
+            deadline += Duration::from_nanos(left_ns as u64);
             let t = predict(c, saved, pairs, search_ns, left_ns);
             if t < t0 * (1.0 - AUTO_MIN_GAIN) {
                 (c, t, true, plan)
@@ -293,8 +304,8 @@ mod tests {
         let d = decide(&b, &k, Some(SLOW_GPU), None);
         assert!(d.search, "{}", d.reason);
         assert!(d.sre_ns < d.plain_ns);
-        // The pilots stay inside the budget (with slack for one pilot's last check).
-        assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_SEARCH_BUDGET * d.plain_ns);
+        // The pilots stay inside their budget (with slack for one pilot's last clock check).
+        assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_PILOT_BUDGET * d.plain_ns);
         // On a GPU whose additions cost a thousandth of a host merge, it does not pay.
         let d = decide(&b, &k, Some(FAST_GPU), None);
         assert!(!d.search, "{}", d.reason);
