@@ -12,26 +12,18 @@
 //! arkworks. The GPU column stops at 2^gpu-max-log (default: max-log) and double-and-add at
 //! `--dd-max` points (default 4096); missing cells are "-" and end the crossover search.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
+use common::arg;
 use gpu_msm::calibration::{Calibration, CalibrationRow};
 use gpu_msm::{cpu, inputs, AdapterChoice, CalibrationSource, GpuMsm, MsmConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
-
-fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    let i = args.iter().position(|a| a == name)?;
-    match args.get(i + 1).map(|v| v.parse()) {
-        Some(Ok(v)) => Some(v),
-        _ => {
-            eprintln!("{name} needs a value");
-            std::process::exit(2)
-        }
-    }
-}
 
 fn median_us(reps: usize, mut f: impl FnMut()) -> f64 {
     let mut v: Vec<Duration> = (0..reps)

@@ -7,10 +7,13 @@
 //! `--sre` turns on Scalar Redundancy Elimination (STRATEGY: array, greedy, exhaustive,
 //! indexed; threshold 0.8 unless given); `--scalars` picks the scalar distribution.
 
+mod common;
+
 use std::time::Instant;
 
 use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
+use common::arg;
 use gpu_msm::inputs::ScalarDistribution;
 use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 use gpu_msm::{inputs, AdapterChoice, GpuMsm, MsmConfig, SreMode};
@@ -34,17 +37,6 @@ fn parse_sre(s: &str) -> Option<SreMode> {
                 early_stop,
                 opposite: true,
             }))
-        }
-    }
-}
-
-fn arg<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    let i = args.iter().position(|a| a == name)?;
-    match args.get(i + 1).map(|v| v.parse()) {
-        Some(Ok(v)) => Some(v),
-        _ => {
-            eprintln!("{name} needs a value");
-            std::process::exit(2)
         }
     }
 }
