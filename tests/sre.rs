@@ -140,3 +140,24 @@ fn reconfigured_keeps_the_device_only() {
     });
     assert!(base.reconfigured(bad).is_err());
 }
+
+/// Around `AUTO_SAMPLE`, where the pilot stops being the whole input and becomes a strided
+/// sample: Auto's result is right on both sides (second call: rates measured).
+#[test]
+fn auto_around_the_pilot_sample_size() {
+    use gpu_msm::sre::auto::AUTO_SAMPLE;
+    let e = engine(SreMode::Auto, None);
+    let values = random_scalars(4, 31);
+    for n in [AUTO_SAMPLE - 1, AUTO_SAMPLE, AUTO_SAMPLE + 1] {
+        let bases = random_bases(n, n as u64);
+        let scalars: Vec<Fr> = (0..n).map(|i| values[i * 7 % 4]).collect();
+        for call in 0..2 {
+            let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
+            assert_eq!(got, reference(&bases, &scalars), "n = {n}, call {call}");
+            let sre = rep.sre.unwrap();
+            if sre.applied {
+                assert!(sre.stats.pairs > 0, "n = {n}: {}", sre.reason);
+            }
+        }
+    }
+}
