@@ -200,17 +200,15 @@ fn main() {
         engine.adapter_backend()
     );
     let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
+    let from = |n: Option<usize>| {
+        n.map_or("never in the sweep".to_string(), |n| {
+            format!("from n = {n}")
+        })
+    };
     println!(
-        "crossovers: arkworks overtakes double-and-add from n = {}; the GPU overtakes the CPU {}",
-        if cal.arkworks_from == usize::MAX {
-            "never (in the sweep)".to_string()
-        } else {
-            cal.arkworks_from.to_string()
-        },
-        cal.gpu_from
-            .map_or("never (in the sweep)".to_string(), |g| format!(
-                "from n = {g}"
-            ))
+        "crossovers: arkworks overtakes double-and-add {}; the GPU overtakes the CPU {}",
+        from((cal.arkworks_from != usize::MAX).then_some(cal.arkworks_from)),
+        from(cal.gpu_from)
     );
     if let Err(e) = cal.save(&out) {
         eprintln!("error writing {}: {e}", out.display());
