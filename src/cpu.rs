@@ -22,7 +22,7 @@ pub fn double_and_add(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     acc
 }
 
-/// Horner over windows: sum_w 2^(c w) * window_sums[w], least significant window first.
+/// Horner over windows: `sum_w 2^(c w) * window_sums[w]`, least significant window first.
 pub fn window_reduction(window_sums: &[G1Projective], c: u32) -> G1Projective {
     let mut acc = G1Projective::zero();
     for s in window_sums.iter().rev() {

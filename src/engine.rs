@@ -102,7 +102,7 @@ impl GpuMsm {
         ShaderOps::new(&self.gpu)
     }
 
-    /// sum_i scalars[i] * bases[i].
+    /// `sum_i scalars[i] * bases[i]`.
     pub fn msm(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective> {
         self.msm_with_report(bases, scalars).map(|(r, _)| r)
     }

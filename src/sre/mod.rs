@@ -10,8 +10,8 @@
 //!
 //! The engine's digits are signed. A window w *matches* for (i, j) when both digits are
 //! nonzero and
-//! - equal, d_i[w] = d_j[w] = d: then d P_i + d P_j = d (P_i + P_j), R = P_i + P_j; or
-//! - opposite, d_i[w] = -d_j[w] = d (only when [`SreOptions::opposite`] is on):
+//! - equal, `d_i[w] = d_j[w] = d`: then d P_i + d P_j = d (P_i + P_j), R = P_i + P_j; or
+//! - opposite, `d_i[w] = -d_j[w] = d` (only when [`SreOptions::opposite`] is on):
 //!   d P_i - d P_j = d (P_i - P_j), R = P_i - P_j.
 //!
 //! One merged pair uses one kind: it takes the windows of the kind with more matches (equal
