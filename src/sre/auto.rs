@@ -138,15 +138,17 @@ pub fn decide(
     let full_budget_ns =
         |t_no_search: f64| AUTO_SEARCH_BUDGET * t_no_search - start.elapsed().as_nanos() as f64;
 
-    // Windows where even the best conceivable SRE (half the entries saved, free search)
-    // could beat plain at c0, most promising first.
+    // Windows where even the best conceivable SRE could beat plain at c0, most promising
+    // first. Best case: half of the n W entries merged away, by as few pairs as possible (a
+    // pair merges at most W windows, so at least n / 2 pairs), with a free search.
     let mut candidates: Vec<u32> = match fixed_c {
         Some(c) => vec![c],
         None => (2..=MAX_WINDOW_BITS).collect(),
     };
     candidates.retain(|&c| {
-        let best_case = 0.5 * n as f64 * num_windows(c) as f64;
-        sre_ns(&r, n, c, best_case, 0.0, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
+        let merged = 0.5 * n as f64 * num_windows(c) as f64;
+        let pairs = 0.5 * n as f64;
+        sre_ns(&r, n, c, merged - pairs, pairs, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
     });
     candidates.sort_by(|&a, &b| plain_ns(&r, n, a).total_cmp(&plain_ns(&r, n, b)));
 
@@ -307,9 +309,11 @@ mod tests {
         assert!(d.sre_ns < d.plain_ns);
         // The pilots stay inside their budget (with slack for one pilot's last clock check).
         assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_PILOT_BUDGET * d.plain_ns);
-        // On a GPU whose additions cost a thousandth of a host merge, it does not pay.
+        // On a GPU whose additions cost a thousandth of a host merge, it cannot pay, and the
+        // bound says so before any pilot runs.
         let d = decide(&b, &k, Some(FAST_GPU), None);
         assert!(!d.search, "{}", d.reason);
+        assert_eq!(d.pilot_stats, SreStats::default(), "{}", d.reason);
     }
 
     #[test]
