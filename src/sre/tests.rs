@@ -1,8 +1,8 @@
 use super::*;
-use crate::digits::{BucketPlan, DigitMatrix, SIGN_BIT};
+use crate::digits::{BucketPlan, DigitMatrix};
 use crate::inputs::{random_bases, random_scalars};
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
-use ark_ec::{AdditiveGroup, AffineRepr, VariableBaseMSM};
+use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::Zero;
 
 fn all_options() -> Vec<SreOptions> {
@@ -54,30 +54,7 @@ fn msm_through_plan(bases: &[G1Affine], scalars: &[Fr], c: u32, opts: &SreOption
     let merged = merged_points(bases, &plan.pairs);
     let rows = plan.placement_rows(|k| !merged[k].is_zero());
     let points: Vec<G1Affine> = bases.iter().chain(&merged).copied().collect();
-    let bp = BucketPlan::from_digits(&rows);
-    let mut acc = G1Projective::zero();
-    for w in (0..bp.num_windows).rev() {
-        for _ in 0..c {
-            acc.double_in_place();
-        }
-        let mut running = G1Projective::zero();
-        let mut sum = G1Projective::zero();
-        for k in (0..bp.buckets_per_window).rev() {
-            let g = (w * bp.buckets_per_window + k) as usize;
-            for &e in &bp.entries[bp.offsets[g] as usize..bp.offsets[g + 1] as usize] {
-                let p = points[(e & !SIGN_BIT) as usize];
-                assert!(!p.is_zero(), "identity placed");
-                if e & SIGN_BIT != 0 {
-                    running -= p;
-                } else {
-                    running += p;
-                }
-            }
-            sum += running;
-        }
-        acc += sum;
-    }
-    acc
+    BucketPlan::from_digits(&rows).sum_on_cpu(&points)
 }
 
 fn adversarial_scalar_sets(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
