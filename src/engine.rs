@@ -146,6 +146,7 @@ impl GpuMsm {
         match backend {
             Backend::CpuDoubleAndAdd => {
                 let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
+                check_on_curve(bases)?;
                 let t = Instant::now();
                 let r = cpu::double_and_add(bases, scalars);
                 report.phases.window_reduction = t.elapsed();
@@ -154,6 +155,7 @@ impl GpuMsm {
             }
             Backend::CpuArkworks => {
                 let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
+                check_on_curve(bases)?;
                 let t = Instant::now();
                 let r =
                     G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
@@ -238,9 +240,17 @@ impl GpuMsm {
             .chunks_exact(POINT_WORDS)
             .map(point_from_shader_words)
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                MsmError::Gpu("a window sum came back off the curve or unreduced".into())
-            })?;
+            .map_or_else(
+                // A sum off the curve: bad input (checked only now, at no cost to good
+                // calls) or a GPU fault.
+                || match check_on_curve(bases) {
+                    Err(e) => Err(e),
+                    Ok(()) => Err(MsmError::Gpu(
+                        "a window sum came back off the curve or unreduced".into(),
+                    )),
+                },
+                Ok,
+            )?;
         let result = cpu::window_reduction(&window_sums, c);
         let p = &mut report.phases;
         p.window_reduction = t.elapsed();
@@ -444,6 +454,14 @@ impl GpuMsm {
                 merge_ns,
             },
         );
+    }
+}
+
+/// `MsmError::InvalidBase` for the first base off the curve (the identity is fine).
+fn check_on_curve(bases: &[G1Affine]) -> Result<()> {
+    match bases.par_iter().position_first(|p| !p.is_on_curve()) {
+        Some(index) => Err(MsmError::InvalidBase { index }),
+        None => Ok(()),
     }
 }
 

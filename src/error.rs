@@ -30,6 +30,14 @@ pub enum MsmError {
     /// An invalid `MsmConfig`.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    /// A base is not on the curve (the first such index). Bases must be points of G1; the
+    /// engine checks the curve equation where it is cheap (CPU paths, and on the GPU path
+    /// when a result fails its own check), never subgroup membership.
+    #[error("base {index} is not on the BLS12-377 curve")]
+    InvalidBase {
+        /// Index of the first base off the curve.
+        index: usize,
+    },
     /// The input does not fit this engine or adapter (buffer or dispatch limits).
     #[error("input too large: {0}")]
     InputTooLarge(String),

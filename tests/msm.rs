@@ -156,6 +156,45 @@ fn every_window_size_gives_the_same_answer() {
     }
 }
 
+/// A copy of `bases` with base `index` moved off the curve (y + 1).
+fn off_curve(bases: &[G1Affine], index: usize) -> Vec<G1Affine> {
+    let mut b = bases.to_vec();
+    b[index] = G1Affine::new_unchecked(b[index].x, b[index].y + ark_bls12_377::Fq::one());
+    assert!(!b[index].is_on_curve());
+    b
+}
+
+#[test]
+fn bases_off_the_curve_are_typed_errors_on_every_path() {
+    // Double-and-add (default routing, n below the cutoff).
+    let bases = off_curve(&random_bases(5, 1), 3);
+    let scalars = random_scalars(5, 2);
+    assert_eq!(
+        default_engine().msm(&bases, &scalars),
+        Err(MsmError::InvalidBase { index: 3 })
+    );
+    // GPU path, plain and with SRE (the merged points carry the bad base along).
+    let bases = off_curve(&random_bases(64, 3), 40);
+    let scalars = random_scalars(64, 4);
+    assert_eq!(
+        gpu_engine().msm(&bases, &scalars),
+        Err(MsmError::InvalidBase { index: 40 })
+    );
+    let sre = gpu_engine()
+        .reconfigured(MsmConfig {
+            sre: gpu_msm::SreMode::On(gpu_msm::sre::SreOptions::new(
+                gpu_msm::sre::SreStrategy::Indexed,
+            )),
+            ..gpu_engine().config().clone()
+        })
+        .unwrap();
+    let equal = vec![scalars[0]; 64];
+    assert_eq!(
+        sre.msm(&bases, &equal),
+        Err(MsmError::InvalidBase { index: 40 })
+    );
+}
+
 #[test]
 fn errors_are_typed() {
     let bases = random_bases(3, 1);

@@ -37,6 +37,11 @@ fn calibration(adapter: &str, arkworks_from: usize, gpu_from: Option<usize>) -> 
     }
 }
 
+fn off_curve(p: ark_bls12_377::G1Affine) -> ark_bls12_377::G1Affine {
+    use ark_ff::One;
+    ark_bls12_377::G1Affine::new_unchecked(p.x, p.y + ark_bls12_377::Fq::one())
+}
+
 fn route_of(e: &GpuMsm, n: usize) -> Backend {
     let bases = random_bases(n, n as u64);
     let scalars = random_scalars(n, 7 + n as u64);
@@ -61,6 +66,13 @@ fn calibrated_routes_around_both_crossovers() {
     ] {
         assert_eq!(route_of(&e, n), want, "n = {n}");
     }
+    // A base off the curve on the arkworks path: a typed error, not a wrong sum.
+    let mut bases = random_bases(20, 9);
+    bases[11] = off_curve(bases[11]);
+    assert_eq!(
+        e.msm(&bases, &random_scalars(20, 10)),
+        Err(MsmError::InvalidBase { index: 11 })
+    );
     // A GPU that never won: arkworks from the first crossover on.
     let e = with_calibration(&calibration(&adapter, 6, None), "never.json");
     assert_eq!(route_of(&e, 5), Backend::CpuDoubleAndAdd);
