@@ -143,30 +143,22 @@ impl GpuMsm {
             sre: None,
             phases: PhaseTimes::default(),
         };
-        match backend {
-            Backend::CpuDoubleAndAdd => {
+        if backend != Backend::Gpu {
+            check_on_curve(bases)?;
+            let t = Instant::now();
+            let r = if backend == Backend::CpuDoubleAndAdd {
                 let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
-                check_on_curve(bases)?;
-                let t = Instant::now();
-                let r = cpu::double_and_add(bases, scalars);
-                report.phases.window_reduction = t.elapsed();
-                report.phases.total = start.elapsed();
-                return Ok((r, report));
-            }
-            Backend::CpuArkworks => {
+                cpu::double_and_add(bases, scalars)
+            } else {
                 let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
-                check_on_curve(bases)?;
-                let t = Instant::now();
-                let r =
-                    G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
-                        bases: bases.len(),
-                        scalars: scalars.len(),
-                    })?;
-                report.phases.window_reduction = t.elapsed();
-                report.phases.total = start.elapsed();
-                return Ok((r, report));
-            }
-            Backend::Gpu => {}
+                G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
+                    bases: bases.len(),
+                    scalars: scalars.len(),
+                })?
+            };
+            report.phases.window_reduction = t.elapsed();
+            report.phases.total = start.elapsed();
+            return Ok((r, report));
         }
         if n >= SIGN_BIT as usize {
             return Err(MsmError::InputTooLarge(format!(
@@ -175,17 +167,18 @@ impl GpuMsm {
         }
 
         // Window size and SRE: fixed by the configuration, or decided by the cost model.
-        let (c, sre_plan) = {
+        let Placement { c, digits, sre } = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
             self.plan_sre(bases, scalars, &mut report)
         };
         span.record("window_bits", c);
 
         let t = Instant::now();
-        let (plan, merged) = match &sre_plan {
+        let (plan, merged) = match &sre {
             None => {
                 let _s = tracing::info_span!("gpu_msm.digits").entered();
-                (BucketPlan::new(bases, scalars, c), Vec::new())
+                let d = digits.unwrap_or_else(|| DigitMatrix::new(bases, scalars, c));
+                (BucketPlan::from_digits(&d), Vec::new())
             }
             Some(sp) => {
                 let tm = Instant::now();
@@ -326,19 +319,19 @@ impl GpuMsm {
     }
 
     /// Window size and SRE plan for a GPU call, per `config.sre`; fills the report's SRE part.
-    fn plan_sre(
-        &self,
-        bases: &[G1Affine],
-        scalars: &[Fr],
-        report: &mut MsmReport,
-    ) -> (u32, Option<sre::SrePlan>) {
+    fn plan_sre(&self, bases: &[G1Affine], scalars: &[Fr], report: &mut MsmReport) -> Placement {
         let n = bases.len();
         let c = self
             .config
             .window_bits
             .unwrap_or_else(|| best_window_bits(n));
+        let plain = |c, digits| Placement {
+            c,
+            digits,
+            sre: None,
+        };
         match self.config.sre {
-            SreMode::Off => (c, None),
+            SreMode::Off => plain(c, None),
             SreMode::On(opts) => {
                 let t = Instant::now();
                 let d = DigitMatrix::new(bases, scalars, c);
@@ -351,7 +344,11 @@ impl GpuMsm {
                     applied: true,
                     reason: "SRE on by configuration".into(),
                 });
-                (c, Some(plan))
+                Placement {
+                    c,
+                    digits: None,
+                    sre: Some(plan),
+                }
             }
             SreMode::Auto => {
                 let rates = self.rates_near(n);
@@ -363,17 +360,17 @@ impl GpuMsm {
                     reason: dec.reason.clone(),
                 };
                 report.phases.sre_search = dec.pilot_time;
-                let mut out = (dec.plain_window_bits, None);
+                let mut out = plain(dec.plain_window_bits, None);
                 if let (true, Some(r)) = (dec.search, rates) {
-                    let plan = match dec.plan {
-                        Some(p) => p,
+                    let (plan, digits) = match dec.plan {
+                        Some(p) => (p, None),
                         None => {
                             let t = Instant::now();
                             let d = DigitMatrix::new(bases, scalars, dec.window_bits);
                             report.phases.digits += t.elapsed();
                             let p = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
                             report.phases.sre_search += p.stats.search_time;
-                            p
+                            (p, Some(d))
                         }
                     };
                     let st = &plan.stats;
@@ -390,12 +387,19 @@ impl GpuMsm {
                         rep.applied = true;
                         rep.reason +=
                             &format!("; full search: {:.3} ms predicted with it", predicted / 1e6);
-                        out = (dec.window_bits, Some(plan));
+                        out = Placement {
+                            c: dec.window_bits,
+                            digits: None,
+                            sre: Some(plan),
+                        };
                     } else {
                         rep.reason += &format!(
                             "; full search found too little ({:.3} ms predicted), plain",
                             predicted / 1e6
                         );
+                        // Plain at the best plain window: reuse the digits if they are for it.
+                        let c = dec.plain_window_bits;
+                        out = plain(c, digits.filter(|d| d.window_bits == c));
                     }
                 }
                 report.sre = Some(rep);
@@ -455,6 +459,14 @@ impl GpuMsm {
             },
         );
     }
+}
+
+/// What a GPU call places in buckets: window size c, and either an SRE plan or plain digits
+/// (`digits`, when already computed at c; else they are computed from the scalars).
+struct Placement {
+    c: u32,
+    digits: Option<DigitMatrix>,
+    sre: Option<sre::SrePlan>,
 }
 
 /// `MsmError::InvalidBase` for the first base off the curve (the identity is fine).
