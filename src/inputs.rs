@@ -43,6 +43,37 @@ pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
     (0..n).map(|_| Fr::rand(&mut rng)).collect()
 }
 
+/// Named adversarial scalar vectors of length n (n >= 2), deterministic in `seed`: random,
+/// all equal, all zero, all one, all r - 1, one nonzero, two values alternating, k and -k
+/// mixed, and scalars that share every window but the lowest. For tests of every path.
+pub fn adversarial_scalars(n: usize, seed: u64) -> Vec<(&'static str, Vec<Fr>)> {
+    use ark_ff::{One, Zero};
+    let r = random_scalars(n, seed);
+    let k = r[0];
+    let mut one_nonzero = vec![Fr::zero(); n];
+    one_nonzero[n / 2] = k;
+    vec![
+        ("random", r.clone()),
+        ("all equal", vec![k; n]),
+        ("all zero", vec![Fr::zero(); n]),
+        ("all one", vec![Fr::one(); n]),
+        ("r - 1", vec![-Fr::one(); n]),
+        ("one nonzero", one_nonzero),
+        (
+            "two values",
+            (0..n).map(|i| if i % 2 == 0 { k } else { r[1] }).collect(),
+        ),
+        (
+            "k and -k",
+            (0..n).map(|i| if i % 3 == 0 { -k } else { k }).collect(),
+        ),
+        (
+            "share all windows but the lowest",
+            (0..n).map(|i| k + Fr::from(i as u64 % 7)).collect(),
+        ),
+    ]
+}
+
 /// Shapes of scalar vectors for examples and benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScalarDistribution {

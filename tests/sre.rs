@@ -4,9 +4,8 @@
 mod common;
 
 use ark_bls12_377::{Fr, G1Affine};
-use ark_ff::{One, Zero};
 use common::{gpu_engine, reference};
-use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
 use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 use gpu_msm::{Backend, GpuMsm, MsmConfig, SreMode};
 
@@ -18,33 +17,6 @@ fn engine(sre: SreMode, window_bits: Option<u32>) -> GpuMsm {
         ..base.config().clone()
     })
     .expect("same device")
-}
-
-fn scalar_sets(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
-    let r = random_scalars(n, 21);
-    let k = r[0];
-    let mut one_nonzero = vec![Fr::zero(); n];
-    one_nonzero[n / 2] = k;
-    vec![
-        ("random", r.clone()),
-        ("all equal", vec![k; n]),
-        ("all zero", vec![Fr::zero(); n]),
-        ("all one", vec![Fr::one(); n]),
-        ("r - 1", vec![-Fr::one(); n]),
-        ("one nonzero", one_nonzero),
-        (
-            "two values",
-            (0..n).map(|i| if i % 2 == 0 { k } else { r[1] }).collect(),
-        ),
-        (
-            "k and -k",
-            (0..n).map(|i| if i % 3 == 0 { -k } else { k }).collect(),
-        ),
-        (
-            "share all windows but the lowest",
-            (0..n).map(|i| k + Fr::from(i as u64 % 7)).collect(),
-        ),
-    ]
 }
 
 fn bases_with_traps(n: usize) -> Vec<G1Affine> {
@@ -68,7 +40,7 @@ fn every_strategy_matches_arkworks() {
             };
             for c in [4, 8] {
                 let e = engine(SreMode::On(opts), Some(c));
-                for (name, scalars) in scalar_sets(n) {
+                for (name, scalars) in adversarial_scalars(n, 21) {
                     let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
                     assert_eq!(got, reference(&bases, &scalars), "{name}, c={c}, {opts:?}");
                     assert_eq!(rep.backend, Backend::Gpu);
@@ -120,7 +92,7 @@ fn auto_is_plain_until_measured_and_always_right() {
         sre.reason
     );
     // Measured now: whatever the model decides, the result stays right.
-    for (name, scalars) in scalar_sets(n) {
+    for (name, scalars) in adversarial_scalars(n, 21) {
         let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
         assert_eq!(got, reference(&bases, &scalars), "{name}");
         assert!(rep.sre.is_some());

@@ -1,9 +1,8 @@
 use super::*;
 use crate::digits::{BucketPlan, DigitMatrix};
-use crate::inputs::{random_bases, random_scalars};
+use crate::inputs::{adversarial_scalars, random_bases, random_scalars};
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
-use ark_ff::Zero;
 
 fn all_options() -> Vec<SreOptions> {
     let mut v = Vec::new();
@@ -57,30 +56,6 @@ fn msm_through_plan(bases: &[G1Affine], scalars: &[Fr], c: u32, opts: &SreOption
     BucketPlan::from_digits(&rows).sum_on_cpu(&points)
 }
 
-fn adversarial_scalar_sets(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
-    let r = random_scalars(n, 11);
-    let k = r[0];
-    vec![
-        ("random", r.clone()),
-        ("all equal", vec![k; n]),
-        ("all zero", vec![Fr::zero(); n]),
-        ("all one", vec![Fr::from(1u64); n]),
-        ("r - 1", vec![-Fr::from(1u64); n]),
-        (
-            "two values",
-            (0..n).map(|i| if i % 2 == 0 { k } else { r[1] }).collect(),
-        ),
-        (
-            "k and -k",
-            (0..n).map(|i| if i % 3 == 0 { -k } else { k }).collect(),
-        ),
-        (
-            "share every window but the lowest",
-            (0..n).map(|i| k + Fr::from(i as u64 % 5)).collect(),
-        ),
-    ]
-}
-
 #[test]
 fn every_strategy_gives_the_msm_on_adversarial_inputs() {
     let n = 40;
@@ -88,7 +63,7 @@ fn every_strategy_gives_the_msm_on_adversarial_inputs() {
     bases[3] = G1Affine::identity();
     bases[7] = bases[6]; // duplicate base
     bases[9] = -bases[8]; // P and -P
-    for (name, scalars) in adversarial_scalar_sets(n) {
+    for (name, scalars) in adversarial_scalars(n, 11) {
         let expected = G1Projective::msm(&bases, &scalars).unwrap();
         for c in [3, 4, 8] {
             for opts in all_options() {
