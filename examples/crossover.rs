@@ -124,7 +124,7 @@ fn main() {
     let mut sizes = Vec::new();
     for l in 1..=max_log {
         sizes.push(1usize << l);
-        if l < max_log && l >= 1 {
+        if l < max_log {
             sizes.push(3usize << (l - 1));
         }
     }
