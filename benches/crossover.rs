@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     let dd_max = env_usize("GPU_MSM_BENCH_DD_MAX").unwrap_or(4096);
     // Every call on the GPU: the bench measures the paths, not the routing.
     let engine = GpuMsm::with_config(MsmConfig {
-        small_msm_cutoff: 0,
+        force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,
         ..Default::default()
     })

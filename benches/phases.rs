@@ -55,6 +55,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let engine = GpuMsm::with_config(MsmConfig {
         calibration: CalibrationSource::Defaults,
+        force_backend: Some(gpu_msm::Backend::Gpu),
         ..Default::default()
     })
     .unwrap_or_else(|e| panic!("{e}"));

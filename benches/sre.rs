@@ -18,7 +18,11 @@ fn bench(c: &mut Criterion) {
         .ok()
         .map(|s| ScalarDistribution::parse(&s).expect("uniform, distinct:K or bits:B"))
         .unwrap_or(ScalarDistribution::Uniform);
-    let base = GpuMsm::new().unwrap_or_else(|e| panic!("{e}"));
+    let base = GpuMsm::with_config(MsmConfig {
+        force_backend: Some(gpu_msm::Backend::Gpu),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     let on = SreOptions::new(SreStrategy::Indexed);
     let mut group = c.benchmark_group(format!("sre {dist} on {}", base.adapter_name()));
     group.sample_size(10);

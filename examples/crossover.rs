@@ -100,7 +100,7 @@ fn main() {
     let out: PathBuf = arg(&args, "--out").unwrap_or_else(|| "calibration.json".into());
     let chart: PathBuf = arg(&args, "--chart").unwrap_or_else(|| "crossover.svg".into());
     let engine = match GpuMsm::with_config(MsmConfig {
-        small_msm_cutoff: 0,
+        force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,
         adapter: AdapterChoice {
             name_contains: arg(&args, "--adapter"),

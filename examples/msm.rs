@@ -64,6 +64,8 @@ fn main() {
         },
         shader_runtime_checks: args.iter().any(|a| a == "--checked"),
         sre,
+        // The main job shows the GPU path, on a software adapter too.
+        force_backend: Some(gpu_msm::Backend::Gpu),
         ..Default::default()
     };
     let n = 1usize << log_n;

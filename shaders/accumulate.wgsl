@@ -1,24 +1,21 @@
-// Stage 2: bucket accumulation (point merging), in two passes.
+// Stage 2: bucket accumulation (point merging): one thread per chunk adds its points with
+// mixed additions; merge.wgsl then merges the chunk sums of each bucket.
 //
 // The host hands over the entries grouped by bucket (a CSR layout), each entry a point index
-// with the digit's sign in bit 31, and cut into chunks of at most MAX_CHUNK_ENTRIES entries of
-// one bucket: chunk k owns entries[chunk_offsets[k] .. chunk_offsets[k + 1]].
-//   accumulate: one thread per chunk adds its points with mixed additions.
-//   merge_chunks: one thread per bucket g adds its chunks bucket_chunks[g] .. [g + 1].
-// No two threads write the same output, so no atomics are needed, and a hot bucket is spread
-// over many threads. Point indices refer to the point array, so points merged on the host
-// (SRE) only need to be appended to that array.
+// with the digit's sign in bit 31, and cut into chunks of at most the plan's chunk cap
+// (<= MAX_CHUNK_ENTRIES) entries of one bucket: chunk k owns
+// entries[chunk_offsets[k] .. chunk_offsets[k + 1]]. No two threads write the same output,
+// so no atomics are needed, and a hot bucket is spread over many threads. Point indices refer
+// to the point array, so points merged on the host (SRE) only need to be appended to it.
 //
-// Chunk sums and buckets are stored limb-major ("structure of arrays"): word k of bucket g
-// sits at k * total_buckets + g, so neighbouring threads write neighbouring words.
+// Chunk sums are stored limb-major ("structure of arrays"): word i of chunk k sits at
+// i * num_chunks + k, so neighbouring threads write neighbouring words.
 
 @group(0) @binding(0) var<storage, read> points: array<u32>;
 @group(0) @binding(1) var<storage, read> chunk_offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> entries: array<u32>;
 @group(0) @binding(3) var<storage, read_write> chunk_sums: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> bucket_chunks: array<u32>;
-@group(0) @binding(6) var<storage, read_write> buckets: array<u32>;
 
 const SIGN_BIT: u32 = 0x80000000u;
 
@@ -53,27 +50,5 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
     let w = point_to_words(acc);
     for (var i = 0u; i < POINT_WORDS; i++) {
         chunk_sums[i * params.num_chunks + k] = w[i];
-    }
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn merge_chunks(@builtin(global_invocation_id) gid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = thread_index(gid, nwg);
-    if (g >= params.total_buckets) {
-        return;
-    }
-    var acc = point_identity();
-    let end = bucket_chunks[g + 1u];
-    for (var k = bucket_chunks[g]; k < end; k++) {
-        var w: array<u32, 36>;
-        for (var i = 0u; i < POINT_WORDS; i++) {
-            w[i] = chunk_sums[i * params.num_chunks + k];
-        }
-        acc = point_add(acc, point_from_words(w));
-    }
-    let w = point_to_words(acc);
-    for (var i = 0u; i < POINT_WORDS; i++) {
-        buckets[i * params.total_buckets + g] = w[i];
     }
 }

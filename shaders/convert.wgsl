@@ -1,5 +1,7 @@
-// Stage 1: convert the uploaded bases, in place, from arkworks' Montgomery form (x * 2^384)
-// to ours (x * 2^390). Each point is 24 u32 words: x then y, 12 packed words each.
+// Stage 1: convert uploaded points first_point .. num_points, in place, from arkworks'
+// Montgomery form (x * 2^384) to ours (x * 2^390). Each point is 24 u32 words: x then y, 12
+// packed words each. Resident bases are converted once, when they are loaded; a call on them
+// converts only the points SRE merged on the host.
 
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
@@ -7,7 +9,7 @@
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_index(gid, nwg);
+    let i = params.first_point + thread_index(gid, nwg);
     if (i >= params.num_points) {
         return;
     }

@@ -4,7 +4,7 @@
 // linear index is x + y * (workgroups in x) * WORKGROUP_SIZE.
 
 struct Params {
-    // Points to convert (convert stage).
+    // The convert stage converts points first_point .. num_points.
     num_points: u32,
     // Windows W and buckets per window B (signed digits: B = 2^(c-1)).
     num_windows: u32,
@@ -20,7 +20,7 @@ struct Params {
     total_segments: u32,
     // Accumulation chunks (see accumulate.wgsl).
     num_chunks: u32,
-    _pad0: u32,
+    first_point: u32,
     _pad1: u32,
     _pad2: u32,
 }

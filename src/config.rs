@@ -2,6 +2,7 @@
 
 use crate::calibration::CalibrationSource;
 use crate::error::{MsmError, Result};
+use crate::report::Backend;
 use crate::sre::SreOptions;
 
 /// Below this many points the engine uses the CPU double-and-add path.
@@ -79,6 +80,13 @@ pub struct MsmConfig {
     /// Scalar Redundancy Elimination: off by default (on random scalars it saves too little
     /// to pay for its search; see docs/SRE.md).
     pub sre: SreMode,
+    /// Run every MSM with n >= 1 on this path, whatever the routing would pick (tests and
+    /// examples force [`Backend::Gpu`] so that the shaders run on a software adapter too).
+    /// `None` (the default) routes each call.
+    pub force_backend: Option<Backend>,
+    /// Refuse to build an engine without a GPU adapter ([`MsmError::NoAdapter`]). By default
+    /// an engine with no adapter at all still works, on the CPU paths, and says so.
+    pub require_gpu: bool,
 }
 
 impl Default for MsmConfig {
@@ -90,6 +98,8 @@ impl Default for MsmConfig {
             adapter: AdapterChoice::default(),
             shader_runtime_checks: false,
             sre: SreMode::Off,
+            force_backend: None,
+            require_gpu: false,
         }
     }
 }

@@ -17,11 +17,37 @@ pub const MIXED_ADD_MULS: u64 = 11;
 pub const ADD_MULS: u64 = 12;
 
 /// Most entries one GPU thread adds in bucket accumulation. A bigger bucket (skewed scalars:
-/// one repeated value, or the top window, where half the points land in one bucket) is split
-/// into chunks summed by separate threads and merged afterwards. This balances the work on a
-/// GPU, and it keeps each invocation far below the 65535 loop iterations after which Mesa's
+/// one repeated value, 0/1 witnesses, or the top window, where half the points land in one
+/// bucket) is split into chunks summed by separate threads and merged afterwards. The cap
+/// also keeps each invocation far below the 65535 loop iterations after which Mesa's
 /// llvmpipe/lavapipe silently stops a loop (one chunk entry costs about 30 iterations).
 pub const MAX_CHUNK_ENTRIES: u32 = 1024;
+
+/// Fewest entries a chunk is cut at: below this the merge work (one projective addition per
+/// chunk) would cost more than the parallelism it buys.
+pub const MIN_CHUNK_ENTRIES: u32 = 32;
+
+/// Accumulation threads the chunk size aims for: enough to fill a large GPU (an H200 runs
+/// about 2^18 threads at once; a thread per chunk also needs a few chunks in flight per
+/// core), so the chunk cap is the entries over this, within
+/// [`MIN_CHUNK_ENTRIES`]..=[`MAX_CHUNK_ENTRIES`].
+pub const TARGET_CHUNKS: u32 = 1 << 16;
+
+/// Most partial sums one GPU thread adds in one merge level: a bucket cut into more chunks
+/// than this is merged over several levels (a tree of fan-in `MERGE_FANIN`), so no thread
+/// serializes a hot bucket.
+pub const MERGE_FANIN: u32 = 32;
+
+/// Most merge levels: enough for 2^31 entries in one bucket at [`MIN_CHUNK_ENTRIES`] each
+/// (2^26 chunks, 32^6 > 2^26).
+pub const MAX_MERGE_LEVELS: usize = 6;
+
+/// The chunk cap for a plan of `entries` entries: `entries / TARGET_CHUNKS`, clamped to
+/// [`MIN_CHUNK_ENTRIES`]..=[`MAX_CHUNK_ENTRIES`].
+pub fn chunk_entries(entries: usize) -> u32 {
+    let per = entries / TARGET_CHUNKS as usize;
+    per.clamp(MIN_CHUNK_ENTRIES as usize, MAX_CHUNK_ENTRIES as usize) as u32
+}
 
 /// Bit 31 of an entry: the digit was negative, so the point is subtracted.
 pub const SIGN_BIT: u32 = 1 << 31;
@@ -40,20 +66,69 @@ pub fn buckets_per_window(c: u32) -> u32 {
     1 << (c - 1)
 }
 
+/// Signed c-bit windows that scalars of at most `bits` bits need: ceil((bits + 1) / c), so
+/// that the top window never carries out; none for `bits = 0` (all scalars zero).
+pub fn windows_for_bits(bits: u32, c: u32) -> u32 {
+    if bits == 0 {
+        0
+    } else {
+        (bits.min(SCALAR_BITS) + 1).div_ceil(c)
+    }
+}
+
 /// Field multiplications of the GPU pipeline for n points at window size c: n mixed
 /// additions per window into the buckets, then two projective additions per bucket for the
 /// running sums of the reduction.
 pub fn pippenger_cost(n: usize, c: u32) -> u64 {
-    let w = num_windows(c) as u64;
+    pippenger_cost_for_bits(n, c, SCALAR_BITS)
+}
+
+/// [`pippenger_cost`] for scalars of at most `bits` bits (only the windows they need).
+pub fn pippenger_cost_for_bits(n: usize, c: u32, bits: u32) -> u64 {
+    let w = windows_for_bits(bits, c) as u64;
     let b = buckets_per_window(c) as u64;
     w * (n as u64 * MIXED_ADD_MULS + 2 * b * ADD_MULS)
 }
 
 /// The window size c that minimises [`pippenger_cost`] for n points.
 pub fn best_window_bits(n: usize) -> u32 {
+    best_window_bits_for(n, SCALAR_BITS)
+}
+
+/// The window size c that minimises [`pippenger_cost_for_bits`] for n scalars of at most
+/// `bits` bits.
+pub fn best_window_bits_for(n: usize, bits: u32) -> u32 {
     (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS)
-        .min_by_key(|&c| (pippenger_cost(n, c), c))
+        .min_by_key(|&c| (pippenger_cost_for_bits(n, c, bits.max(1)), c))
         .expect("non-empty range")
+}
+
+/// The scalars as little-endian integers (zero where the base is the point at infinity, which
+/// contributes nothing), and the largest bit length among them.
+pub fn scalar_integers(bases: &[G1Affine], scalars: &[Fr]) -> (Vec<[u64; 4]>, u32) {
+    assert_eq!(bases.len(), scalars.len());
+    let ints: Vec<[u64; 4]> = scalars
+        .par_iter()
+        .zip(bases.par_iter())
+        .map(|(s, p)| {
+            if p.is_zero() {
+                [0; 4]
+            } else {
+                s.into_bigint().0
+            }
+        })
+        .collect();
+    let bits = ints
+        .par_iter()
+        .map(|k| {
+            (0..4)
+                .rev()
+                .find(|&i| k[i] != 0)
+                .map_or(0, |i| 64 * i as u32 + 64 - k[i].leading_zeros())
+        })
+        .max()
+        .unwrap_or(0);
+    (ints, bits)
 }
 
 /// Raw bits [start, start + c) of a little-endian integer given as 64-bit limbs.
@@ -168,6 +243,25 @@ impl DigitMatrix {
         }
     }
 
+    /// Signed digits of scalar integers (from [`scalar_integers`]) in `windows` windows of c
+    /// bits; `windows` must cover the largest integer ([`windows_for_bits`]).
+    pub fn from_scalar_integers(ints: &[[u64; 4]], c: u32, windows: u32) -> Self {
+        assert!((1..=MAX_WINDOW_BITS).contains(&c));
+        let nw = windows as usize;
+        let mut digits = vec![0i32; ints.len() * nw];
+        if nw > 0 {
+            digits
+                .par_chunks_mut(nw)
+                .zip(ints.par_iter())
+                .for_each(|(d, k)| signed_digits_of_limbs(k, c, d));
+        }
+        Self {
+            window_bits: c,
+            num_windows: nw,
+            digits,
+        }
+    }
+
     /// Number of rows (points).
     pub fn rows(&self) -> usize {
         self.digits.len() / self.num_windows.max(1)
@@ -202,8 +296,10 @@ pub struct BucketPlan {
     pub offsets: Vec<u32>,
     /// Point indices (with sign bit), grouped by bucket, ascending point index in a bucket.
     pub entries: Vec<u32>,
+    /// Most entries in one chunk, [`chunk_entries`] of the entry count.
+    pub chunk_cap: u32,
     /// Chunk boundaries: chunk k owns `entries[chunk_offsets[k]..chunk_offsets[k + 1]]`, at
-    /// most [`MAX_CHUNK_ENTRIES`] entries, all of one bucket.
+    /// most `chunk_cap` entries, all of one bucket.
     pub chunk_offsets: Vec<u32>,
     /// Bucket g is the sum of chunks `bucket_chunks[g]..bucket_chunks[g + 1]` (none when the
     /// bucket is empty).
@@ -281,13 +377,15 @@ impl BucketPlan {
             }
         });
 
-        let (chunk_offsets, bucket_chunks) = chunk(&offsets);
+        let chunk_cap = chunk_entries(entries.len());
+        let (chunk_offsets, bucket_chunks) = chunk(&offsets, chunk_cap);
         Self {
             window_bits: c,
             num_windows: nw as u32,
             buckets_per_window: nb as u32,
             offsets,
             entries,
+            chunk_cap,
             chunk_offsets,
             bucket_chunks,
         }
@@ -337,8 +435,8 @@ impl BucketPlan {
     }
 }
 
-/// Splits each bucket's entry range into chunks of at most [`MAX_CHUNK_ENTRIES`].
-fn chunk(offsets: &[u32]) -> (Vec<u32>, Vec<u32>) {
+/// Splits each bucket's entry range into chunks of at most `cap` entries.
+fn chunk(offsets: &[u32], cap: u32) -> (Vec<u32>, Vec<u32>) {
     let mut chunk_offsets = Vec::with_capacity(offsets.len());
     let mut bucket_chunks = Vec::with_capacity(offsets.len());
     bucket_chunks.push(0);
@@ -346,12 +444,76 @@ fn chunk(offsets: &[u32]) -> (Vec<u32>, Vec<u32>) {
         let mut start = g[0];
         while start < g[1] {
             chunk_offsets.push(start);
-            start = start.saturating_add(MAX_CHUNK_ENTRIES);
+            start = start.saturating_add(cap);
         }
         bucket_chunks.push(chunk_offsets.len() as u32);
     }
     chunk_offsets.push(*offsets.last().expect("at least one offset"));
     (chunk_offsets, bucket_chunks)
+}
+
+/// One level of the merge of chunk sums into bucket sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeLevel {
+    /// Where this level's group boundaries start in [`MergePlan::groups`].
+    pub group_base: u32,
+    /// Groups (outputs) of this level; group g sums its inputs
+    /// `groups[group_base + g]..groups[group_base + g + 1]`.
+    pub num_groups: u32,
+    /// Inputs of this level (the previous level's groups, or the chunks).
+    pub num_inputs: u32,
+}
+
+/// How the chunk sums become bucket sums: levels of at most [`MERGE_FANIN`] inputs per
+/// output, all of one bucket; the last level has exactly one group per bucket (empty for an
+/// empty bucket), so it writes the bucket sums.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergePlan {
+    /// Every level's group boundaries, level after level.
+    pub groups: Vec<u32>,
+    /// The levels, first to last (at least one).
+    pub levels: Vec<MergeLevel>,
+}
+
+impl MergePlan {
+    /// The merge of a plan's chunks (`bucket_chunks`: bucket g owns chunks
+    /// `bucket_chunks[g]..bucket_chunks[g + 1]`) with fan-in at most `fanin` (>= 2).
+    pub fn new(bucket_chunks: &[u32], fanin: u32) -> Self {
+        assert!(fanin >= 2);
+        let mut counts: Vec<u32> = bucket_chunks.windows(2).map(|w| w[1] - w[0]).collect();
+        let mut inputs = *bucket_chunks.last().unwrap_or(&0);
+        let mut groups = Vec::new();
+        let mut levels = Vec::new();
+        loop {
+            let last = counts.iter().all(|&k| k <= fanin);
+            let group_base = groups.len() as u32;
+            let mut at = 0u32;
+            groups.push(0);
+            for k in counts.iter_mut() {
+                if last {
+                    at += *k;
+                    groups.push(at);
+                    continue;
+                }
+                let parts = k.div_ceil(fanin);
+                for p in 0..parts {
+                    at += fanin.min(*k - p * fanin);
+                    groups.push(at);
+                }
+                *k = parts;
+            }
+            let num_groups = groups.len() as u32 - group_base - 1;
+            levels.push(MergeLevel {
+                group_base,
+                num_groups,
+                num_inputs: inputs,
+            });
+            inputs = num_groups;
+            if last {
+                return Self { groups, levels };
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -360,7 +522,7 @@ mod tests {
     use crate::inputs::{random_bases, random_scalars};
     use ark_bls12_377::G1Projective;
     use ark_ec::VariableBaseMSM;
-    use ark_ff::{BigInteger, Zero};
+    use ark_ff::{BigInteger, Field, Zero};
 
     fn edge_scalars() -> Vec<Fr> {
         let mut v = vec![
@@ -440,6 +602,91 @@ mod tests {
     }
 
     #[test]
+    fn chunk_cap_follows_the_entry_count_within_bounds() {
+        let t = TARGET_CHUNKS as usize;
+        let (lo, hi) = (MIN_CHUNK_ENTRIES as usize, MAX_CHUNK_ENTRIES as usize);
+        assert_eq!(chunk_entries(0), MIN_CHUNK_ENTRIES);
+        for per in [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1] {
+            for e in [per * t - 1, per * t, per * t + 1] {
+                let want = (e / t).clamp(lo, hi) as u32;
+                assert_eq!(chunk_entries(e), want, "{e} entries");
+            }
+        }
+    }
+
+    /// Sums of the chunk counts, level by level, end with one group per bucket holding all
+    /// of its chunks, and no group takes more than the fan-in or mixes buckets.
+    #[test]
+    fn merge_levels_bound_the_fanin() {
+        let f = MERGE_FANIN;
+        for (sizes, want_levels) in [
+            (vec![0, 0, 0], 1),
+            (vec![1, 0, f - 1], 1),
+            (vec![f], 1),
+            (vec![f + 1], 2),
+            (vec![3, f * f], 2),
+            (vec![f * f + 1, 0], 3),
+            (vec![f * f * f + 1], 4),
+        ] {
+            let mut bc = vec![0u32];
+            for s in &sizes {
+                bc.push(bc.last().unwrap() + s);
+            }
+            let plan = MergePlan::new(&bc, f);
+            assert_eq!(plan.levels.len(), want_levels, "{sizes:?}");
+            assert!(plan.levels.len() <= MAX_MERGE_LEVELS);
+            // Follow every chunk's bucket through the levels.
+            let mut owner: Vec<usize> = (0..sizes.len())
+                .flat_map(|g| std::iter::repeat_n(g, sizes[g] as usize))
+                .collect();
+            for (i, lv) in plan.levels.iter().enumerate() {
+                assert_eq!(lv.num_inputs as usize, owner.len());
+                let gs = &plan.groups[lv.group_base as usize..][..lv.num_groups as usize + 1];
+                assert_eq!(gs[0], 0);
+                assert_eq!(*gs.last().unwrap() as usize, owner.len());
+                let last = i + 1 == plan.levels.len();
+                let mut next = Vec::new();
+                for (g, w) in gs.windows(2).enumerate() {
+                    assert!(w[1] >= w[0] && w[1] - w[0] <= f);
+                    let members = &owner[w[0] as usize..w[1] as usize];
+                    let bucket = if last { g } else { members[0] };
+                    assert!(members.iter().all(|&b| b == bucket), "{sizes:?}");
+                    next.push(bucket);
+                }
+                owner = next;
+            }
+            assert_eq!(owner, (0..sizes.len()).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn windows_follow_the_largest_scalar() {
+        let bases = random_bases(4, 1);
+        for c in [2, 5, 16] {
+            assert_eq!(windows_for_bits(0, c), 0);
+            assert_eq!(windows_for_bits(SCALAR_BITS, c), num_windows(c));
+            for bits in [1u32, 7, 8, 9, 64, 65, 252] {
+                let k = Fr::from(2u64).pow([bits as u64 - 1]); // bit length `bits`
+                let scalars = [k, Fr::from(1u64), Fr::zero(), -k];
+                let (ints, top) = scalar_integers(&bases[..3], &scalars[..3]);
+                assert_eq!(top, bits.max(1));
+                let w = windows_for_bits(top, c);
+                let d = DigitMatrix::from_scalar_integers(&ints, c, w);
+                let full = DigitMatrix::new(&bases[..3], &scalars[..3], c);
+                for i in 0..3 {
+                    assert_eq!(d.row(i), &full.row(i)[..w as usize], "c={c} bits={bits}");
+                    assert!(full.row(i)[w as usize..].iter().all(|&x| x == 0));
+                }
+            }
+        }
+        // A scalar on the point at infinity does not count.
+        let mut b = bases.clone();
+        b[0] = G1Affine::identity();
+        let (_, top) = scalar_integers(&b[..2], &[-Fr::from(1u64), Fr::from(3u64)]);
+        assert_eq!(top, 2);
+    }
+
+    #[test]
     fn chunks_cover_buckets_within_the_cap() {
         let m = MAX_CHUNK_ENTRIES;
         for sizes in [
@@ -452,7 +699,7 @@ mod tests {
             for s in &sizes {
                 offsets.push(offsets.last().unwrap() + s);
             }
-            let (co, bc) = chunk(&offsets);
+            let (co, bc) = chunk(&offsets, m);
             assert_eq!(bc.len(), offsets.len());
             for (g, s) in sizes.iter().enumerate() {
                 let (a, b) = (bc[g] as usize, bc[g + 1] as usize);

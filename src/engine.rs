@@ -1,36 +1,65 @@
-//! `GpuMsm`: the engine a prover holds, and the routing of each call.
+//! `GpuMsm`: the engine a prover holds. A thin facade over the phases: validation and
+//! routing ([`crate::routing`]), the SRE policy ([`crate::sre`]), digits and bucket plans
+//! ([`crate::digits`]), the GPU run ([`crate::gpu`]) and the window reduction ([`crate::cpu`]).
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
+use ark_ff::Zero;
 use rayon::prelude::*;
 
+use crate::bases::{Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{MsmConfig, SreMode};
-use crate::digits::{best_window_bits, pippenger_cost, BucketPlan, DigitMatrix, SIGN_BIT};
+use crate::config::MsmConfig;
+use crate::digits::{
+    best_window_bits_for, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+};
 use crate::error::{MsmError, Result};
-use crate::gpu::field::{affine_upload_words, point_from_shader_words, AFFINE_WORDS, POINT_WORDS};
+use crate::gpu::field::{point_from_shader_words, POINT_WORDS};
 use crate::gpu::selftest::ShaderOps;
-use crate::gpu::GpuContext;
-use crate::report::{Backend, MsmReport, PhaseTimes, SreReport};
-use crate::sre;
-use crate::sre::auto::{self, Rates, DEFAULT_MERGE_NS};
-use crate::{cpu, digits};
+use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, Points};
+use crate::report::{Backend, MsmReport, PhaseTimes};
+use crate::routing::{self, AdapterFacts};
+use crate::sre::policy::{Placement, SrePolicy};
+use crate::{cpu, sre};
+
+/// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
+/// it was loaded.
+static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 
 /// A multi-scalar multiplication engine for BLS12-377 G1 on one wgpu adapter.
 ///
 /// Build it once (adapter, device and pipeline compilation take time) and share it: it is
-/// `Send + Sync`, and concurrent calls from several threads are allowed.
+/// `Send + Sync`, and concurrent calls from several threads are allowed. Without any GPU
+/// adapter it still works, on the CPU paths (unless [`MsmConfig::require_gpu`]).
 pub struct GpuMsm {
     config: MsmConfig,
-    gpu: Arc<GpuContext>,
+    gpu: Option<Arc<GpuContext>>,
+    adapter: AdapterFacts,
+    device: u64,
     /// Crossovers for routing, when configured.
     calibration: Option<Calibration>,
-    /// Rates measured on this engine's GPU calls, by floor(log2 n), for `SreMode::Auto`.
-    rates: Mutex<BTreeMap<u32, Rates>>,
+    sre: SrePolicy,
+}
+
+/// A GPU call after its host work, ready to submit.
+struct Prepared<'a> {
+    report: MsmReport,
+    start: Instant,
+    bases: BasesRef<'a>,
+    n: usize,
+    c: u32,
+    plan: BucketPlan,
+    merged: Vec<G1Affine>,
+}
+
+/// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
+enum Step<'a> {
+    Done(G1Projective, Box<MsmReport>),
+    Gpu(Box<Prepared<'a>>),
 }
 
 impl GpuMsm {
@@ -43,17 +72,38 @@ impl GpuMsm {
     pub fn with_config(config: MsmConfig) -> Result<Self> {
         config.validate()?;
         let calibration = load_calibration(&config.calibration)?;
-        let gpu = GpuContext::new(&config)?;
+        let (gpu, adapter) = match GpuContext::new(&config) {
+            Ok(g) => {
+                let facts = AdapterFacts::Gpu {
+                    name: g.adapter_name().to_string(),
+                    software: g.is_software(),
+                };
+                (Some(Arc::new(g)), facts)
+            }
+            // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
+            // by a forced GPU backend, or by naming an adapter).
+            Err(MsmError::NoAdapter { detail })
+                if !config.require_gpu
+                    && config.force_backend != Some(Backend::Gpu)
+                    && config.adapter_filter().is_none() =>
+            {
+                (None, AdapterFacts::None(detail))
+            }
+            Err(e) => return Err(e),
+        };
         Ok(Self {
             config,
             calibration,
-            gpu: Arc::new(gpu),
-            rates: Mutex::new(BTreeMap::new()),
+            gpu,
+            adapter,
+            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
+            sre: SrePolicy::default(),
         })
     }
 
     /// An engine with `config` on this engine's device and pipelines (no new adapter or
-    /// compilation). `config` must keep the adapter choice and the shader checks.
+    /// compilation); [`Bases`] loaded by either engine work on both. `config` must keep the
+    /// adapter choice and the shader checks.
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
         if config.adapter != self.config.adapter
@@ -64,11 +114,19 @@ impl GpuMsm {
                     .into(),
             ));
         }
+        if self.gpu.is_none() && (config.require_gpu || config.force_backend == Some(Backend::Gpu))
+        {
+            return Err(MsmError::NoAdapter {
+                detail: "this engine has no GPU adapter".into(),
+            });
+        }
         Ok(Self {
             calibration: load_calibration(&config.calibration)?,
             config,
-            gpu: Arc::clone(&self.gpu),
-            rates: Mutex::new(BTreeMap::new()),
+            gpu: self.gpu.clone(),
+            adapter: self.adapter.clone(),
+            device: self.device,
+            sre: SrePolicy::default(),
         })
     }
 
@@ -82,54 +140,175 @@ impl GpuMsm {
         &self.config
     }
 
-    /// The adapter's name.
+    /// Whether the engine has a GPU adapter (else it runs everything on the CPU).
+    pub fn has_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).
+    pub fn is_software_adapter(&self) -> bool {
+        matches!(self.adapter, AdapterFacts::Gpu { software: true, .. })
+    }
+
+    /// The adapter's name ("none" without an adapter).
     pub fn adapter_name(&self) -> &str {
-        self.gpu.adapter_name()
+        self.gpu.as_ref().map_or("none", |g| g.adapter_name())
     }
 
-    /// The adapter's wgpu backend (Vulkan, Metal, DX12, ...), as text.
+    /// The adapter's wgpu backend (Vulkan, Metal, DX12, ...), as text; without an adapter,
+    /// why there is none.
     pub fn adapter_backend(&self) -> String {
-        format!("{:?}", self.gpu.info.backend)
+        match (&self.gpu, &self.adapter) {
+            (Some(g), _) => format!("{:?}", g.info.backend),
+            (None, AdapterFacts::None(why)) => format!("CPU only: {why}"),
+            (None, _) => "CPU only".into(),
+        }
     }
 
-    /// Time it took to create the compute pipelines.
+    /// Time it took to create the compute pipelines (zero without an adapter).
     pub fn pipeline_creation_time(&self) -> Duration {
-        self.gpu.pipeline_creation_time()
+        self.gpu
+            .as_ref()
+            .map_or(Duration::ZERO, |g| g.pipeline_creation_time())
     }
 
     /// Self-test access to the individual shader functions on this engine's device.
     pub fn shader_ops(&self) -> Result<ShaderOps<'_>> {
-        ShaderOps::new(&self.gpu)
+        ShaderOps::new(self.gpu_context()?)
     }
 
-    /// `sum_i scalars[i] * bases[i]`.
-    pub fn msm(&self, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective> {
+    /// Idle pooled GPU workspaces (buffers kept for the next calls).
+    pub fn idle_workspaces(&self) -> usize {
+        self.gpu.as_ref().map_or(0, |g| g.idle_workspaces())
+    }
+
+    fn gpu_context(&self) -> Result<&GpuContext> {
+        self.gpu.as_deref().ok_or_else(|| MsmError::NoAdapter {
+            detail: "this engine runs on the CPU only".into(),
+        })
+    }
+
+    /// Loads `bases` for many calls: checked on the curve once (an off-curve base is
+    /// [`MsmError::InvalidBase`]), uploaded and converted on the device once.
+    pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
+        let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
+        check_on_curve(bases)?;
+        let resident = match &self.gpu {
+            Some(g) => Some(g.load_points(bases)?),
+            None => None,
+        };
+        Ok(Bases::new(self.device, bases.to_vec(), resident))
+    }
+
+    /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
+    /// each) or a resident [`Bases`] (its first `scalars.len()` points).
+    pub fn msm<B: MsmBases + ?Sized>(&self, bases: &B, scalars: &[Fr]) -> Result<G1Projective> {
         self.msm_with_report(bases, scalars).map(|(r, _)| r)
     }
 
     /// The MSM and a report of what ran and how long each phase took.
-    pub fn msm_with_report(
+    pub fn msm_with_report<B: MsmBases + ?Sized>(
         &self,
-        bases: &[G1Affine],
+        bases: &B,
         scalars: &[Fr],
     ) -> Result<(G1Projective, MsmReport)> {
-        let start = Instant::now();
-        if bases.len() != scalars.len() {
-            return Err(MsmError::LengthMismatch {
-                bases: bases.len(),
-                scalars: scalars.len(),
-            });
-        }
-        let n = bases.len();
         let span = tracing::info_span!(
             "gpu_msm.msm",
-            n,
-            backend = tracing::field::Empty,
-            window_bits = tracing::field::Empty
+            n = scalars.len(),
+            backend = tracing::field::Empty
         );
         let _call = span.enter();
-        let (backend, route) = self.route(n);
-        span.record("backend", tracing::field::debug(backend));
+        match self.prepare(bases.bases_ref(), scalars)? {
+            Step::Done(r, rep) => Ok((r, *rep)),
+            Step::Gpu(p) => {
+                let gpu = self.gpu_context()?;
+                let f = self.submit(gpu, &p)?;
+                self.complete(*p, self.finish(gpu, f))
+            }
+        }
+    }
+
+    /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
+    /// as the bases). The host work of vector k + 1 (digits, bucket plan, upload) runs while
+    /// the GPU computes vector k. A bad vector fails the call with [`MsmError::Batch`].
+    pub fn batch_msm(&self, bases: &Bases, scalars: &[&[Fr]]) -> Result<Vec<G1Projective>> {
+        Ok(self
+            .batch_msm_with_reports(bases, scalars)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// [`GpuMsm::batch_msm`] with each vector's report.
+    pub fn batch_msm_with_reports(
+        &self,
+        bases: &Bases,
+        scalars: &[&[Fr]],
+    ) -> Result<Vec<(G1Projective, MsmReport)>> {
+        let _s = tracing::info_span!("gpu_msm.batch", vectors = scalars.len()).entered();
+        let at = |index: usize| {
+            move |e: MsmError| MsmError::Batch {
+                index,
+                source: Box::new(e),
+            }
+        };
+        // Every vector is checked before any work starts.
+        for (k, s) in scalars.iter().enumerate() {
+            self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
+        }
+        let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
+        let mut in_flight: Option<(usize, Box<Prepared>, InFlight)> = None;
+        for (k, s) in scalars.iter().enumerate() {
+            let step = self.prepare(BasesRef::Resident(bases), s).map_err(at(k))?;
+            let p = match step {
+                Step::Done(r, rep) => {
+                    out[k] = Some((r, *rep));
+                    continue;
+                }
+                Step::Gpu(p) => p,
+            };
+            let gpu = self.gpu_context().map_err(at(k))?;
+            let f = self.submit(gpu, &p).map_err(at(k))?;
+            // Vector k is queued behind the previous one: collect that one now.
+            if let Some((j, pj, fj)) = in_flight.replace((k, p, f)) {
+                out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+            }
+        }
+        if let Some((j, pj, fj)) = in_flight {
+            let gpu = self.gpu_context().map_err(at(j))?;
+            out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+        }
+        Ok(out
+            .into_iter()
+            .map(|r| r.expect("every vector ran"))
+            .collect())
+    }
+
+    /// Checks lengths and ownership; returns the bases the call uses.
+    fn validate<'a>(&self, bases: BasesRef<'a>, scalars: &[Fr]) -> Result<&'a [G1Affine]> {
+        let all = bases.points();
+        match bases {
+            BasesRef::Host(_) if all.len() != scalars.len() => Err(MsmError::LengthMismatch {
+                bases: all.len(),
+                scalars: scalars.len(),
+            }),
+            BasesRef::Resident(_) if scalars.len() > all.len() => Err(MsmError::LengthMismatch {
+                bases: all.len(),
+                scalars: scalars.len(),
+            }),
+            BasesRef::Resident(b) if b.device() != self.device => Err(MsmError::ForeignBases),
+            _ => Ok(&all[..scalars.len()]),
+        }
+    }
+
+    /// Validation, routing and all host work before the GPU.
+    fn prepare<'a>(&self, src: BasesRef<'a>, scalars: &[Fr]) -> Result<Step<'a>> {
+        let start = Instant::now();
+        let bases = self.validate(src, scalars)?;
+        let n = scalars.len();
+        let (backend, route) =
+            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        tracing::Span::current().record("backend", tracing::field::debug(backend));
         let mut report = MsmReport {
             backend,
             route,
@@ -139,94 +318,144 @@ impl GpuMsm {
             num_buckets: 0,
             num_entries: 0,
             gpu_timing: None,
-            adapter: self.gpu.adapter_name().to_string(),
+            adapter: self.adapter_name().to_string(),
             sre: None,
+            resident_bases: matches!(src, BasesRef::Resident(_)),
+            buffers_allocated: 0,
+            host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
         };
         if backend != Backend::Gpu {
-            check_on_curve(bases)?;
+            if let BasesRef::Host(_) = src {
+                check_on_curve(bases)?; // resident bases were checked when loaded
+            }
             let t = Instant::now();
-            let r = if backend == Backend::CpuDoubleAndAdd {
-                let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
-                cpu::double_and_add(bases, scalars)
-            } else {
-                let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
-                G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
-                    bases: bases.len(),
-                    scalars: scalars.len(),
-                })?
-            };
+            let r = cpu_msm(backend, bases, scalars)?;
             report.phases.window_reduction = t.elapsed();
             report.phases.total = start.elapsed();
-            return Ok((r, report));
+            report.host_time = report.phases.total;
+            return Ok(Step::Done(r, Box::new(report)));
         }
         if n >= SIGN_BIT as usize {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points; point indices must fit 31 bits"
             )));
         }
-
-        // Window size and SRE: fixed by the configuration, or decided by the cost model.
-        let Placement { c, digits, sre } = {
+        let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
-            self.plan_sre(bases, scalars, &mut report)
+            self.sre.plan(&self.config, bases, scalars, &mut report)
         };
-        span.record("window_bits", c);
-
-        let t = Instant::now();
-        let (plan, merged) = match &sre {
-            None => {
+        let (c, plan, merged) = match placement {
+            Placement {
+                c: Some(c),
+                sre: Some(sp),
+                ..
+            } => self.sre_plan(bases, &sp, c, &mut report)?,
+            Placement { c, digits, .. } => {
+                let t = Instant::now();
                 let _s = tracing::info_span!("gpu_msm.digits").entered();
-                let d = digits.unwrap_or_else(|| DigitMatrix::new(bases, scalars, c));
-                (BucketPlan::from_digits(&d), Vec::new())
-            }
-            Some(sp) => {
-                let tm = Instant::now();
-                let merged = {
-                    let _s = tracing::info_span!("gpu_msm.merged_points", pairs = sp.pairs.len())
-                        .entered();
-                    sre::merged_points(bases, &sp.pairs)
+                let d = match digits {
+                    Some(d) => d,
+                    None => {
+                        let (ints, bits) = scalar_integers(bases, scalars);
+                        let c = c.or(self.config.window_bits);
+                        let c = c.unwrap_or_else(|| best_window_bits_for(n, bits));
+                        DigitMatrix::from_scalar_integers(&ints, c, windows_for_bits(bits, c))
+                    }
                 };
-                report.phases.merged_points = tm.elapsed();
-                let _s = tracing::info_span!("gpu_msm.digits").entered();
-                let rows = sp.placement_rows(|k| !merged[k].is_zero());
-                if rows.rows() >= SIGN_BIT as usize {
-                    return Err(MsmError::InputTooLarge(format!(
-                        "{} points with merged ones; point indices must fit 31 bits",
-                        rows.rows()
-                    )));
-                }
-                (BucketPlan::from_digits(&rows), merged)
+                let plan = BucketPlan::from_digits(&d);
+                report.phases.digits += t.elapsed();
+                (d.window_bits, plan, Vec::new())
             }
         };
-        report.phases.digits += t.elapsed().saturating_sub(report.phases.merged_points);
+        report.window_bits = Some(c);
+        report.num_windows = plan.num_windows;
+        report.num_buckets = plan.total_buckets();
+        report.num_entries = plan.entries.len();
+        if plan.entries.is_empty() {
+            // Every scalar zero (or every base the identity): nothing for the GPU to add.
+            report.route += "; no nonzero digit, nothing to add";
+            report.phases.total = start.elapsed();
+            report.host_time = report.phases.total;
+            return Ok(Step::Done(G1Projective::zero(), Box::new(report)));
+        }
+        Ok(Step::Gpu(Box::new(Prepared {
+            report,
+            start,
+            bases: src,
+            n,
+            c,
+            plan,
+            merged,
+        })))
+    }
 
-        let t = Instant::now();
-        let upload_span = tracing::info_span!("gpu_msm.upload").entered();
-        let mut points = vec![0u32; (n + merged.len()) * AFFINE_WORDS];
-        points
-            .par_chunks_mut(AFFINE_WORDS)
-            .zip(bases.par_iter().chain(merged.par_iter()))
-            .for_each(|(out, p)| affine_upload_words(p, out));
-        let pack_time = t.elapsed();
-        drop(upload_span);
-
-        let (sums, times) = {
-            // Host wall time of the whole GPU submission; the per-stage GPU times follow as
-            // events (timestamp queries cannot be spans of the host's clock).
-            let _s = tracing::info_span!("gpu_msm.gpu", entries = plan.entries.len()).entered();
-            self.gpu.run(&points, &plan)?
+    /// The merged points and bucket plan of an SRE placement.
+    fn sre_plan(
+        &self,
+        bases: &[G1Affine],
+        sp: &sre::SrePlan,
+        c: u32,
+        report: &mut MsmReport,
+    ) -> Result<(u32, BucketPlan, Vec<G1Affine>)> {
+        let tm = Instant::now();
+        let merged = {
+            let _s = tracing::info_span!("gpu_msm.merged_points", pairs = sp.pairs.len()).entered();
+            sre::merged_points(bases, &sp.pairs)
         };
-        tracing::info!(
-            target: "gpu_msm",
-            timing = ?self.gpu.timing(),
-            upload_ms = ms(times.upload),
-            point_conversion_ms = ms(times.point_conversion),
-            bucket_accumulation_ms = ms(times.bucket_accumulation),
-            bucket_reduction_ms = ms(times.bucket_reduction),
-            download_ms = ms(times.download),
-            "gpu phases"
-        );
+        report.phases.merged_points = tm.elapsed();
+        let t = Instant::now();
+        let _s = tracing::info_span!("gpu_msm.digits").entered();
+        let rows = sp.placement_rows(|k| !merged[k].is_zero());
+        if rows.rows() >= SIGN_BIT as usize {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} points with merged ones; point indices must fit 31 bits",
+                rows.rows()
+            )));
+        }
+        let plan = BucketPlan::from_digits(&rows);
+        report.phases.digits += t.elapsed();
+        Ok((c, plan, merged))
+    }
+
+    /// Uploads a prepared call and submits its stages (no wait).
+    fn submit(&self, gpu: &GpuContext, p: &Prepared) -> Result<InFlight> {
+        let _s = tracing::info_span!("gpu_msm.upload", entries = p.plan.entries.len()).entered();
+        let points = match p.bases {
+            BasesRef::Host(b) => Points::Host(b),
+            BasesRef::Resident(b) => match b.resident() {
+                Some(r) => Points::Resident(r, p.n),
+                None => Points::Host(&b.points()[..p.n]),
+            },
+        };
+        gpu.submit(&Job {
+            points,
+            merged: &p.merged,
+            plan: &p.plan,
+        })
+    }
+
+    /// Waits for a submitted call's window sums.
+    fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<(Vec<u32>, GpuTimes)> {
+        let _s = tracing::info_span!("gpu_msm.gpu").entered();
+        gpu.finish(f)
+    }
+
+    /// The window sums of a finished call, checked and reduced; the report completed.
+    fn complete(
+        &self,
+        p: Prepared,
+        gpu_out: Result<(Vec<u32>, GpuTimes)>,
+    ) -> Result<(G1Projective, MsmReport)> {
+        let Prepared {
+            mut report,
+            start,
+            bases,
+            n,
+            c,
+            ..
+        } = p;
+        let (sums, times) = gpu_out?;
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = sums
@@ -234,9 +463,9 @@ impl GpuMsm {
             .map(point_from_shader_words)
             .collect::<Option<Vec<_>>>()
             .map_or_else(
-                // A sum off the curve: bad input (checked only now, at no cost to good
-                // calls) or a GPU fault.
-                || match check_on_curve(bases) {
+                // A sum off the curve: bad input (one-shot bases are checked only now, at no
+                // cost to good calls; resident ones were checked when loaded) or a GPU fault.
+                || match check_on_curve(&bases.points()[..n]) {
                     Err(e) => Err(e),
                     Ok(()) => Err(MsmError::Gpu(
                         "a window sum came back off the curve or unreduced".into(),
@@ -245,228 +474,43 @@ impl GpuMsm {
                 Ok,
             )?;
         let result = cpu::window_reduction(&window_sums, c);
-        let p = &mut report.phases;
-        p.window_reduction = t.elapsed();
-        p.upload = pack_time + times.upload;
-        p.point_conversion = times.point_conversion;
-        p.bucket_accumulation = times.bucket_accumulation;
-        p.bucket_reduction = times.bucket_reduction;
-        p.download = times.download;
-        p.total = start.elapsed();
-        report.backend = Backend::Gpu;
-        report.window_bits = Some(c);
-        report.num_windows = plan.num_windows;
-        report.num_buckets = plan.total_buckets();
-        report.num_entries = plan.entries.len();
-        report.gpu_timing = Some(self.gpu.timing());
-        debug_assert_eq!(plan.num_windows, digits::num_windows(c));
-        self.learn_rates(&report);
-        Ok((result, report))
-    }
-
-    /// The path for an n-point call, and why: the calibration when it is for this adapter,
-    /// else the defaults (double-and-add below `small_msm_cutoff`, the GPU from it).
-    fn route(&self, n: usize) -> (Backend, String) {
-        match &self.calibration {
-            Some(cal) if cal.adapter == self.adapter_name() => {
-                if n < cal.arkworks_from {
-                    let why = format!(
-                        "calibrated: n < {} where arkworks overtakes double-and-add",
-                        cal.arkworks_from
-                    );
-                    (Backend::CpuDoubleAndAdd, why)
-                } else {
-                    match cal.gpu_from {
-                        Some(g) if n >= g => (
-                            Backend::Gpu,
-                            format!("calibrated: n >= {g} where the GPU overtakes the CPU"),
-                        ),
-                        Some(g) => (
-                            Backend::CpuArkworks,
-                            format!(
-                                "calibrated: {} <= n < {g}, where arkworks is the fastest",
-                                cal.arkworks_from
-                            ),
-                        ),
-                        None => (
-                            Backend::CpuArkworks,
-                            format!(
-                                "calibrated: n >= {}, and the GPU never won in the sweep (to n = {})",
-                                cal.arkworks_from,
-                                cal.rows.last().map_or(0, |r| r.n)
-                            ),
-                        ),
-                    }
-                }
-            }
-            other => {
-                let note = match other {
-                    Some(cal) => {
-                        format!("calibration is for {:?}, not this adapter; ", cal.adapter)
-                    }
-                    None => String::new(),
-                };
-                let cutoff = self.config.small_msm_cutoff;
-                if n < cutoff {
-                    let why = format!("{note}default: n < small_msm_cutoff = {cutoff}");
-                    (Backend::CpuDoubleAndAdd, why)
-                } else {
-                    let why = format!("{note}default: n >= small_msm_cutoff = {cutoff}");
-                    (Backend::Gpu, why)
-                }
-            }
-        }
-    }
-
-    /// Window size and SRE plan for a GPU call, per `config.sre`; fills the report's SRE part.
-    fn plan_sre(&self, bases: &[G1Affine], scalars: &[Fr], report: &mut MsmReport) -> Placement {
-        let n = bases.len();
-        let c = self
-            .config
-            .window_bits
-            .unwrap_or_else(|| best_window_bits(n));
-        let plain = |c, digits| Placement {
-            c,
-            digits,
-            sre: None,
-        };
-        match self.config.sre {
-            SreMode::Off => plain(c, None),
-            SreMode::On(opts) => {
-                let t = Instant::now();
-                let d = DigitMatrix::new(bases, scalars, c);
-                report.phases.digits += t.elapsed();
-                let plan = sre::search(&d, &opts, None);
-                report.phases.sre_search = plan.stats.search_time;
-                report.sre = Some(SreReport {
-                    options: opts,
-                    stats: plan.stats,
-                    applied: true,
-                    reason: "SRE on by configuration".into(),
-                });
-                Placement {
-                    c,
-                    digits: None,
-                    sre: Some(plan),
-                }
-            }
-            SreMode::Auto => {
-                let rates = self.rates_near(n);
-                let dec = auto::decide(bases, scalars, rates, self.config.window_bits);
-                let mut rep = SreReport {
-                    options: auto::AUTO_OPTIONS,
-                    stats: dec.pilot_stats,
-                    applied: false,
-                    reason: dec.reason.clone(),
-                };
-                report.phases.sre_search = dec.pilot_time;
-                let mut out = plain(dec.plain_window_bits, None);
-                if let (true, Some(r)) = (dec.search, rates) {
-                    let (plan, digits) = match dec.plan {
-                        Some(p) => (p, None),
-                        None => {
-                            let t = Instant::now();
-                            let d = DigitMatrix::new(bases, scalars, dec.window_bits);
-                            report.phases.digits += t.elapsed();
-                            let p = sre::search(&d, &auto::AUTO_OPTIONS, Some(dec.deadline));
-                            report.phases.sre_search += p.stats.search_time;
-                            (p, Some(d))
-                        }
-                    };
-                    let st = &plan.stats;
-                    let predicted = auto::sre_ns(
-                        &r,
-                        n,
-                        dec.window_bits,
-                        st.additions_saved as f64,
-                        st.pairs as f64,
-                        0.0,
-                    );
-                    rep.stats = plan.stats;
-                    if predicted < dec.plain_ns {
-                        rep.applied = true;
-                        rep.reason +=
-                            &format!("; full search: {:.3} ms predicted with it", predicted / 1e6);
-                        out = Placement {
-                            c: dec.window_bits,
-                            digits: None,
-                            sre: Some(plan),
-                        };
-                    } else {
-                        rep.reason += &format!(
-                            "; full search found too little ({:.3} ms predicted), plain",
-                            predicted / 1e6
-                        );
-                        // Plain at the best plain window: reuse the digits if they are for it.
-                        let c = dec.plain_window_bits;
-                        out = plain(c, digits.filter(|d| d.window_bits == c));
-                    }
-                }
-                report.sre = Some(rep);
-                out
-            }
-        }
-    }
-
-    /// The rates measured at the size nearest n (log scale), if any.
-    fn rates_near(&self, n: usize) -> Option<Rates> {
-        let log = n.max(1).ilog2();
-        let map = self.rates.lock().ok()?;
-        let below = map.range(..=log).next_back();
-        let above = map.range(log..).next();
-        match (below, above) {
-            (Some((&a, ra)), Some((&b, rb))) => Some(if log - a <= b - log { *ra } else { *rb }),
-            (Some((_, r)), None) | (None, Some((_, r))) => Some(*r),
-            (None, None) => None,
-        }
-    }
-
-    /// Updates the `Auto` rates from a finished GPU call.
-    fn learn_rates(&self, rep: &MsmReport) {
-        let (Some(c), true) = (rep.window_bits, rep.num_entries > 0) else {
-            return;
-        };
-        let p = &rep.phases;
-        let call = p.total.saturating_sub(p.sre_search + p.merged_points);
-        let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
-        let call_ns_per_mul = call.as_nanos() as f64 / pippenger_cost(rep.n, c) as f64;
-        let applied = rep.sre.as_ref().is_some_and(|s| s.applied);
-        let Ok(mut map) = self.rates.lock() else {
-            return;
-        };
-        let log = rep.n.max(1).ilog2();
-        let prev = map.get(&log).copied();
-        let mut merge_ns = prev.map_or(DEFAULT_MERGE_NS, |r| r.merge_ns);
-        if let Some(s) = rep
-            .sre
-            .as_ref()
-            .filter(|s| s.applied && s.stats.pairs >= 64)
-        {
-            merge_ns = p.merged_points.as_nanos() as f64 / s.stats.pairs as f64;
-        }
-        // Newest measurement weighs half: a warm-up outlier fades within a few calls.
-        let mix = |old: Option<f64>, new: f64| old.map_or(new, |o| 0.5 * o + 0.5 * new);
-        map.insert(
-            log,
-            Rates {
-                entry_ns: mix(prev.map(|r| r.entry_ns), entry_ns),
-                // A call with SRE did less than pippenger_cost: it says nothing about plain.
-                call_ns_per_mul: match (applied, prev) {
-                    (true, Some(p)) => p.call_ns_per_mul,
-                    _ => mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
-                },
-                merge_ns,
-            },
+        let ph = &mut report.phases;
+        ph.window_reduction = t.elapsed();
+        ph.upload = times.upload;
+        ph.point_conversion = times.point_conversion;
+        ph.bucket_accumulation = times.bucket_accumulation;
+        ph.bucket_reduction = times.bucket_reduction;
+        ph.download = times.download;
+        ph.total = start.elapsed();
+        report.host_time = ph.total.saturating_sub(times.wait);
+        report.buffers_allocated = times.buffers_allocated;
+        report.gpu_timing = self.gpu.as_ref().map(|g| g.timing());
+        tracing::info!(
+            target: "gpu_msm",
+            timing = ?report.gpu_timing,
+            upload_ms = ms(times.upload),
+            point_conversion_ms = ms(times.point_conversion),
+            bucket_accumulation_ms = ms(times.bucket_accumulation),
+            bucket_reduction_ms = ms(times.bucket_reduction),
+            download_ms = ms(times.download),
+            "gpu phases"
         );
+        self.sre.learn(&report);
+        Ok((result, report))
     }
 }
 
-/// What a GPU call places in buckets: window size c, and either an SRE plan or plain digits
-/// (`digits`, when already computed at c; else they are computed from the scalars).
-struct Placement {
-    c: u32,
-    digits: Option<DigitMatrix>,
-    sre: Option<sre::SrePlan>,
+/// An MSM on a CPU path.
+fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective> {
+    if backend == Backend::CpuDoubleAndAdd {
+        let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
+        return Ok(cpu::double_and_add(bases, scalars));
+    }
+    let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
+    G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
+        bases: bases.len(),
+        scalars: scalars.len(),
+    })
 }
 
 /// `MsmError::InvalidBase` for the first base off the curve (the identity is fine).
@@ -496,7 +540,7 @@ fn ms(d: Duration) -> f64 {
 impl std::fmt::Debug for GpuMsm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuMsm")
-            .field("adapter", &self.gpu.adapter_name())
+            .field("adapter", &self.adapter_name())
             .field("config", &self.config)
             .finish()
     }

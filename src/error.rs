@@ -44,6 +44,17 @@ pub enum MsmError {
     /// The GPU reported an error (validation, out of memory, lost device, failed mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// A [`crate::Bases`] handle loaded by another engine (another device).
+    #[error("these bases were loaded by another engine; load them with this one")]
+    ForeignBases,
+    /// One vector of a batch failed: its index and its error.
+    #[error("batch vector {index}: {source}")]
+    Batch {
+        /// Index of the failing scalar vector.
+        index: usize,
+        /// What went wrong with it.
+        source: Box<MsmError>,
+    },
 }
 
 /// Result alias for this crate.

@@ -12,11 +12,26 @@
 //! # let _ = sum; Ok(()) }
 //! ```
 //!
-//! The pipeline mirrors the modules: [`digits`] (scalars to signed digits and bucket entry
-//! lists, on the host), [`gpu`] (WGSL stages: base conversion, bucket accumulation, bucket
-//! reduction), [`cpu`] (small-MSM double-and-add and the final window reduction), and
-//! [`engine`] (routing and reports).
+//! A prover loads its bases once and runs many MSMs on them:
+//!
+//! ```no_run
+//! # fn main() -> Result<(), gpu_msm::MsmError> {
+//! # use ark_bls12_377::{Fr, G1Affine};
+//! # let (srs, a, b): (Vec<G1Affine>, Vec<Fr>, Vec<Fr>) = (vec![], vec![], vec![]);
+//! let engine = gpu_msm::GpuMsm::new()?;
+//! let bases = engine.load_bases(&srs)?; // uploaded and converted once
+//! let c = engine.msm(&bases, &a)?; // a prefix of the bases when a is shorter
+//! let sums = engine.batch_msm(&bases, &[&a, &b])?; // host work overlaps the GPU's
+//! # let _ = (c, sums); Ok(()) }
+//! ```
+//!
+//! The pipeline mirrors the modules: [`routing`] (which path runs a call), [`digits`]
+//! (scalars to signed digits and bucket entry lists, on the host), [`sre`] (optional scalar
+//! redundancy elimination), [`gpu`] (WGSL stages: base conversion, bucket accumulation, chunk
+//! merging, bucket reduction, over pooled buffers), [`cpu`] (small-MSM double-and-add and the
+//! final window reduction), and [`engine`] (the facade and its reports).
 
+pub mod bases;
 pub mod calibration;
 pub mod config;
 pub mod cpu;
@@ -26,8 +41,10 @@ pub mod error;
 pub mod gpu;
 pub mod inputs;
 pub mod report;
+pub mod routing;
 pub mod sre;
 
+pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{AdapterChoice, MsmConfig, PowerPreference, SreMode};
 pub use engine::GpuMsm;

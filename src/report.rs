@@ -34,7 +34,8 @@ pub struct PhaseTimes {
     pub sre_search: Duration,
     /// SRE merged points R = P_i +- P_j, one batch (host).
     pub merged_points: Duration,
-    /// Packing bases and entries and copying them to the GPU (until the copy has landed).
+    /// Packing bases and entries into the staging buffer (host; the device-side copy runs in
+    /// the call's one submission, before the first stage).
     pub upload: Duration,
     /// Bases from arkworks' Montgomery form to the shaders' (GPU).
     pub point_conversion: Duration,
@@ -86,6 +87,14 @@ pub struct MsmReport {
     pub adapter: String,
     /// SRE, when the mode was not `Off` and the GPU path ran.
     pub sre: Option<SreReport>,
+    /// The call ran on resident bases ([`crate::Bases`]).
+    pub resident_bases: bool,
+    /// GPU buffers the call created: zero in the steady state, where the pooled buffers of
+    /// earlier calls are large enough.
+    pub buffers_allocated: u32,
+    /// Host time: the whole call minus the time the host was blocked waiting for the GPU
+    /// (the CPU work a faster GPU cannot hide).
+    pub host_time: Duration,
     /// Phase times.
     pub phases: PhaseTimes,
 }
@@ -122,6 +131,16 @@ impl fmt::Display for MsmReport {
         }
         if let Some(t) = self.gpu_timing {
             writeln!(f, "gpu timing   {t:?}")?;
+            writeln!(
+                f,
+                "bases        {}; {} buffers allocated",
+                if self.resident_bases {
+                    "resident"
+                } else {
+                    "uploaded by the call"
+                },
+                self.buffers_allocated
+            )?;
         }
         let p = &self.phases;
         let rows = [
@@ -135,6 +154,7 @@ impl fmt::Display for MsmReport {
             ("download", p.download),
             ("window reduction", p.window_reduction),
             ("total", p.total),
+            ("host time", self.host_time),
         ];
         for (name, d) in rows {
             writeln!(f, "  {name:<20} {:>10.3} ms", ms(d))?;

@@ -9,7 +9,7 @@ use gpu_msm::{GpuMsm, MsmConfig};
 #[test]
 fn checked_shaders_agree_with_arkworks() {
     let engine = GpuMsm::with_config(MsmConfig {
-        small_msm_cutoff: 0,
+        force_backend: Some(gpu_msm::Backend::Gpu),
         shader_runtime_checks: true,
         ..Default::default()
     })

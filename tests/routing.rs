@@ -16,6 +16,7 @@ fn with_calibration(cal: &Calibration, name: &str) -> GpuMsm {
     let base = gpu_engine();
     base.reconfigured(MsmConfig {
         calibration: CalibrationSource::File(path),
+        force_backend: None,
         ..base.config().clone()
     })
     .unwrap()
@@ -83,11 +84,47 @@ fn calibrated_routes_around_both_crossovers() {
 fn calibration_for_another_adapter_falls_back_to_defaults() {
     let e = with_calibration(&calibration("some other GPU", 6, Some(40)), "other.json");
     let cutoff = e.config().small_msm_cutoff;
-    assert_eq!(cutoff, 0);
-    assert_eq!(route_of(&e, 7), Backend::Gpu);
+    assert_eq!(route_of(&e, cutoff - 1), Backend::CpuDoubleAndAdd);
+    let want = if e.is_software_adapter() {
+        Backend::CpuArkworks
+    } else {
+        Backend::Gpu
+    };
+    assert_eq!(route_of(&e, cutoff), want);
     let bases = random_bases(3, 1);
     let (_, rep) = e.msm_with_report(&bases, &random_scalars(3, 2)).unwrap();
     assert!(rep.route.contains("not this adapter"), "{}", rep.route);
+}
+
+/// A software adapter with no calibration gets no work unless forced; forced, every n >= 1
+/// runs the shaders, and the report says why.
+#[test]
+fn software_adapters_run_only_when_forced() {
+    let forced = gpu_engine();
+    let default = forced
+        .reconfigured(MsmConfig {
+            calibration: CalibrationSource::Defaults,
+            ..Default::default()
+        })
+        .unwrap();
+    for n in [1, 2, 40] {
+        let bases = random_bases(n, 3);
+        let scalars = random_scalars(n, 4);
+        let (got, rep) = forced.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(got, reference(&bases, &scalars));
+        assert_eq!(rep.backend, Backend::Gpu, "n = {n}");
+        assert!(rep.route.contains("force_backend"), "{}", rep.route);
+        let (got, rep) = default.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(got, reference(&bases, &scalars));
+        if default.is_software_adapter() && n >= default.config().small_msm_cutoff {
+            assert_eq!(rep.backend, Backend::CpuArkworks, "n = {n}");
+            assert!(rep.route.contains("software adapter"), "{}", rep.route);
+        }
+    }
+    // CI runs on lavapipe: make sure the software rule is what ran there.
+    if default.adapter_name().contains("llvmpipe") {
+        assert!(default.is_software_adapter());
+    }
 }
 
 #[test]

@@ -138,10 +138,10 @@ fn auto_around_the_pilot_sample_size() {
 /// every pair's R lands in the same bucket of each window, m = n / 2 entries per bucket.
 #[test]
 fn merged_points_around_the_chunk_cap() {
-    use gpu_msm::digits::MAX_CHUNK_ENTRIES;
+    use gpu_msm::digits::{chunk_entries, MIN_CHUNK_ENTRIES};
     let e = engine(SreMode::On(SreOptions::new(SreStrategy::Indexed)), Some(8));
     let k = random_scalars(1, 41)[0];
-    let m = MAX_CHUNK_ENTRIES as usize;
+    let m = MIN_CHUNK_ENTRIES as usize;
     for pairs in [m - 1, m, m + 1] {
         let n = 2 * pairs;
         let bases = random_bases(n, pairs as u64);
@@ -149,5 +149,6 @@ fn merged_points_around_the_chunk_cap() {
         let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
         assert_eq!(got, reference(&bases, &scalars), "{pairs} pairs");
         assert_eq!(rep.sre.unwrap().stats.pairs, pairs as u64);
+        assert_eq!(chunk_entries(rep.num_entries), MIN_CHUNK_ENTRIES);
     }
 }

@@ -2,25 +2,31 @@
 //! stages (convert bases, accumulate buckets, reduce buckets per window).
 
 pub mod field;
+pub mod pool;
 pub mod program;
 pub mod selftest;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use ark_bls12_377::G1Affine;
+use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
 use crate::config::{MsmConfig, PowerPreference};
-use crate::digits::BucketPlan;
+use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
-use field::{AFFINE_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use field::{affine_upload_words, AFFINE_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use pool::{Group, Pool, Slot, Workspace};
 
 const FIELD_WGSL: &str = include_str!("../../shaders/field.wgsl");
 const CURVE_WGSL: &str = include_str!("../../shaders/curve.wgsl");
 const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 const CONVERT_WGSL: &str = include_str!("../../shaders/convert.wgsl");
 const ACCUMULATE_WGSL: &str = include_str!("../../shaders/accumulate.wgsl");
+const MERGE_WGSL: &str = include_str!("../../shaders/merge.wgsl");
 const REDUCE_WGSL: &str = include_str!("../../shaders/reduce.wgsl");
 pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl");
 
@@ -28,11 +34,19 @@ pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl
 /// window has fewer buckets), so a window of B buckets is split into B / 16 segments.
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
-/// The number of passes: convert, accumulate, merge chunks, reduce segments, reduce windows.
-const PASSES: usize = 5;
+/// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
+/// reduce windows.
+const MAX_PASSES: usize = 4 + MAX_MERGE_LEVELS;
 
-/// The number of timestamp queries: a begin and an end for each pass.
-const TIMESTAMP_QUERIES: u32 = 2 * PASSES as u32;
+/// Timestamp queries: a begin and an end for each pass.
+const TIMESTAMP_QUERIES: u32 = 2 * MAX_PASSES as u32;
+
+/// Alignment of the sections of the staging buffer and of the merge levels' parameter blocks
+/// (WebGPU's minimum uniform buffer offset alignment is at most 256 on every adapter).
+const SECTION_ALIGN: u64 = 256;
+
+/// Cache key of the workspace's own points buffer (resident sets count from 1).
+const WORKSPACE_POINTS: u64 = 0;
 
 /// Full WGSL source of one stage: generated constants, field, curve, dispatch helpers, stage.
 pub(crate) fn stage_source(stage: &str) -> String {
@@ -59,11 +73,12 @@ pub(crate) struct Params {
     pub run_length: u32,
     pub total_segments: u32,
     pub num_chunks: u32,
-    pub _pad: [u32; 3],
+    pub first_point: u32,
+    pub _pad: [u32; 2],
 }
 
 impl Params {
-    fn new(num_points: u32, plan: &BucketPlan) -> Self {
+    fn new(first_point: u32, num_points: u32, plan: &BucketPlan) -> Self {
         let b = plan.buckets_per_window;
         let run_length = REDUCTION_RUN_LENGTH.min(b);
         let segments = b / run_length;
@@ -77,30 +92,45 @@ impl Params {
             run_length,
             total_segments: plan.num_windows * segments,
             num_chunks: plan.num_chunks(),
-            _pad: [0; 3],
+            first_point,
+            _pad: [0; 2],
         }
     }
+}
+
+/// One merge level's parameters (layout of `MergeParams` in merge.wgsl).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+struct MergeParams {
+    num_groups: u32,
+    num_inputs: u32,
+    group_base: u32,
+    _pad: u32,
 }
 
 /// What a GPU run measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GpuTimes {
-    /// Upload until the data is on the GPU.
+    /// Host time to pack the uploads and write them into the staging buffer.
     pub upload: Duration,
     /// Conversion of the bases.
     pub point_conversion: Duration,
-    /// Bucket accumulation.
+    /// Bucket accumulation and the merge levels.
     pub bucket_accumulation: Duration,
     /// Both bucket-reduction passes.
     pub bucket_reduction: Duration,
     /// Mapping and copying out the window sums.
     pub download: Duration,
+    /// Host time spent blocked on the GPU (waiting for a submission or a mapping).
+    pub wait: Duration,
+    /// Buffers this call created (zero when the pooled ones were large enough).
+    pub buffers_allocated: u32,
 }
 
 struct Pipelines {
     convert: wgpu::ComputePipeline,
     accumulate: wgpu::ComputePipeline,
-    merge_chunks: wgpu::ComputePipeline,
+    merge: wgpu::ComputePipeline,
     reduce_segments: wgpu::ComputePipeline,
     reduce_windows: wgpu::ComputePipeline,
 }
@@ -114,6 +144,83 @@ pub struct GpuContext {
     pipelines: Pipelines,
     timestamps: bool,
     pipeline_creation: Duration,
+    pool: Pool,
+    next_points_id: AtomicU64,
+}
+
+/// Bases converted to the shaders' form and kept on the device (a resident set). The
+/// buffer is destroyed, and its memory freed, when this is dropped.
+pub struct ResidentPoints {
+    buffer: wgpu::Buffer,
+    id: u64,
+    len: usize,
+}
+
+impl ResidentPoints {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held on the device.
+    pub fn bytes(&self) -> u64 {
+        self.buffer.size()
+    }
+}
+
+impl Drop for ResidentPoints {
+    fn drop(&mut self) {
+        self.buffer.destroy();
+    }
+}
+
+/// Where a call's points come from.
+pub(crate) enum Points<'a> {
+    /// Bases on the host, uploaded and converted by this call.
+    Host(&'a [G1Affine]),
+    /// The first `n` points of a resident set.
+    Resident(&'a ResidentPoints, usize),
+}
+
+impl Points<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Points::Host(b) => b.len(),
+            Points::Resident(_, n) => *n,
+        }
+    }
+}
+
+/// One MSM's GPU work: its points, the SRE merged points appended to them (indices from
+/// the points' length on), and the bucket plan.
+pub(crate) struct Job<'a> {
+    pub points: Points<'a>,
+    pub merged: &'a [G1Affine],
+    pub plan: &'a BucketPlan,
+}
+
+/// Which phase a pass belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Convert,
+    Accumulate,
+    Reduce,
+}
+
+/// A submitted call: finish it with [`GpuContext::finish`].
+pub(crate) struct InFlight {
+    ws: Workspace,
+    submission: wgpu::SubmissionIndex,
+    readback: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    timestamps: Option<mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>>,
+    phases: Vec<Phase>,
+    sum_bytes: u64,
+    times: GpuTimes,
 }
 
 fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
@@ -161,6 +268,100 @@ fn check_scope(scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()> {
     }
 }
 
+/// Runs `f` inside validation and out-of-memory error scopes, and returns the first error
+/// they caught (scopes are popped before returning, so calls may interleave).
+fn scoped<T>(device: &wgpu::Device, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let val = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let out = f();
+    check_scope(oom, &format!("{what}: out of GPU memory"))?;
+    check_scope(val, &format!("{what}: validation"))?;
+    out
+}
+
+fn align(x: u64) -> u64 {
+    x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
+}
+
+fn point_bytes(points: usize) -> u64 {
+    (points * AFFINE_WORDS * 4) as u64
+}
+
+fn sums_bytes(items: u64) -> u64 {
+    items * POINT_WORDS as u64 * 4
+}
+
+/// The upload of one call, laid out in sections of the staging buffer.
+struct Uploads<'a> {
+    params: Params,
+    merge: &'a MergePlan,
+    plan: &'a BucketPlan,
+    /// Host points in arkworks' form (one-shot bases and merged points).
+    points: Vec<&'a [G1Affine]>,
+}
+
+impl Uploads<'_> {
+    /// (slot, offset in staging, bytes) of every section; the total size last.
+    fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
+        let points: usize = self.points.iter().map(|p| p.len()).sum();
+        let sections = [
+            (Slot::Params, std::mem::size_of::<Params>() as u64),
+            (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
+            (Slot::ChunkOffsets, self.plan.chunk_offsets.len() as u64 * 4),
+            (Slot::Entries, self.plan.entries.len() as u64 * 4),
+            (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
+            (Slot::Points, point_bytes(points)),
+        ];
+        let mut at = 0;
+        let mut out = Vec::new();
+        for (slot, bytes) in sections {
+            if bytes > 0 {
+                out.push((slot, at, bytes));
+                at += align(bytes);
+            }
+        }
+        (out, at)
+    }
+
+    /// Writes section `slot` into `out` (its bytes).
+    fn write(&self, slot: Slot, out: &mut [u8]) {
+        match slot {
+            Slot::Params => out.copy_from_slice(bytemuck::bytes_of(&self.params)),
+            Slot::MergeParams => {
+                out.fill(0);
+                for (i, lv) in self.merge.levels.iter().enumerate() {
+                    let p = MergeParams {
+                        num_groups: lv.num_groups,
+                        num_inputs: lv.num_inputs,
+                        group_base: lv.group_base,
+                        _pad: 0,
+                    };
+                    let at = i * SECTION_ALIGN as usize;
+                    out[at..at + 16].copy_from_slice(bytemuck::bytes_of(&p));
+                }
+            }
+            Slot::ChunkOffsets => {
+                out.copy_from_slice(bytemuck::cast_slice(&self.plan.chunk_offsets))
+            }
+            Slot::Entries => out.copy_from_slice(bytemuck::cast_slice(&self.plan.entries)),
+            Slot::MergeGroups => out.copy_from_slice(bytemuck::cast_slice(&self.merge.groups)),
+            Slot::Points => {
+                let words: &mut [u32] = bytemuck::cast_slice_mut(out);
+                let pts = self
+                    .points
+                    .iter()
+                    .flat_map(|p| p.iter())
+                    .collect::<Vec<_>>();
+                words
+                    .par_chunks_mut(AFFINE_WORDS)
+                    .zip(pts.par_iter())
+                    .for_each(|(o, p)| affine_upload_words(p, o));
+            }
+            _ => unreachable!("not an upload slot"),
+        }
+    }
+}
+
 impl GpuContext {
     /// Picks the adapter, creates the device and compiles every stage.
     pub fn new(config: &MsmConfig) -> Result<Self> {
@@ -189,16 +390,16 @@ impl GpuContext {
         }));
 
         let start = Instant::now();
-        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let checks = config.shader_runtime_checks;
-        let pipelines = Pipelines {
-            convert: create_pipeline(&device, CONVERT_WGSL, "convert", checks),
-            accumulate: create_pipeline(&device, ACCUMULATE_WGSL, "accumulate", checks),
-            merge_chunks: create_pipeline(&device, ACCUMULATE_WGSL, "merge_chunks", checks),
-            reduce_segments: create_pipeline(&device, REDUCE_WGSL, "reduce_segments", checks),
-            reduce_windows: create_pipeline(&device, REDUCE_WGSL, "reduce_windows", checks),
-        };
-        check_scope(scope, "pipeline creation")?;
+        let pipelines = scoped(&device, "pipeline creation", || {
+            Ok(Pipelines {
+                convert: create_pipeline(&device, CONVERT_WGSL, "convert", checks),
+                accumulate: create_pipeline(&device, ACCUMULATE_WGSL, "accumulate", checks),
+                merge: create_pipeline(&device, MERGE_WGSL, "merge", checks),
+                reduce_segments: create_pipeline(&device, REDUCE_WGSL, "reduce_segments", checks),
+                reduce_windows: create_pipeline(&device, REDUCE_WGSL, "reduce_windows", checks),
+            })
+        })?;
         Ok(Self {
             device,
             queue,
@@ -207,12 +408,19 @@ impl GpuContext {
             pipelines,
             timestamps,
             pipeline_creation: start.elapsed(),
+            pool: Pool::default(),
+            next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
         })
     }
 
     /// Adapter name.
     pub fn adapter_name(&self) -> &str {
         &self.info.name
+    }
+
+    /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).
+    pub fn is_software(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
     }
 
     /// Time spent creating the compute pipelines.
@@ -229,32 +437,12 @@ impl GpuContext {
         }
     }
 
-    fn storage_buffer(
-        &self,
-        label: &str,
-        words: &[u32],
-        extra: wgpu::BufferUsages,
-    ) -> wgpu::Buffer {
-        // A binding may not be empty: keep at least one word.
-        let data: &[u32] = if words.is_empty() { &[0] } else { words };
-        self.device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: bytemuck::cast_slice(data),
-                usage: wgpu::BufferUsages::STORAGE | extra,
-            })
+    /// Idle pooled workspaces (for tests and reports).
+    pub fn idle_workspaces(&self) -> usize {
+        self.pool.idle()
     }
 
-    fn scratch_buffer(&self, label: &str, words: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: words.max(1) * 4,
-            usage,
-            mapped_at_creation: false,
-        })
-    }
-
-    fn check_sizes(&self, sizes: &[(&str, u64)], groups: &[(&str, u64)]) -> Result<()> {
+    fn check_sizes(&self, sizes: &[(&str, u64)], threads: &[(&str, u64)]) -> Result<()> {
         let limits = self.device.limits();
         for (name, bytes) in sizes {
             if *bytes > limits.max_storage_buffer_binding_size || *bytes > limits.max_buffer_size {
@@ -265,8 +453,9 @@ impl GpuContext {
             }
         }
         let max = limits.max_compute_workgroups_per_dimension as u64;
-        for (name, g) in groups {
-            if *g > max * max {
+        for (name, t) in threads {
+            let g = t.div_ceil(WORKGROUP_SIZE as u64);
+            if g > max * max {
                 return Err(MsmError::InputTooLarge(format!(
                     "{name} needs {g} workgroups; at most {max} x {max}"
                 )));
@@ -285,216 +474,494 @@ impl GpuContext {
         }
     }
 
-    /// Runs the stages on `points` (n affine bases in the upload layout) and `plan`, and
-    /// returns the W window sums in the shaders' packed projective form.
-    pub fn run(&self, points: &[u32], plan: &BucketPlan) -> Result<(Vec<u32>, GpuTimes)> {
-        let n = (points.len() / AFFINE_WORDS) as u64;
-        let params = Params::new(n as u32, plan);
-        let point_words = POINT_WORDS as u64;
-        let bucket_words = params.total_buckets as u64 * point_words;
-        let chunk_words = params.num_chunks as u64 * point_words;
-        let partial_words = params.total_segments as u64 * point_words;
-        let sum_words = params.num_windows as u64 * point_words;
+    fn bind(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        entries: &[(u32, wgpu::BindingResource)],
+    ) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = entries
+            .iter()
+            .map(|(i, r)| wgpu::BindGroupEntry {
+                binding: *i,
+                resource: r.clone(),
+            })
+            .collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        })
+    }
+
+    /// Uploads `bases` and converts them on the device, once: the resident set that calls on
+    /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed).
+    pub fn load_points(&self, bases: &[G1Affine]) -> Result<ResidentPoints> {
+        let bytes = point_bytes(bases.len()).max(SECTION_ALIGN);
+        self.check_sizes(&[("bases", bytes)], &[("convert", bases.len() as u64)])?;
+        scoped(&self.device, "loading bases", || {
+            let mut words = vec![0u32; bytes as usize / 4];
+            words
+                .par_chunks_mut(AFFINE_WORDS)
+                .zip(bases.par_iter())
+                .for_each(|(o, p)| affine_upload_words(p, o));
+            let buffer = self
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("resident bases"),
+                    contents: bytemuck::cast_slice(&words),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                });
+            let params = Params {
+                num_points: bases.len() as u32,
+                ..Default::default()
+            };
+            let params_buf = self
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("load params"),
+                    contents: bytemuck::bytes_of(&params),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+            let p = &self.pipelines.convert;
+            let group = self.bind(
+                p,
+                &[
+                    (0, buffer.as_entire_binding()),
+                    (1, params_buf.as_entire_binding()),
+                ],
+            );
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(p);
+                pass.set_bind_group(0, &group, &[]);
+                let (x, y) = self.dispatch_dims(bases.len() as u64);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            let index = self.queue.submit([encoder.finish()]);
+            self.wait_for(index)?;
+            Ok(ResidentPoints {
+                buffer,
+                id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
+                len: bases.len(),
+            })
+        })
+    }
+
+    /// Uploads a job's data and submits all of its stages in one submission (one per stage
+    /// when timing by wall clock), without waiting for the GPU.
+    pub(crate) fn submit(&self, job: &Job) -> Result<InFlight> {
+        let plan = job.plan;
+        let n = job.points.len();
+        let total_points = n + job.merged.len();
+        let merge = MergePlan::new(&plan.bucket_chunks, MERGE_FANIN);
+        if merge.levels.len() > MAX_MERGE_LEVELS {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} merge levels; at most {MAX_MERGE_LEVELS}",
+                merge.levels.len()
+            )));
+        }
+        let convert_from = match job.points {
+            Points::Host(_) => Some(0),
+            Points::Resident(..) if !job.merged.is_empty() => Some(n),
+            Points::Resident(..) => None,
+        };
+        let params = Params::new(convert_from.unwrap_or(0) as u32, total_points as u32, plan);
+        let tmp_items = merge
+            .levels
+            .iter()
+            .take(merge.levels.len() - 1)
+            .map(|l| l.num_groups as u64)
+            .chain([params.num_chunks as u64])
+            .max()
+            .unwrap_or(0);
+        let sum_bytes = sums_bytes(params.num_windows as u64);
+        let sizes = [
+            (Slot::Points, point_bytes(total_points)),
+            (Slot::ChunkSums, sums_bytes(tmp_items)),
+            (Slot::MergeTmp, sums_bytes(tmp_items)),
+            (Slot::Buckets, sums_bytes(params.total_buckets as u64)),
+            (Slot::Partials, sums_bytes(params.total_segments as u64)),
+            (Slot::Sums, sum_bytes),
+            (Slot::Readback, sum_bytes),
+        ];
         self.check_sizes(
             &[
-                ("bases", points.len() as u64 * 4),
+                ("bases", sizes[0].1),
                 ("entries", plan.entries.len() as u64 * 4),
-                ("buckets", bucket_words * 4),
-                ("chunk sums", chunk_words * 4),
-                ("partials", partial_words * 4),
+                ("chunk sums", sizes[1].1),
+                ("buckets", sizes[3].1),
+                ("partials", sizes[4].1),
             ],
             &[
-                ("convert", n.div_ceil(WORKGROUP_SIZE as u64)),
-                (
-                    "accumulate",
-                    (params.num_chunks as u64).div_ceil(WORKGROUP_SIZE as u64),
-                ),
-                (
-                    "merge",
-                    (params.total_buckets as u64).div_ceil(WORKGROUP_SIZE as u64),
-                ),
+                ("convert", total_points as u64),
+                ("accumulate", params.num_chunks as u64),
+                ("merge", tmp_items.max(params.total_buckets as u64)),
             ],
         )?;
 
-        let mut times = GpuTimes::default();
-        let val = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-
+        let mut ws = self.pool.take();
+        ws.begin_call();
+        let dev = &self.device;
         let t = Instant::now();
-        let copy = wgpu::BufferUsages::COPY_SRC;
-        let none = wgpu::BufferUsages::empty();
-        let points_buf = self.storage_buffer("bases", points, none);
-        let chunk_offsets_buf = self.storage_buffer("chunk offsets", &plan.chunk_offsets, none);
-        let bucket_chunks_buf = self.storage_buffer("bucket chunks", &plan.bucket_chunks, none);
-        let entries_buf = self.storage_buffer("entries", &plan.entries, none);
-        let params_buf = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-        let storage = wgpu::BufferUsages::STORAGE;
-        let buckets_buf = self.scratch_buffer("buckets", bucket_words, storage);
-        let chunk_sums_buf = self.scratch_buffer("chunk sums", chunk_words, storage);
-        let partials_buf = self.scratch_buffer("partials", partial_words, storage);
-        let sums_buf = self.scratch_buffer("window sums", sum_words, storage | copy);
-        let readback = self.scratch_buffer(
-            "window sums readback",
-            sum_words,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        // Flush the upload so that its time is the upload's and not the first stage's.
-        self.queue.submit([]);
-        self.wait()?;
-        times.upload = t.elapsed();
-
-        // Each entry point's automatic layout holds only the bindings it uses.
-        let bind = |pipeline: &wgpu::ComputePipeline, buffers: &[(u32, &wgpu::Buffer)]| {
-            let entries: Vec<wgpu::BindGroupEntry> = buffers
-                .iter()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: *i,
-                    resource: b.as_entire_binding(),
-                })
-                .collect();
-            self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            })
-        };
-        let p = &self.pipelines;
-        let stages: [(&wgpu::ComputePipeline, wgpu::BindGroup, (u32, u32)); PASSES] = [
-            (
-                &p.convert,
-                bind(&p.convert, &[(0, &points_buf), (1, &params_buf)]),
-                self.dispatch_dims(n),
-            ),
-            (
-                &p.accumulate,
-                bind(
-                    &p.accumulate,
-                    &[
-                        (0, &points_buf),
-                        (1, &chunk_offsets_buf),
-                        (2, &entries_buf),
-                        (3, &chunk_sums_buf),
-                        (4, &params_buf),
-                    ],
-                ),
-                self.dispatch_dims(params.num_chunks as u64),
-            ),
-            (
-                &p.merge_chunks,
-                bind(
-                    &p.merge_chunks,
-                    &[
-                        (3, &chunk_sums_buf),
-                        (4, &params_buf),
-                        (5, &bucket_chunks_buf),
-                        (6, &buckets_buf),
-                    ],
-                ),
-                self.dispatch_dims(params.total_buckets as u64),
-            ),
-            (
-                &p.reduce_segments,
-                bind(
-                    &p.reduce_segments,
-                    &[(0, &buckets_buf), (1, &partials_buf), (3, &params_buf)],
-                ),
-                self.dispatch_dims(params.total_segments as u64),
-            ),
-            (
-                &p.reduce_windows,
-                bind(
-                    &p.reduce_windows,
-                    &[(1, &partials_buf), (2, &sums_buf), (3, &params_buf)],
-                ),
-                (params.num_windows, 1),
-            ),
-        ];
-
-        let encode =
-            |encoder: &mut wgpu::CommandEncoder, i: usize, queries: Option<&wgpu::QuerySet>| {
-                let (pipeline, group, (x, y)) = &stages[i];
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: None,
-                    timestamp_writes: queries.map(|q| wgpu::ComputePassTimestampWrites {
-                        query_set: q,
-                        beginning_of_pass_write_index: Some(2 * i as u32),
-                        end_of_pass_write_index: Some(2 * i as u32 + 1),
-                    }),
-                });
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(*x, *y, 1);
-            };
-
-        let mut stage_ns = [0f64; PASSES];
-        let copy_out = |encoder: &mut wgpu::CommandEncoder| {
-            encoder.copy_buffer_to_buffer(&sums_buf, 0, &readback, 0, sum_words * 4);
-        };
-        let mut ts_readback = None;
-        if self.timestamps {
-            let queries = self.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("stage timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: TIMESTAMP_QUERIES,
-            });
-            let resolve = self.scratch_buffer(
-                "timestamps",
-                2 * TIMESTAMP_QUERIES as u64,
-                wgpu::BufferUsages::QUERY_RESOLVE | copy,
-            );
-            let ts_read = self.scratch_buffer(
-                "timestamps readback",
-                2 * TIMESTAMP_QUERIES as u64,
-                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            );
-            let mut encoder = self.device.create_command_encoder(&Default::default());
-            for i in 0..stages.len() {
-                encode(&mut encoder, i, Some(&queries));
-            }
-            copy_out(&mut encoder);
-            encoder.resolve_query_set(&queries, 0..TIMESTAMP_QUERIES, &resolve, 0);
-            encoder.copy_buffer_to_buffer(&resolve, 0, &ts_read, 0, 8 * TIMESTAMP_QUERIES as u64);
-            self.queue.submit([encoder.finish()]);
-            self.wait()?;
-            ts_readback = Some(ts_read);
-        } else {
-            for (i, ns) in stage_ns.iter_mut().enumerate() {
-                let t = Instant::now();
-                let mut encoder = self.device.create_command_encoder(&Default::default());
-                encode(&mut encoder, i, None);
-                if i == stages.len() - 1 {
-                    copy_out(&mut encoder);
-                }
-                self.queue.submit([encoder.finish()]);
-                self.wait()?;
-                *ns = t.elapsed().as_nanos() as f64;
-            }
+        let mut host_points = Vec::new();
+        match job.points {
+            Points::Host(b) => host_points.push(b),
+            Points::Resident(..) => {}
         }
+        if convert_from.is_some() {
+            host_points.push(job.merged);
+        }
+        let uploads = Uploads {
+            params,
+            merge: &merge,
+            plan,
+            points: host_points,
+        };
+        let (sections, staging_bytes) = uploads.layout();
+        let mut times = GpuTimes::default();
+        let fill = scoped(dev, "upload", || {
+            ws.ensure(dev, Slot::Staging, staging_bytes);
+            if !ws.staging_mapped() {
+                let w = Instant::now();
+                self.wait()?;
+                times.wait += w.elapsed();
+                if !ws.staging_mapped() {
+                    return Err(MsmError::Gpu("staging buffer could not be mapped".into()));
+                }
+            }
+            let staging = ws.get(Slot::Staging);
+            {
+                let mut view = staging
+                    .get_mapped_range_mut(..staging_bytes.max(SECTION_ALIGN))
+                    .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
+                let mut host = vec![0u8; staging_bytes as usize];
+                for &(slot, at, bytes) in &sections {
+                    uploads.write(slot, &mut host[at as usize..(at + bytes) as usize]);
+                }
+                view.slice(..staging_bytes as usize).copy_from_slice(&host);
+            }
+            staging.unmap();
+            for &(slot, _, bytes) in &sections {
+                let bytes = match slot {
+                    Slot::Points => point_bytes(total_points),
+                    _ => bytes,
+                };
+                ws.ensure(dev, slot, bytes);
+            }
+            for (slot, bytes) in sizes {
+                if slot != Slot::Points || convert_from.is_some() {
+                    ws.ensure(dev, slot, bytes);
+                }
+            }
+            ws.ensure(dev, Slot::Params, SECTION_ALIGN);
+            ws.ensure(
+                dev,
+                Slot::MergeParams,
+                MAX_MERGE_LEVELS as u64 * SECTION_ALIGN,
+            );
+            if self.timestamps {
+                ws.ensure(dev, Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64);
+                ws.ensure(dev, Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64);
+                if ws.queries.is_none() {
+                    ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
+                        label: Some("stage timestamps"),
+                        ty: wgpu::QueryType::Timestamp,
+                        count: TIMESTAMP_QUERIES,
+                    }));
+                }
+            }
+            Ok(())
+        });
+        times.upload = t.elapsed().saturating_sub(times.wait);
+        fill?;
 
+        let copies = |encoder: &mut wgpu::CommandEncoder, ws: &Workspace| {
+            let staging = ws.get(Slot::Staging);
+            for &(slot, at, bytes) in &sections {
+                let dst_at = match (slot, &job.points) {
+                    (Slot::Points, Points::Resident(..)) => point_bytes(n),
+                    _ => 0,
+                };
+                encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
+            }
+            if let (Points::Resident(r, _), Some(_)) = (&job.points, convert_from) {
+                if n > 0 {
+                    encoder.copy_buffer_to_buffer(
+                        &r.buffer,
+                        0,
+                        ws.get(Slot::Points),
+                        0,
+                        point_bytes(n),
+                    );
+                }
+            }
+        };
+
+        scoped(dev, "submission", || {
+            let passes = self.passes(&mut ws, job, &merge, &params, convert_from.is_some());
+            let phases: Vec<Phase> = passes.iter().map(|p| p.0).collect();
+            let copy_out = |encoder: &mut wgpu::CommandEncoder, ws: &Workspace| {
+                encoder.copy_buffer_to_buffer(
+                    ws.get(Slot::Sums),
+                    0,
+                    ws.get(Slot::Readback),
+                    0,
+                    sum_bytes,
+                );
+            };
+            let mut stage_ns = Vec::new();
+            let submission = if self.timestamps {
+                let mut encoder = dev.create_command_encoder(&Default::default());
+                copies(&mut encoder, &ws);
+                let queries = ws.queries.as_ref().expect("made above");
+                for (i, (_, pipeline, group, (x, y))) in passes.iter().enumerate() {
+                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: None,
+                        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                            query_set: queries,
+                            beginning_of_pass_write_index: Some(2 * i as u32),
+                            end_of_pass_write_index: Some(2 * i as u32 + 1),
+                        }),
+                    });
+                    pass.set_pipeline(pipeline);
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(*x, *y, 1);
+                }
+                copy_out(&mut encoder, &ws);
+                let q = 2 * passes.len() as u32;
+                encoder.resolve_query_set(queries, 0..q, ws.get(Slot::TimestampResolve), 0);
+                encoder.copy_buffer_to_buffer(
+                    ws.get(Slot::TimestampResolve),
+                    0,
+                    ws.get(Slot::TimestampRead),
+                    0,
+                    8 * q as u64,
+                );
+                self.queue.submit([encoder.finish()])
+            } else {
+                // Wall clock: one submission per pass, each waited for.
+                let mut last = None;
+                for (i, (_, pipeline, group, (x, y))) in passes.iter().enumerate() {
+                    let mut encoder = dev.create_command_encoder(&Default::default());
+                    if i == 0 {
+                        copies(&mut encoder, &ws);
+                        let index = self.queue.submit([encoder.finish()]);
+                        self.wait_for(index)?;
+                        encoder = dev.create_command_encoder(&Default::default());
+                    }
+                    let t = Instant::now();
+                    {
+                        let mut pass = encoder.begin_compute_pass(&Default::default());
+                        pass.set_pipeline(pipeline);
+                        pass.set_bind_group(0, group, &[]);
+                        pass.dispatch_workgroups(*x, *y, 1);
+                    }
+                    if i + 1 == passes.len() {
+                        copy_out(&mut encoder, &ws);
+                    }
+                    let index = self.queue.submit([encoder.finish()]);
+                    self.wait_for(index.clone())?;
+                    stage_ns.push(t.elapsed().as_nanos() as f64);
+                    last = Some(index);
+                }
+                last.expect("at least the accumulation pass")
+            };
+            ws.remap_staging();
+            let (tx, readback) = mpsc::channel();
+            ws.get(Slot::Readback)
+                .map_async(wgpu::MapMode::Read, ..sum_bytes, move |r| {
+                    let _ = tx.send(r);
+                });
+            let timestamps = self.timestamps.then(|| {
+                let (tx, rx) = mpsc::channel();
+                let q = 8 * 2 * phases.len() as u64;
+                ws.get(Slot::TimestampRead)
+                    .map_async(wgpu::MapMode::Read, ..q, move |r| {
+                        let _ = tx.send(r);
+                    });
+                rx
+            });
+            if !self.timestamps {
+                add_stage_times(&mut times, &phases, &stage_ns);
+            }
+            times.buffers_allocated = ws.allocated;
+            Ok(InFlight {
+                ws,
+                submission,
+                readback,
+                timestamps,
+                phases,
+                sum_bytes,
+                times,
+            })
+        })
+    }
+
+    /// The passes of a job, with their bind groups (cached in the workspace).
+    fn passes(
+        &self,
+        ws: &mut Workspace,
+        job: &Job,
+        merge: &MergePlan,
+        params: &Params,
+        convert: bool,
+    ) -> Vec<(Phase, wgpu::ComputePipeline, wgpu::BindGroup, (u32, u32))> {
+        let p = &self.pipelines;
+        fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
+            ws.get(s).as_entire_binding()
+        }
+        let (points_id, resident) = match (&job.points, convert) {
+            (Points::Resident(r, _), false) => (r.id, Some(&r.buffer)),
+            _ => (WORKSPACE_POINTS, None),
+        };
+        let mut out = Vec::new();
+        if convert {
+            let g = ws.group(Group::Convert, WORKSPACE_POINTS, |ws| {
+                self.bind(
+                    &p.convert,
+                    &[(0, whole(ws, Slot::Points)), (1, whole(ws, Slot::Params))],
+                )
+            });
+            let threads = params.num_points - params.first_point;
+            out.push((
+                Phase::Convert,
+                p.convert.clone(),
+                g,
+                self.dispatch_dims(threads as u64),
+            ));
+        }
+        let g = ws.group(Group::Accumulate, points_id, |ws| {
+            let points = match resident {
+                Some(b) => b.as_entire_binding(),
+                None => whole(ws, Slot::Points),
+            };
+            self.bind(
+                &p.accumulate,
+                &[
+                    (0, points),
+                    (1, whole(ws, Slot::ChunkOffsets)),
+                    (2, whole(ws, Slot::Entries)),
+                    (3, whole(ws, Slot::ChunkSums)),
+                    (4, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        out.push((
+            Phase::Accumulate,
+            p.accumulate.clone(),
+            g,
+            self.dispatch_dims(params.num_chunks as u64),
+        ));
+        let levels = merge.levels.len();
+        for (i, lv) in merge.levels.iter().enumerate() {
+            let last = i + 1 == levels;
+            let g = ws.group(Group::Merge(i, last), WORKSPACE_POINTS, |ws| {
+                let (src, dst) = match (i % 2, last) {
+                    (0, true) => (Slot::ChunkSums, Slot::Buckets),
+                    (_, true) => (Slot::MergeTmp, Slot::Buckets),
+                    (0, false) => (Slot::ChunkSums, Slot::MergeTmp),
+                    (_, false) => (Slot::MergeTmp, Slot::ChunkSums),
+                };
+                let mp = wgpu::BufferBinding {
+                    buffer: ws.get(Slot::MergeParams),
+                    offset: i as u64 * SECTION_ALIGN,
+                    size: wgpu::BufferSize::new(std::mem::size_of::<MergeParams>() as u64),
+                };
+                self.bind(
+                    &p.merge,
+                    &[
+                        (0, whole(ws, src)),
+                        (1, whole(ws, Slot::MergeGroups)),
+                        (2, whole(ws, dst)),
+                        (3, wgpu::BindingResource::Buffer(mp)),
+                    ],
+                )
+            });
+            out.push((
+                Phase::Accumulate,
+                p.merge.clone(),
+                g,
+                self.dispatch_dims(lv.num_groups as u64),
+            ));
+        }
+        let g = ws.group(Group::ReduceSegments, WORKSPACE_POINTS, |ws| {
+            self.bind(
+                &p.reduce_segments,
+                &[
+                    (0, whole(ws, Slot::Buckets)),
+                    (1, whole(ws, Slot::Partials)),
+                    (3, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        out.push((
+            Phase::Reduce,
+            p.reduce_segments.clone(),
+            g,
+            self.dispatch_dims(params.total_segments as u64),
+        ));
+        let g = ws.group(Group::ReduceWindows, WORKSPACE_POINTS, |ws| {
+            self.bind(
+                &p.reduce_windows,
+                &[
+                    (1, whole(ws, Slot::Partials)),
+                    (2, whole(ws, Slot::Sums)),
+                    (3, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        out.push((
+            Phase::Reduce,
+            p.reduce_windows.clone(),
+            g,
+            (params.num_windows, 1),
+        ));
+        out
+    }
+
+    /// Waits for a submitted job and reads its window sums (in the shaders' packed
+    /// projective form, W of them) and stage times back; its workspace returns to the pool.
+    pub(crate) fn finish(&self, f: InFlight) -> Result<(Vec<u32>, GpuTimes)> {
+        let InFlight {
+            ws,
+            submission,
+            readback,
+            timestamps,
+            phases,
+            sum_bytes,
+            mut times,
+        } = f;
+        let w = Instant::now();
+        self.wait_for(submission)?;
+        times.wait += w.elapsed();
         let t = Instant::now();
-        let sums: Vec<u32> = bytemuck::cast_slice(&self.read_buffer(&readback)?).to_vec();
+        type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
+        let take =
+            |rx: &mpsc::Receiver<MapResult>, buf: &wgpu::Buffer, bytes: u64| -> Result<Vec<u8>> {
+                rx.recv()
+                    .map_err(|e| MsmError::Gpu(format!("map callback lost: {e}")))?
+                    .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
+                let out = buf
+                    .get_mapped_range(..bytes)
+                    .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
+                    .to_vec();
+                buf.unmap();
+                Ok(out)
+            };
+        let sums: Vec<u32> =
+            bytemuck::cast_slice(&take(&readback, ws.get(Slot::Readback), sum_bytes)?).to_vec();
         times.download = t.elapsed();
-        if let Some(ts_read) = ts_readback {
-            let raw = self.read_buffer(&ts_read)?;
+        if let Some(rx) = timestamps {
+            let raw = take(&rx, ws.get(Slot::TimestampRead), 16 * phases.len() as u64)?;
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
-            for (i, ns) in stage_ns.iter_mut().enumerate() {
-                *ns = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period;
-            }
+            let ns: Vec<f64> = (0..phases.len())
+                .map(|i| ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * period)
+                .collect();
+            add_stage_times(&mut times, &phases, &ns);
         }
-        let d = |ns: f64| Duration::from_nanos(ns as u64);
-        times.point_conversion = d(stage_ns[0]);
-        times.bucket_accumulation = d(stage_ns[1] + stage_ns[2]);
-        times.bucket_reduction = d(stage_ns[3] + stage_ns[4]);
-
-        check_scope(oom, "out of GPU memory")?;
-        check_scope(val, "validation")?;
+        self.pool.put(ws);
         Ok((sums, times))
     }
 
@@ -502,6 +969,17 @@ impl GpuContext {
     pub(crate) fn wait(&self) -> Result<()> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| MsmError::Gpu(format!("poll: {e}")))
+    }
+
+    /// Blocks until one submission is done.
+    fn wait_for(&self, index: wgpu::SubmissionIndex) -> Result<()> {
+        self.device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index),
+                timeout: None,
+            })
             .map(|_| ())
             .map_err(|e| MsmError::Gpu(format!("poll: {e}")))
     }
@@ -522,6 +1000,18 @@ impl GpuContext {
             .to_vec();
         buffer.unmap();
         Ok(bytes)
+    }
+}
+
+/// Adds each pass's time to its phase.
+fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]) {
+    for (ph, ns) in phases.iter().zip(ns) {
+        let d = Duration::from_nanos(*ns as u64);
+        match ph {
+            Phase::Convert => times.point_conversion += d,
+            Phase::Accumulate => times.bucket_accumulation += d,
+            Phase::Reduce => times.bucket_reduction += d,
+        }
     }
 }
 

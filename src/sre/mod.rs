@@ -38,6 +38,7 @@
 
 pub mod auto;
 mod merge;
+pub(crate) mod policy;
 mod search;
 
 use std::time::{Duration, Instant};

@@ -25,7 +25,7 @@ pub fn gpu_engine() -> &'static GpuMsm {
     static E: OnceLock<GpuMsm> = OnceLock::new();
     E.get_or_init(|| {
         build(MsmConfig {
-            small_msm_cutoff: 0,
+            force_backend: Some(gpu_msm::Backend::Gpu),
             calibration: CalibrationSource::Defaults,
             ..Default::default()
         })

@@ -1,0 +1,133 @@
+//! Bases an engine keeps for many calls ([`Bases`]), and the conversion that lets every MSM
+//! call take either resident bases or a plain slice ([`MsmBases`]).
+
+use std::sync::Arc;
+
+use ark_bls12_377::G1Affine;
+
+use crate::gpu::ResidentPoints;
+
+/// A set of bases loaded once by [`crate::GpuMsm::load_bases`]: uploaded and converted on the
+/// device (when the engine has one), with a host copy for the CPU paths and SRE.
+///
+/// Cheap to clone (a shared handle), `Send + Sync`; the device memory is freed when the last
+/// handle is dropped. Calls on it may use a prefix (fewer scalars than bases). It belongs to
+/// the engine that loaded it (and to engines [`crate::GpuMsm::reconfigured`] from it, which
+/// share its device); another engine refuses it with [`crate::MsmError::ForeignBases`].
+#[derive(Clone)]
+pub struct Bases {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    device: u64,
+    host: Vec<G1Affine>,
+    resident: Option<ResidentPoints>,
+}
+
+impl Bases {
+    pub(crate) fn new(device: u64, host: Vec<G1Affine>, resident: Option<ResidentPoints>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                device,
+                host,
+                resident,
+            }),
+        }
+    }
+
+    /// Number of bases.
+    pub fn len(&self) -> usize {
+        self.inner.host.len()
+    }
+
+    /// Whether there are no bases.
+    pub fn is_empty(&self) -> bool {
+        self.inner.host.is_empty()
+    }
+
+    /// The bases, as loaded.
+    pub fn points(&self) -> &[G1Affine] {
+        &self.inner.host
+    }
+
+    /// Bytes the set holds on the device (zero on an engine without a GPU).
+    pub fn device_bytes(&self) -> u64 {
+        self.inner.resident.as_ref().map_or(0, |r| r.bytes())
+    }
+
+    /// The device identity of the engine that loaded the set.
+    pub(crate) fn device(&self) -> u64 {
+        self.inner.device
+    }
+
+    /// The converted points on the device, if the engine has one.
+    pub(crate) fn resident(&self) -> Option<&ResidentPoints> {
+        self.inner.resident.as_ref()
+    }
+}
+
+impl std::fmt::Debug for Bases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bases")
+            .field("len", &self.len())
+            .field("device_bytes", &self.device_bytes())
+            .finish()
+    }
+}
+
+/// The bases of one call: a host slice (uploaded by the call) or a resident set.
+#[derive(Clone, Copy)]
+pub enum BasesRef<'a> {
+    /// Bases on the host; the call needs exactly one scalar per base.
+    Host(&'a [G1Affine]),
+    /// A resident set; the call uses its first `scalars.len()` bases.
+    Resident(&'a Bases),
+}
+
+impl<'a> BasesRef<'a> {
+    /// The host copy of the bases.
+    pub fn points(&self) -> &'a [G1Affine] {
+        match self {
+            BasesRef::Host(b) => b,
+            BasesRef::Resident(b) => b.points(),
+        }
+    }
+}
+
+/// Anything an MSM call takes as its bases: `&[G1Affine]`, `&Vec<G1Affine>`, an array, or a
+/// resident [`Bases`] handle.
+pub trait MsmBases {
+    /// The bases of the call.
+    fn bases_ref(&self) -> BasesRef<'_>;
+}
+
+impl MsmBases for [G1Affine] {
+    fn bases_ref(&self) -> BasesRef<'_> {
+        BasesRef::Host(self)
+    }
+}
+
+impl MsmBases for Vec<G1Affine> {
+    fn bases_ref(&self) -> BasesRef<'_> {
+        BasesRef::Host(self)
+    }
+}
+
+impl<const N: usize> MsmBases for [G1Affine; N] {
+    fn bases_ref(&self) -> BasesRef<'_> {
+        BasesRef::Host(self)
+    }
+}
+
+impl MsmBases for Bases {
+    fn bases_ref(&self) -> BasesRef<'_> {
+        BasesRef::Resident(self)
+    }
+}
+
+impl<T: MsmBases + ?Sized> MsmBases for &T {
+    fn bases_ref(&self) -> BasesRef<'_> {
+        (**self).bases_ref()
+    }
+}

@@ -1,0 +1,163 @@
+//! Which path runs an n-point MSM, and why: a forced backend, the calibration measured on
+//! this adapter, or the defaults (which never send work to a software adapter).
+
+use crate::calibration::Calibration;
+use crate::config::MsmConfig;
+use crate::report::Backend;
+
+/// What routing needs to know about the engine's adapter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdapterFacts {
+    /// A GPU adapter: its name, and whether it is a software rasterizer
+    /// (`wgpu::DeviceType::Cpu`: lavapipe, llvmpipe, WARP).
+    Gpu {
+        /// Adapter name.
+        name: String,
+        /// Software rasterizer.
+        software: bool,
+    },
+    /// No adapter at all: why (the engine runs on the CPU paths).
+    None(String),
+}
+
+/// The path for an n-point call and the reason, for the report.
+pub fn route(
+    n: usize,
+    config: &MsmConfig,
+    calibration: Option<&Calibration>,
+    adapter: &AdapterFacts,
+) -> (Backend, String) {
+    if let (Some(b), true) = (config.force_backend, n >= 1) {
+        return (b, "forced by MsmConfig::force_backend".into());
+    }
+    let cutoff = config.small_msm_cutoff;
+    // The CPU's own choice: double-and-add below the cutoff, arkworks from it.
+    let cpu = |why: String| {
+        if n < cutoff {
+            (
+                Backend::CpuDoubleAndAdd,
+                format!("{why}; n < small_msm_cutoff = {cutoff}"),
+            )
+        } else {
+            (
+                Backend::CpuArkworks,
+                format!("{why}; n >= small_msm_cutoff = {cutoff}"),
+            )
+        }
+    };
+    let (name, software) = match adapter {
+        AdapterFacts::None(why) => return cpu(format!("no GPU adapter ({why})")),
+        AdapterFacts::Gpu { name, software } => (name.as_str(), *software),
+    };
+    let note = match calibration {
+        Some(cal) if cal.adapter == name => return calibrated(n, cal),
+        Some(cal) => format!("calibration is for {:?}, not this adapter; ", cal.adapter),
+        None => String::new(),
+    };
+    if software {
+        return cpu(format!(
+            "{note}{name} is a software adapter with no calibration for it: the CPU is faster \
+             (force_backend or a calibration sends work to it)"
+        ));
+    }
+    if n < cutoff {
+        let why = format!("{note}default: n < small_msm_cutoff = {cutoff}");
+        (Backend::CpuDoubleAndAdd, why)
+    } else {
+        let why = format!("{note}default: n >= small_msm_cutoff = {cutoff}");
+        (Backend::Gpu, why)
+    }
+}
+
+/// Routing by a calibration made on this adapter.
+fn calibrated(n: usize, cal: &Calibration) -> (Backend, String) {
+    if n < cal.arkworks_from {
+        let why = format!(
+            "calibrated: n < {} where arkworks overtakes double-and-add",
+            cal.arkworks_from
+        );
+        return (Backend::CpuDoubleAndAdd, why);
+    }
+    match cal.gpu_from {
+        Some(g) if n >= g => (
+            Backend::Gpu,
+            format!("calibrated: n >= {g} where the GPU overtakes the CPU"),
+        ),
+        Some(g) => (
+            Backend::CpuArkworks,
+            format!(
+                "calibrated: {} <= n < {g}, where arkworks is the fastest",
+                cal.arkworks_from
+            ),
+        ),
+        None => (
+            Backend::CpuArkworks,
+            format!(
+                "calibrated: n >= {}, and the GPU never won in the sweep (to n = {})",
+                cal.arkworks_from,
+                cal.rows.last().map_or(0, |r| r.n)
+            ),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(software: bool) -> AdapterFacts {
+        AdapterFacts::Gpu {
+            name: "A".into(),
+            software,
+        }
+    }
+
+    #[test]
+    fn software_adapters_get_no_work_unless_forced_or_calibrated() {
+        let config = MsmConfig::default();
+        let c = config.small_msm_cutoff;
+        for (n, want) in [
+            (c - 1, Backend::CpuDoubleAndAdd),
+            (c, Backend::CpuArkworks),
+            (c + 1, Backend::CpuArkworks),
+            (1 << 20, Backend::CpuArkworks),
+        ] {
+            let (b, why) = route(n, &config, None, &gpu(true));
+            assert_eq!(b, want, "n = {n}");
+            assert!(why.contains("software adapter"), "{why}");
+            let (b, _) = route(n, &config, None, &AdapterFacts::None("none".into()));
+            assert_eq!(b, want, "no adapter, n = {n}");
+        }
+        // A hardware adapter gets the GPU from the cutoff on.
+        assert_eq!(
+            route(c - 1, &config, None, &gpu(false)).0,
+            Backend::CpuDoubleAndAdd
+        );
+        assert_eq!(route(c, &config, None, &gpu(false)).0, Backend::Gpu);
+        // Forced: every n >= 1 (n = 0 needs no path).
+        let forced = MsmConfig {
+            force_backend: Some(Backend::Gpu),
+            ..Default::default()
+        };
+        for n in [1, 2, c, 1 << 20] {
+            let (b, why) = route(n, &forced, None, &gpu(true));
+            assert_eq!(b, Backend::Gpu);
+            assert!(why.contains("force_backend"));
+        }
+        assert_ne!(route(0, &forced, None, &gpu(true)).0, Backend::Gpu);
+        // A calibration for the software adapter itself is obeyed.
+        let cal = Calibration {
+            format: crate::calibration::CALIBRATION_FORMAT,
+            adapter: "A".into(),
+            machine: String::new(),
+            arkworks_from: 4,
+            gpu_from: Some(100),
+            rows: vec![],
+        };
+        assert_eq!(route(100, &config, Some(&cal), &gpu(true)).0, Backend::Gpu);
+        assert_eq!(
+            route(99, &config, Some(&cal), &gpu(true)).0,
+            Backend::CpuArkworks
+        );
+    }
+}
