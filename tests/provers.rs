@@ -1,0 +1,60 @@
+//! The two prover examples at a small size: KZG openings checked with the pairing, and a
+//! Groth16 proof with its G1 MSMs on the engine accepted by `Groth16::verify_proof`.
+
+mod common;
+#[allow(dead_code)]
+#[path = "../examples/provers/groth16.rs"]
+mod groth16;
+#[allow(dead_code)]
+#[path = "../examples/provers/kzg.rs"]
+mod kzg;
+
+use ark_bls12_377::{Bls12_377, Fr};
+use ark_ff::UniformRand;
+use ark_groth16::Groth16;
+use ark_snark::SNARK;
+use ark_std::rand::{rngs::StdRng, SeedableRng};
+use common::gpu_engine;
+
+#[test]
+fn kzg_openings_verify() {
+    let mut rng = StdRng::seed_from_u64(1);
+    let srs = kzg::Srs::setup(100, &mut rng);
+    // The full SRS, prefixes (one of them a single coefficient), and degree 0.
+    let checked = kzg::run(gpu_engine(), &srs, &[100, 99, 37, 1, 0], &mut rng).unwrap();
+    assert_eq!(checked, 5);
+    let (q, v) = kzg::quotient(
+        &[Fr::from(3u64), Fr::from(2u64), Fr::from(1u64)],
+        Fr::from(5u64),
+    );
+    // x^2 + 2x + 3 at 5 is 38; quotient x + 7.
+    assert_eq!(
+        (q, v),
+        (vec![Fr::from(7u64), Fr::from(1u64)], Fr::from(38u64))
+    );
+}
+
+#[test]
+fn groth16_proof_with_gpu_msms_verifies() {
+    let mut rng = StdRng::seed_from_u64(2);
+    let steps = 64;
+    let (pk, vk) = Groth16::<Bls12_377>::circuit_specific_setup(
+        groth16::SquaringChain { steps, x0: None },
+        &mut rng,
+    )
+    .unwrap();
+    let pvk = Groth16::<Bls12_377>::process_vk(&vk).unwrap();
+    let prover = groth16::GpuProver::new(gpu_engine(), &pk).unwrap();
+    for _ in 0..2 {
+        let circuit = groth16::SquaringChain {
+            steps,
+            x0: Some(Fr::rand(&mut rng)),
+        };
+        let public = [circuit.output()];
+        let (r, s) = groth16::randomness(&mut rng);
+        let (proof, _) = prover.prove(circuit, r, s, true).unwrap();
+        assert!(Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &public, &proof).unwrap());
+        let wrong = [public[0] + Fr::from(1u64)];
+        assert!(!Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &wrong, &proof).unwrap());
+    }
+}
