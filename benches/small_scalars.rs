@@ -23,31 +23,35 @@ fn bench(c: &mut Criterion) {
     let n = 1usize << log_n;
     let bases = inputs::random_bases(n, 1);
     let resident = engine.load_bases(&bases).unwrap();
-    let mut group = c.benchmark_group(format!("small scalars 2^{log_n} on {}", engine.adapter_name()));
+    let mut group = c.benchmark_group(format!(
+        "small scalars 2^{log_n} on {}",
+        engine.adapter_name()
+    ));
     group.sample_size(10);
     for bits in [1u32, 8, 16, 32, 64] {
         let scalars = inputs::scalars(ScalarDistribution::SmallBits(bits), n, bits as u64);
         let small: Vec<u64> = scalars.iter().map(|k| k.into_bigint().0[0]).collect();
-        let ark: Box<dyn Fn() -> G1Projective> = match bits {
+        let b = &bases;
+        let ark: Box<dyn Fn() -> G1Projective + '_> = match bits {
             1 => {
                 let v: Vec<bool> = small.iter().map(|&k| k == 1).collect();
-                Box::new(move || G1Projective::msm_u1(&bases, &v))
+                Box::new(move || G1Projective::msm_u1(b, &v))
             }
             8 => {
                 let v: Vec<u8> = small.iter().map(|&k| k as u8).collect();
-                Box::new(move || G1Projective::msm_u8(&bases, &v))
+                Box::new(move || G1Projective::msm_u8(b, &v))
             }
             16 => {
                 let v: Vec<u16> = small.iter().map(|&k| k as u16).collect();
-                Box::new(move || G1Projective::msm_u16(&bases, &v))
+                Box::new(move || G1Projective::msm_u16(b, &v))
             }
             32 => {
                 let v: Vec<u32> = small.iter().map(|&k| k as u32).collect();
-                Box::new(move || G1Projective::msm_u32(&bases, &v))
+                Box::new(move || G1Projective::msm_u32(b, &v))
             }
             _ => {
                 let v = small.clone();
-                Box::new(move || G1Projective::msm_u64(&bases, &v))
+                Box::new(move || G1Projective::msm_u64(b, &v))
             }
         };
         let expected = ark();
