@@ -65,7 +65,9 @@ pub enum SreMode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
     /// Without a calibration, MSMs with fewer points than this run on the CPU
-    /// (double-and-add) and the others on the GPU. A calibration replaces this rule.
+    /// (double-and-add) and the others on the GPU, or on arkworks' CPU MSM when the adapter
+    /// is a software one or there is none ([`crate::routing`]). A calibration for the
+    /// adapter replaces this rule.
     pub small_msm_cutoff: usize,
     /// Where the CPU/GPU crossovers for routing come from (`examples/crossover.rs` writes
     /// them). Default: the file named by `GPU_MSM_CALIBRATION`, if set.

@@ -10,6 +10,8 @@ use gpu_msm::{Backend, MsmConfig, MsmError};
 
 #[test]
 fn prefixes_of_resident_bases() {
+    fn shared_across_threads<T: Send + Sync + Clone>() {}
+    shared_across_threads::<gpu_msm::Bases>();
     let e = gpu_engine();
     let n = 40;
     let mut bases = random_bases(n, 1);
