@@ -17,7 +17,6 @@
 @group(0) @binding(3) var<storage, read_write> chunk_sums: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-const SIGN_BIT: u32 = 0x80000000u;
 
 fn load_affine(idx: u32) -> Affine {
     let base = idx * AFFINE_WORDS;

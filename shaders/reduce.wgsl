@@ -1,12 +1,18 @@
 // Stages 3 and 4: bucket reduction. Window w needs sum_{k=0}^{B-1} (k + 1) * S_k, where S_k
 // is the sum in the bucket of digit magnitude k + 1.
 //
-// Stage 3 (reduce_segments): the B buckets of a window are dealt to S threads in interleaved
-// segments: thread s owns buckets k = j * S + s for j in 0..J (J = B / S), so neighbouring
-// threads read neighbouring buckets. Since (k + 1) = j * S + (s + 1), the thread's share is
+// Stage 3 (reduce_segments, in reduce_segments_*.wgsl per profile): the B buckets of a window
+// are dealt to S threads in interleaved segments: thread s owns buckets k = j * S + s for j in
+// 0..J (J = B / S), so neighbouring threads read neighbouring buckets. Since
+// (k + 1) = j * S + (s + 1), the thread's share is
 //     S * A + (s + 1) * T,   A = sum_j j * S_{jS+s},   T = sum_j S_{jS+s},
 // A and T come from one running sum over j (2J additions), S * A from log2(S) doublings and
-// (s + 1) * T from a short double-and-add.
+// (s + 1) * T from a short double-and-add. Both versions run that as one loop with a single
+// point operation in it (see curve.wgsl for why call sites matter):
+//   [0, 2J):          j = J-1 .. 0: running += S_j, then (j >= 1) a += running
+//   [2J, +log2 S):    a = 2a                      -> a = S * A
+//   [.., +2 kbits):   acc = 2acc, acc += running  -> acc = (s + 1) * T
+//   last:             a += acc
 //
 // Stage 4 (reduce_windows): one workgroup per window adds its S shares: each thread adds
 // S / WORKGROUP_SIZE of them, then a tree in workgroup memory. Only the W window sums leave
@@ -31,85 +37,6 @@ fn load_partial(t: u32) -> Point {
         w[k] = partials[k * params.total_segments + t];
     }
     return point_from_words(w);
-}
-
-// Registers of the reduction loop.
-const R_RUNNING: u32 = 0u;
-const R_A: u32 = 1u;
-const R_ACC: u32 = 2u;
-const R_BUCKET: u32 = 3u;
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(gid, nwg);
-    if (t >= params.total_segments) {
-        return;
-    }
-    let w = t >> params.log2_segments;
-    let s = t & (params.segments - 1u);
-    let first = w * params.buckets_per_window + s;
-    let k = s + 1u;
-    let kbits = 32u - countLeadingZeros(k);
-
-    // The whole computation is one loop with a single point operation in it (see
-    // curve.wgsl for why call sites matter). Steps:
-    //   [0, 2J):          j = J-1 .. 0: running += S_j, then (j >= 1) a += running
-    //   [2J, +log2 S):    a = 2a                      -> a = S * A
-    //   [.., +2 kbits):   acc = 2acc, acc += running  -> acc = (s + 1) * T
-    //   last:             a += acc
-    let n0 = 2u * params.run_length;
-    let n1 = n0 + params.log2_segments;
-    let n2 = n1 + 2u * kbits;
-    var pts: array<Point, 4>;
-    for (var r = 0u; r < 4u; r++) {
-        pts[r] = point_identity();
-    }
-    for (var step = 0u; step <= n2; step++) {
-        var dst = R_A;
-        var x = R_A;
-        var y = R_ACC;
-        var double = false;
-        if (step < n0) {
-            let j = params.run_length - 1u - step / 2u;
-            if ((step & 1u) == 0u) {
-                pts[R_BUCKET] = load_bucket(first + j * params.segments);
-                dst = R_RUNNING;
-                x = R_RUNNING;
-                y = R_BUCKET;
-            } else {
-                if (j == 0u) {
-                    continue;
-                }
-                y = R_RUNNING;
-            }
-        } else if (step < n1) {
-            double = true;
-        } else if (step < n2) {
-            let i = (step - n1) / 2u;
-            dst = R_ACC;
-            x = R_ACC;
-            if (((step - n1) & 1u) == 0u) {
-                double = true;
-            } else {
-                if (((k >> (kbits - 1u - i)) & 1u) == 0u) {
-                    continue;
-                }
-                y = R_RUNNING;
-            }
-        }
-        var start = PROG_ADD_START;
-        var len = PROG_ADD_LEN;
-        if (double) {
-            start = PROG_DOUBLE_START;
-            len = PROG_DOUBLE_LEN;
-        }
-        pts[dst] = point_program(pts[x], pts[y], start, len);
-    }
-    let words = point_to_words(pts[R_A]);
-    for (var i = 0u; i < POINT_WORDS; i++) {
-        partials[i * params.total_segments + t] = words[i];
-    }
 }
 
 var<workgroup> tree: array<array<u32, 36>, WORKGROUP_SIZE>;

@@ -1,12 +1,12 @@
 // Self-test kernel: evaluates one field or curve function per thread so that the host can
-// compare it with arkworks. Each case reads SELFTEST_IN_WORDS words (operand a: 36 words,
+// compare it with arkworks. The function is the pipeline-overridable constant SELFTEST_OP, so
+// each function gets its own pipeline and the driver compiles only that function (the
+// straight-line formulas make one kernel with all of them slow to compile). Each case reads SELFTEST_IN_WORDS words (operand a: 36 words,
 // operand b: 36 words, a small integer k) and writes POINT_WORDS words. Field operands use the
 // first 12 words of a and b.
 
-struct SelfTestParams {
-    op: u32,
-    count: u32,
-}
+override SELFTEST_OP: u32 = 0u;
+
 
 @group(0) @binding(0) var<storage, read> input: array<u32>;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
@@ -49,7 +49,7 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
     let base = i * SELFTEST_IN_WORDS;
     let k = input[base + 2u * POINT_WORDS];
     var out: array<u32, 36>;
-    switch tparams.op {
+    switch SELFTEST_OP {
         case 0u: { out = fp_result(fp_add(in_fp(base, 0u), in_fp(base, 1u))); }
         case 1u: { out = fp_result(fp_sub(in_fp(base, 0u), in_fp(base, 1u))); }
         case 2u: { out = fp_result(fp_mul(in_fp(base, 0u), in_fp(base, 1u))); }

@@ -2,6 +2,7 @@
 
 use crate::calibration::CalibrationSource;
 use crate::error::{MsmError, Result};
+use crate::gpu::field::Arithmetic;
 use crate::report::Backend;
 use crate::sre::SreOptions;
 
@@ -86,6 +87,10 @@ pub struct MsmConfig {
     /// examples force [`Backend::Gpu`] so that the shaders run on a software adapter too).
     /// `None` (the default) routes each call.
     pub force_backend: Option<Backend>,
+    /// The shaders' field arithmetic. `None` (the default) picks per adapter: 32-bit limbs
+    /// with 64-bit products where the adapter has `SHADER_INT64`, else 13-bit limbs. Asking
+    /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
+    pub arithmetic: Option<Arithmetic>,
     /// Refuse to build an engine without a GPU adapter ([`MsmError::NoAdapter`]). By default
     /// an engine with no adapter at all still works, on the CPU paths, and says so.
     pub require_gpu: bool,
@@ -101,6 +106,7 @@ impl Default for MsmConfig {
             shader_runtime_checks: false,
             sre: SreMode::Off,
             force_backend: None,
+            arithmetic: None,
             require_gpu: false,
         }
     }

@@ -18,7 +18,7 @@ use crate::digits::{
     best_window_bits_for, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
-use crate::gpu::field::{point_from_shader_words, POINT_WORDS};
+use crate::gpu::field::POINT_WORDS;
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, Points};
 use crate::report::{Backend, MsmReport, PhaseTimes};
@@ -108,9 +108,11 @@ impl GpuMsm {
         config.validate()?;
         if config.adapter != self.config.adapter
             || config.shader_runtime_checks != self.config.shader_runtime_checks
+            || config.arithmetic != self.config.arithmetic
         {
             return Err(MsmError::InvalidConfig(
-                "reconfigured() keeps the device: adapter choice and shader checks must match"
+                "reconfigured() keeps the device: adapter choice, shader checks and \
+                 arithmetic must match"
                     .into(),
             ));
         }
@@ -143,6 +145,11 @@ impl GpuMsm {
     /// Whether the engine has a GPU adapter (else it runs everything on the CPU).
     pub fn has_gpu(&self) -> bool {
         self.gpu.is_some()
+    }
+
+    /// The shaders' field arithmetic on this engine's adapter (`None` without one).
+    pub fn arithmetic(&self) -> Option<crate::Arithmetic> {
+        self.gpu.as_ref().map(|g| g.arithmetic)
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).
@@ -318,6 +325,7 @@ impl GpuMsm {
             num_buckets: 0,
             num_entries: 0,
             gpu_timing: None,
+            arithmetic: None,
             adapter: self.adapter_name().to_string(),
             sre: None,
             resident_bases: matches!(src, BasesRef::Resident(_)),
@@ -456,11 +464,12 @@ impl GpuMsm {
             ..
         } = p;
         let (sums, times) = gpu_out?;
+        let arithmetic = self.gpu_context()?.arithmetic;
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = sums
             .chunks_exact(POINT_WORDS)
-            .map(point_from_shader_words)
+            .map(|w| arithmetic.point_from_shader_words(w))
             .collect::<Option<Vec<_>>>()
             .map_or_else(
                 // A sum off the curve: bad input (one-shot bases are checked only now, at no
@@ -485,6 +494,7 @@ impl GpuMsm {
         report.host_time = ph.total.saturating_sub(times.wait);
         report.buffers_allocated = times.buffers_allocated;
         report.gpu_timing = self.gpu.as_ref().map(|g| g.timing());
+        report.arithmetic = Some(arithmetic);
         tracing::info!(
             target: "gpu_msm",
             timing = ?report.gpu_timing,

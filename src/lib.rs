@@ -49,4 +49,5 @@ pub use calibration::{Calibration, CalibrationSource};
 pub use config::{AdapterChoice, MsmConfig, PowerPreference, SreMode};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};
+pub use gpu::field::Arithmetic;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};

@@ -83,6 +83,8 @@ pub struct MsmReport {
     pub num_entries: usize,
     /// How the GPU phases were timed (GPU path).
     pub gpu_timing: Option<GpuTiming>,
+    /// The shaders' field arithmetic (GPU path).
+    pub arithmetic: Option<crate::Arithmetic>,
     /// Adapter name.
     pub adapter: String,
     /// SRE, when the mode was not `Off` and the GPU path ran.
@@ -131,6 +133,9 @@ impl fmt::Display for MsmReport {
         }
         if let Some(t) = self.gpu_timing {
             writeln!(f, "gpu timing   {t:?}")?;
+            if let Some(a) = self.arithmetic {
+                writeln!(f, "arithmetic   {a:?}")?;
+            }
             writeln!(
                 f,
                 "bases        {}; {} buffers allocated",

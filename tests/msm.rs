@@ -263,3 +263,37 @@ fn hot_bucket_around_the_chunk_cap_and_merge_fanin() {
         assert_eq!((report.num_windows, report.num_entries), (1, n), "n = {n}");
     }
 }
+
+/// Every arithmetic profile the adapter runs, on the adversarial scalar sets over bases with
+/// the identity, duplicates and P, -P pairs, at every window size, one-shot and resident.
+#[test]
+fn every_profile_on_adversarial_inputs_and_every_window() {
+    let n = 48;
+    let mut bases = random_bases(n, 61);
+    bases[1] = G1Affine::identity();
+    bases[3] = bases[2];
+    bases[5] = -bases[4];
+    let random = random_scalars(n, 62);
+    for e in common::profile_engines() {
+        let a = e.arithmetic();
+        for (name, s) in gpu_msm::inputs::adversarial_scalars(n, 63) {
+            let rep = check(name, e, &bases, &s);
+            // A call with no nonzero digit does no GPU work.
+            if rep.backend == Backend::Gpu && rep.num_entries > 0 {
+                assert_eq!(rep.arithmetic, a, "{name}");
+            }
+        }
+        let resident = e.load_bases(&bases).unwrap();
+        for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
+            let ec = e
+                .reconfigured(MsmConfig {
+                    window_bits: Some(c),
+                    ..e.config().clone()
+                })
+                .unwrap();
+            let (got, rep) = ec.msm_with_report(&resident, &random).unwrap();
+            assert_eq!(got, reference(&bases, &random), "{a:?}, c = {c}");
+            assert_eq!((rep.window_bits, rep.arithmetic), (Some(c), a));
+        }
+    }
+}

@@ -4,16 +4,47 @@ mod common;
 
 use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
+use ark_ff::BigInteger;
 use ark_ff::{Field, One, UniformRand, Zero};
 use gpu_msm::gpu::selftest::ShaderOps;
+use gpu_msm::Arithmetic;
 
-fn ops() -> ShaderOps<'static> {
-    common::gpu_engine()
-        .shader_ops()
-        .expect("self-test pipeline")
+/// The self-test kernel of every arithmetic profile the adapter runs.
+fn all_ops() -> Vec<ShaderOps<'static>> {
+    common::profile_engines()
+        .into_iter()
+        .map(|e| e.shader_ops().expect("self-test pipeline"))
+        .collect()
 }
 
-/// 0, 1, 2, p-1, p-2, (p-1)/2, (p+1)/2, 2^377 mod p, the shaders' one (2^390 mod p) and random.
+/// Values whose stored words (in profile `a`) sit at limb and word boundaries: 2^k - 1, 2^k
+/// and 2^k + 1 for k at multiples of 13 and 32 bits, and p - 1.
+fn boundary_values(a: Arithmetic) -> Vec<Fq> {
+    let mut v = Vec::new();
+    for k in [13u32, 26, 32, 39, 64, 96, 128, 195, 256, 320, 364, 376] {
+        for d in [-1i64, 0, 1] {
+            let mut x = ark_ff::BigInt::<6>::from(1u64) << k;
+            let x = if d < 0 {
+                x.sub_with_borrow(&1u64.into());
+                x
+            } else {
+                x.add_with_carry(&(d as u64).into());
+                x
+            };
+            let mut w = [0u32; 12];
+            for (i, l) in x.0.iter().enumerate() {
+                w[2 * i] = *l as u32;
+                w[2 * i + 1] = (*l >> 32) as u32;
+            }
+            v.push(a.from_shader_words(&w).expect("below p"));
+        }
+    }
+    v.push(-Fq::one());
+    v
+}
+
+/// 0, 1, 2, p-1, p-2, (p-1)/2, (p+1)/2, 2^377 mod p, each profile's one (2^384 and 2^390
+/// mod p) and random.
 fn field_values() -> Vec<Fq> {
     let mut rng = ark_std::test_rng();
     let two = Fq::from(2u64);
@@ -27,17 +58,11 @@ fn field_values() -> Vec<Fq> {
         -half,
         half,
         two.pow([377u64]),
+        two.pow([384u64]),
         two.pow([390u64]),
     ];
     v.extend((0..12).map(|_| Fq::rand(&mut rng)));
     v
-}
-
-fn pairs() -> Vec<(Fq, Fq)> {
-    let v = field_values();
-    v.iter()
-        .flat_map(|a| v.iter().map(move |b| (*a, *b)))
-        .collect()
 }
 
 fn check_field(name: &str, got: Vec<Option<Fq>>, want: impl Iterator<Item = Fq>) {
@@ -51,8 +76,18 @@ fn check_field(name: &str, got: Vec<Option<Fq>>, want: impl Iterator<Item = Fq>)
 
 #[test]
 fn fp_add_sub_mul_square_neg() {
-    let ops = ops();
-    let pairs = pairs();
+    for ops in all_ops() {
+        let mut xs = field_values();
+        xs.extend(boundary_values(ops.arithmetic()));
+        field_ops(&ops, &xs);
+    }
+}
+
+fn field_ops(ops: &ShaderOps, xs: &[Fq]) {
+    let pairs: Vec<(Fq, Fq)> = xs
+        .iter()
+        .flat_map(|a| xs.iter().map(move |b| (*a, *b)))
+        .collect();
     check_field(
         "add",
         ops.fp_add(&pairs).unwrap(),
@@ -68,16 +103,15 @@ fn fp_add_sub_mul_square_neg() {
         ops.fp_mul(&pairs).unwrap(),
         pairs.iter().map(|(a, b)| *a * b),
     );
-    let xs = field_values();
     check_field(
         "square",
-        ops.fp_square(&xs).unwrap(),
+        ops.fp_square(xs).unwrap(),
         xs.iter().map(|a| a.square()),
     );
-    check_field("neg", ops.fp_neg(&xs).unwrap(), xs.iter().map(|a| -*a));
+    check_field("neg", ops.fp_neg(xs).unwrap(), xs.iter().map(|a| -*a));
     check_field(
         "from_arkworks",
-        ops.fp_from_arkworks(&xs).unwrap(),
+        ops.fp_from_arkworks(xs).unwrap(),
         xs.iter().copied(),
     );
 }
@@ -92,12 +126,14 @@ fn fp_mul_long_chains() {
         .map(|&k| (Fq::rand(&mut rng), Fq::rand(&mut rng), k))
         .chain([(-Fq::one(), -Fq::one(), 301)])
         .collect();
-    let got = ops().fp_mul_chain(&cases).unwrap();
-    check_field(
-        "mul chain",
-        got,
-        cases.iter().map(|(a, b, k)| *a * b.pow([*k as u64])),
-    );
+    for ops in all_ops() {
+        let got = ops.fp_mul_chain(&cases).unwrap();
+        check_field(
+            "mul chain",
+            got,
+            cases.iter().map(|(a, b, k)| *a * b.pow([*k as u64])),
+        );
+    }
 }
 
 fn points() -> Vec<G1Projective> {
@@ -128,8 +164,10 @@ fn point_add_complete_cases() {
         pairs.push((*p, *p)); // P + P
         pairs.push((*p, -*p)); // P + (-P)
     }
-    let want = pairs.iter().map(|(p, q)| *p + q).collect();
-    check_points("add", ops().point_add(&pairs).unwrap(), want);
+    for ops in all_ops() {
+        let want = pairs.iter().map(|(p, q)| *p + q).collect();
+        check_points("add", ops.point_add(&pairs).unwrap(), want);
+    }
 }
 
 #[test]
@@ -143,13 +181,20 @@ fn point_add_mixed_cases() {
             pairs.push((*q, q.into_affine())); // Q + Q
         }
     }
-    let want = pairs.iter().map(|(p, q)| *p + q).collect();
-    check_points("mixed add", ops().point_add_mixed(&pairs).unwrap(), want);
+    for ops in all_ops() {
+        let want = pairs.iter().map(|(p, q)| *p + q).collect();
+        check_points("mixed add", ops.point_add_mixed(&pairs).unwrap(), want);
+    }
 }
 
 #[test]
 fn point_double_neg_mul_small_identity() {
-    let ops = ops();
+    for ops in all_ops() {
+        point_unary_ops(&ops);
+    }
+}
+
+fn point_unary_ops(ops: &ShaderOps) {
     let ps = points();
     check_points(
         "double",

@@ -1,17 +1,177 @@
-//! Host side of the shaders' field representation: constants for the WGSL header and
-//! conversions between arkworks values and the packed words the shaders read and write.
+//! Host side of the shaders' field representation: the arithmetic profiles, constants for
+//! the WGSL header, and conversions between arkworks values and the packed words the shaders
+//! read and write.
 //!
-//! The shaders keep x in F_p as x * 2^390 mod p (Montgomery radix 2^390 = 2^(13 * 30)), and
-//! store a reduced value as 12 little-endian u32 words. arkworks keeps x * 2^384 mod p.
+//! Two profiles ([`Arithmetic`]): 30 limbs of 13 bits in u32 (Montgomery radix 2^390, for
+//! adapters without 64-bit integers), and 12 limbs of 32 bits with 64-bit products (radix
+//! 2^384, where the adapter has `SHADER_INT64`). Either way a reduced value is stored as 12
+//! little-endian u32 words of x * R mod p. arkworks keeps x * 2^384 mod p.
 
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{BigInt, Field, One, PrimeField, Zero};
 
-/// Limb width in bits.
+/// Limb width in bits of the portable profile.
 pub const LIMB_BITS: u32 = 13;
-/// Limbs per element: 30 * 13 = 390 bits >= 377.
+/// Limbs per element in the portable profile: 30 * 13 = 390 bits >= 377.
 pub const LIMBS: u32 = 30;
+/// Limbs per element in the wide profile: 12 * 32 = 384 bits.
+pub const WIDE_LIMBS: u32 = 12;
+
+/// The field arithmetic a device's shaders run, chosen per adapter at engine creation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Arithmetic {
+    /// 30 limbs of 13 bits, one per u32, Montgomery radix 2^390 (`shaders/field.wgsl`):
+    /// needs nothing beyond 32-bit integers. 1800 limb products per multiplication. Curve
+    /// formulas interpreted from the step tables (`shaders/curve_interp.wgsl`), which keeps
+    /// shaders small where a driver inlines everything.
+    Limbs13,
+    /// 12 limbs of 32 bits with 64-bit products, radix 2^384 as arkworks
+    /// (`shaders/field32.wgsl`): needs `wgpu::Features::SHADER_INT64`. 288 products per
+    /// multiplication, and bases need no conversion. Curve formulas written out as
+    /// straight-line code generated from the same step tables: no run-time-indexed arrays.
+    Limbs32,
+}
+
+impl Arithmetic {
+    /// Both profiles.
+    pub const ALL: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+
+    /// Bits of the Montgomery radix R.
+    pub fn radix_bits(self) -> u32 {
+        match self {
+            Arithmetic::Limbs13 => LIMBS * LIMB_BITS,
+            Arithmetic::Limbs32 => 32 * WIDE_LIMBS,
+        }
+    }
+
+    /// The wgpu features the profile needs.
+    pub fn features(self) -> wgpu::Features {
+        match self {
+            Arithmetic::Limbs13 => wgpu::Features::empty(),
+            Arithmetic::Limbs32 => wgpu::Features::SHADER_INT64,
+        }
+    }
+
+    /// Whether bases uploaded in arkworks' form must be converted on the device.
+    pub fn converts_bases(self) -> bool {
+        self.radix_bits() != 384
+    }
+
+    /// The WGSL field implementation.
+    pub(crate) fn field_wgsl(self) -> &'static str {
+        match self {
+            Arithmetic::Limbs13 => include_str!("../../shaders/field.wgsl"),
+            Arithmetic::Limbs32 => include_str!("../../shaders/field32.wgsl"),
+        }
+    }
+
+    /// The curve formulas: the interpreter of the step tables (portable profile), or the
+    /// tables written out as straight-line functions (wide profile).
+    pub(crate) fn formulas_wgsl(self) -> String {
+        match self {
+            Arithmetic::Limbs13 => include_str!("../../shaders/curve_interp.wgsl").into(),
+            Arithmetic::Limbs32 => super::program::wgsl_straight_line(),
+        }
+    }
+
+    /// The bucket-reduction stage's per-segment entry point for the profile's formulas.
+    pub(crate) fn reduce_segments_wgsl(self) -> &'static str {
+        match self {
+            Arithmetic::Limbs13 => include_str!("../../shaders/reduce_segments_interp.wgsl"),
+            Arithmetic::Limbs32 => include_str!("../../shaders/reduce_segments_straight.wgsl"),
+        }
+    }
+
+    /// 2^(radix - 384): a shader value is arkworks' internal value times this.
+    fn shift(self) -> Fq {
+        Fq::from(2u64).pow([(self.radix_bits() - 384) as u64])
+    }
+
+    /// The shaders' Montgomery form of x (x * R mod p), packed.
+    pub fn to_shader_words(self, x: &Fq) -> [u32; PACKED_WORDS] {
+        // x * 2^(R - 384) in arkworks is stored as x * 2^R.
+        bigint_words(&(*x * self.shift()).0)
+    }
+
+    /// Reads a value in the shaders' Montgomery form back into an arkworks element. `None`
+    /// when the words are not a reduced value (>= p).
+    pub fn from_shader_words(self, w: &[u32]) -> Option<Fq> {
+        let v = words_bigint(w);
+        if v >= Fq::MODULUS {
+            return None;
+        }
+        // Taken as arkworks' internal form, v means x * 2^(R - 384).
+        Some(Fq::new_unchecked(v) * self.shift().inverse().expect("a power of two"))
+    }
+
+    /// A projective point in the shaders' homogeneous coordinates, packed (36 words).
+    pub fn point_to_shader_words(self, p: &G1Projective) -> [u32; POINT_WORDS] {
+        // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the
+        // same point.
+        let (x, y, z) = if p.is_zero() {
+            (Fq::zero(), Fq::one(), Fq::zero())
+        } else {
+            (p.x * p.z, p.y, p.z.square() * p.z)
+        };
+        let mut w = [0u32; POINT_WORDS];
+        w[..PACKED_WORDS].copy_from_slice(&self.to_shader_words(&x));
+        w[PACKED_WORDS..2 * PACKED_WORDS].copy_from_slice(&self.to_shader_words(&y));
+        w[2 * PACKED_WORDS..].copy_from_slice(&self.to_shader_words(&z));
+        w
+    }
+
+    /// Reads a homogeneous projective point from the shaders. `None` when a coordinate is
+    /// not reduced or the point is not on the curve (a GPU fault, never a valid result).
+    pub fn point_from_shader_words(self, w: &[u32]) -> Option<G1Projective> {
+        let x = self.from_shader_words(&w[..PACKED_WORDS])?;
+        let y = self.from_shader_words(&w[PACKED_WORDS..2 * PACKED_WORDS])?;
+        let z = self.from_shader_words(&w[2 * PACKED_WORDS..POINT_WORDS])?;
+        if z.is_zero() {
+            // The identity is (0 : Y : 0) with Y != 0.
+            return (x.is_zero() && !y.is_zero()).then(G1Projective::zero);
+        }
+        // Y^2 Z = X^3 + Z^3 (b = 1).
+        if y.square() * z != x.square() * x + z.square() * z {
+            return None;
+        }
+        // Homogeneous to Jacobian: (X Z, Y Z^2, Z).
+        Some(G1Projective::new_unchecked(x * z, y * z.square(), z))
+    }
+
+    /// The generated WGSL header: sizes and the constants of F_p for this profile, all
+    /// derived from ark-bls12-377 so that nothing is typed in by hand.
+    pub fn wgsl_header(self) -> String {
+        let two = Fq::from(2u64);
+        let one = two.pow([self.radix_bits() as u64]).into_bigint(); // R mod p
+        let mut s = String::new();
+        s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
+        s += &format!("const AFFINE_WORDS: u32 = {AFFINE_WORDS}u;\n");
+        s += &format!("const POINT_WORDS: u32 = {POINT_WORDS}u;\n");
+        s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
+        match self {
+            Arithmetic::Limbs13 => {
+                // 2^396 mod p turns arkworks' x * 2^384 into x * 2^390.
+                let r_convert = two.pow([396u64]).into_bigint();
+                s += &format!("const LIMBS: u32 = {LIMBS}u;\n");
+                s += &format!("const LIMB_BITS: u32 = {LIMB_BITS}u;\n");
+                s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << LIMB_BITS) - 1);
+                s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_limb());
+                s += &wgsl_limbs("P", &limbs13(&Fq::MODULUS));
+                s += &wgsl_limbs("FP_ONE", &limbs13(&one));
+                s += &wgsl_limbs("R_CONVERT", &limbs13(&r_convert));
+            }
+            Arithmetic::Limbs32 => {
+                s += &format!("const LIMBS: u32 = {WIDE_LIMBS}u;\n");
+                s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_word());
+                s += &wgsl_limbs("P", &bigint_words(&Fq::MODULUS));
+                s += &wgsl_limbs("FP_ONE", &bigint_words(&one));
+            }
+        }
+        s += &super::program::wgsl_programs();
+        s
+    }
+}
 /// u32 words of one packed field element.
 pub const PACKED_WORDS: usize = 12;
 /// Words of one affine point (x, y).
@@ -44,58 +204,6 @@ pub fn arkworks_words(x: &Fq) -> [u32; PACKED_WORDS] {
     bigint_words(&x.0)
 }
 
-/// The shaders' Montgomery form of x (x * 2^390 mod p), packed.
-///
-/// x * 64 in arkworks is stored as x * 64 * 2^384 = x * 2^390, which is exactly our form.
-pub fn to_shader_words(x: &Fq) -> [u32; PACKED_WORDS] {
-    bigint_words(&(*x * Fq::from(64u64)).0)
-}
-
-/// Reads a value in the shaders' Montgomery form back into an arkworks element. Returns
-/// `None` when the words are not a reduced value (>= p).
-pub fn from_shader_words(w: &[u32]) -> Option<Fq> {
-    let v = words_bigint(w);
-    if v >= Fq::MODULUS {
-        return None;
-    }
-    // Taken as arkworks' internal form, v means v * 2^-384 = x * 2^6.
-    let inv64 = Fq::from(64u64).inverse().expect("64 is invertible");
-    Some(Fq::new_unchecked(v) * inv64)
-}
-
-/// A projective point in the shaders' homogeneous coordinates, packed (36 words).
-pub fn point_to_shader_words(p: &G1Projective) -> [u32; POINT_WORDS] {
-    // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the same point.
-    let (x, y, z) = if p.is_zero() {
-        (Fq::zero(), Fq::one(), Fq::zero())
-    } else {
-        (p.x * p.z, p.y, p.z.square() * p.z)
-    };
-    let mut w = [0u32; POINT_WORDS];
-    w[..PACKED_WORDS].copy_from_slice(&to_shader_words(&x));
-    w[PACKED_WORDS..2 * PACKED_WORDS].copy_from_slice(&to_shader_words(&y));
-    w[2 * PACKED_WORDS..].copy_from_slice(&to_shader_words(&z));
-    w
-}
-
-/// Reads a homogeneous projective point from the shaders. `None` when a coordinate is not
-/// reduced or the point is not on the curve (a GPU fault, never a valid result).
-pub fn point_from_shader_words(w: &[u32]) -> Option<G1Projective> {
-    let x = from_shader_words(&w[..PACKED_WORDS])?;
-    let y = from_shader_words(&w[PACKED_WORDS..2 * PACKED_WORDS])?;
-    let z = from_shader_words(&w[2 * PACKED_WORDS..POINT_WORDS])?;
-    if z.is_zero() {
-        // The identity is (0 : Y : 0) with Y != 0.
-        return (x.is_zero() && !y.is_zero()).then(G1Projective::zero);
-    }
-    // Y^2 Z = X^3 + Z^3 (b = 1).
-    if y.square() * z != x.square() * x + z.square() * z {
-        return None;
-    }
-    // Homogeneous to Jacobian: (X Z, Y Z^2, Z).
-    Some(G1Projective::new_unchecked(x * z, y * z.square(), z))
-}
-
 /// Affine base to the upload layout (arkworks words of x then y). Identity bases are zeros;
 /// the host never places them in a bucket.
 pub fn affine_upload_words(p: &G1Affine, out: &mut [u32]) {
@@ -121,12 +229,24 @@ fn limbs13(b: &BigInt<6>) -> Vec<u32> {
         .collect()
 }
 
-fn wgsl_limbs(name: &str, b: &BigInt<6>) -> String {
-    let limbs: Vec<String> = limbs13(b).iter().map(|l| format!("{l}u")).collect();
+fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
+    let n = limbs.len();
+    let limbs: Vec<String> = limbs.iter().map(|l| format!("{l}u")).collect();
     format!(
-        "const {name}: array<u32, {LIMBS}> = array<u32, {LIMBS}>({});\n",
+        "const {name}: array<u32, {n}> = array<u32, {n}>({});\n",
         limbs.join(", ")
     )
+}
+
+/// -p^-1 mod 2^32, by Newton iteration on the lowest word.
+fn neg_p_inv_word() -> u32 {
+    let p0 = Fq::MODULUS.0[0] as u32;
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
+    }
+    debug_assert_eq!(p0.wrapping_mul(inv), 1);
+    inv.wrapping_neg()
 }
 
 /// -p^-1 mod 2^13, by Newton iteration on the lowest limb.
@@ -141,28 +261,6 @@ fn neg_p_inv_limb() -> u32 {
     inv.wrapping_neg() & mask
 }
 
-/// The generated WGSL header: sizes and the constants of F_p, all derived from
-/// ark-bls12-377 so that nothing is typed in by hand.
-pub fn wgsl_header() -> String {
-    let two = Fq::from(2u64);
-    let r = two.pow([(LIMBS * LIMB_BITS) as u64]).into_bigint(); // 2^390 mod p: one
-    let r_convert = two.pow([396u64]).into_bigint(); // 2^396 mod p
-    let mut s = String::new();
-    s += &format!("const LIMBS: u32 = {LIMBS}u;\n");
-    s += &format!("const LIMB_BITS: u32 = {LIMB_BITS}u;\n");
-    s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << LIMB_BITS) - 1);
-    s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
-    s += &format!("const AFFINE_WORDS: u32 = {AFFINE_WORDS}u;\n");
-    s += &format!("const POINT_WORDS: u32 = {POINT_WORDS}u;\n");
-    s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
-    s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_limb());
-    s += &wgsl_limbs("P", &Fq::MODULUS);
-    s += &wgsl_limbs("FP_ONE", &r);
-    s += &wgsl_limbs("R_CONVERT", &r_convert);
-    s += &super::program::wgsl_programs();
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,28 +272,49 @@ mod tests {
         let mut rng = ark_std::test_rng();
         let mut xs = vec![Fq::zero(), Fq::one(), -Fq::one(), Fq::from(64u64)];
         xs.extend((0..50).map(|_| Fq::rand(&mut rng)));
-        for x in xs {
-            assert_eq!(from_shader_words(&to_shader_words(&x)), Some(x));
+        for a in Arithmetic::ALL {
+            for x in &xs {
+                assert_eq!(a.from_shader_words(&a.to_shader_words(x)), Some(*x));
+            }
+            // p itself is not a reduced value.
+            let p = bigint_words(&Fq::MODULUS);
+            assert_eq!(a.from_shader_words(&p), None);
         }
-        // p itself is not a reduced value.
-        let p = bigint_words(&Fq::MODULUS);
-        assert_eq!(from_shader_words(&p), None);
+        // The wide profile stores arkworks' own words.
+        let x = xs[5];
+        assert_eq!(Arithmetic::Limbs32.to_shader_words(&x), arkworks_words(&x));
     }
 
     #[test]
     fn points_round_trip_and_bad_points_are_refused() {
         let g = G1Projective::generator();
-        for p in [
-            G1Projective::zero(),
-            g,
-            g * ark_bls12_377::Fr::from(12345u64),
-        ] {
-            assert_eq!(point_from_shader_words(&point_to_shader_words(&p)), Some(p));
+        for a in Arithmetic::ALL {
+            for p in [
+                G1Projective::zero(),
+                g,
+                g * ark_bls12_377::Fr::from(12345u64),
+            ] {
+                assert_eq!(
+                    a.point_from_shader_words(&a.point_to_shader_words(&p)),
+                    Some(p)
+                );
+            }
+            let mut w = a.point_to_shader_words(&g);
+            w[0] ^= 1;
+            assert_eq!(a.point_from_shader_words(&w), None);
+            assert_eq!(a.point_from_shader_words(&[0u32; POINT_WORDS]), None);
         }
-        let mut w = point_to_shader_words(&g);
-        w[0] ^= 1;
-        assert_eq!(point_from_shader_words(&w), None);
-        assert_eq!(point_from_shader_words(&[0u32; POINT_WORDS]), None);
+    }
+
+    #[test]
+    fn wide_montgomery_constant_inverts_p() {
+        let p0 = Fq::MODULUS.0[0] as u32;
+        assert_eq!(p0.wrapping_mul(neg_p_inv_word()), u32::MAX);
+        for a in Arithmetic::ALL {
+            let h = a.wgsl_header();
+            assert!(h.contains("const P: array<u32"), "{a:?}");
+            assert!(h.contains("const FP_ONE"), "{a:?}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The GPU side: adapter and device, the WGSL pipelines, and one run of the Pippenger
 //! stages (convert bases, accumulate buckets, reduce buckets per window).
 
+pub mod contract;
 pub mod field;
 pub mod pool;
 pub mod program;
@@ -18,10 +19,10 @@ use crate::config::{MsmConfig, PowerPreference};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
-use field::{affine_upload_words, AFFINE_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use contract::{MergeParams, Params};
+use field::{affine_upload_words, Arithmetic, AFFINE_WORDS, POINT_WORDS, WORKGROUP_SIZE};
 use pool::{Group, Pool, Slot, Workspace};
 
-const FIELD_WGSL: &str = include_str!("../../shaders/field.wgsl");
 const CURVE_WGSL: &str = include_str!("../../shaders/curve.wgsl");
 const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 const CONVERT_WGSL: &str = include_str!("../../shaders/convert.wgsl");
@@ -48,33 +49,19 @@ const SECTION_ALIGN: u64 = 256;
 /// Cache key of the workspace's own points buffer (resident sets count from 1).
 const WORKSPACE_POINTS: u64 = 0;
 
-/// Full WGSL source of one stage: generated constants, field, curve, dispatch helpers, stage.
-pub(crate) fn stage_source(stage: &str) -> String {
+/// Full WGSL source of one stage: generated constants, field (of the profile), curve,
+/// dispatch helpers, stage.
+pub(crate) fn stage_source(arithmetic: Arithmetic, stage: &str) -> String {
     [
-        field::wgsl_header().as_str(),
-        FIELD_WGSL,
+        arithmetic.wgsl_header().as_str(),
+        contract::wgsl().as_str(),
+        arithmetic.field_wgsl(),
         CURVE_WGSL,
+        arithmetic.formulas_wgsl().as_str(),
         DISPATCH_WGSL,
         stage,
     ]
     .join("\n")
-}
-
-/// Uniform parameters shared by the stages (layout of `Params` in dispatch.wgsl).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct Params {
-    pub num_points: u32,
-    pub num_windows: u32,
-    pub buckets_per_window: u32,
-    pub total_buckets: u32,
-    pub segments: u32,
-    pub log2_segments: u32,
-    pub run_length: u32,
-    pub total_segments: u32,
-    pub num_chunks: u32,
-    pub first_point: u32,
-    pub _pad: [u32; 2],
 }
 
 impl Params {
@@ -93,19 +80,9 @@ impl Params {
             total_segments: plan.num_windows * segments,
             num_chunks: plan.num_chunks(),
             first_point,
-            _pad: [0; 2],
+            ..Default::default()
         }
     }
-}
-
-/// One merge level's parameters (layout of `MergeParams` in merge.wgsl).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-struct MergeParams {
-    num_groups: u32,
-    num_inputs: u32,
-    group_base: u32,
-    _pad: u32,
 }
 
 /// What a GPU run measured.
@@ -141,6 +118,7 @@ pub struct GpuContext {
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: wgpu::AdapterInfo,
     pub(crate) runtime_checks: bool,
+    pub(crate) arithmetic: Arithmetic,
     pipelines: Pipelines,
     timestamps: bool,
     pipeline_creation: Duration,
@@ -210,6 +188,51 @@ enum Phase {
     Convert,
     Accumulate,
     Reduce,
+}
+
+/// Sizes and parameters of one job ([`GpuContext::layout`]).
+struct JobLayout {
+    merge: MergePlan,
+    params: Params,
+    /// The first point uploaded by the call (0 for one-shot bases, n for the SRE merged
+    /// points after resident ones), if the call uploads any: they live in the workspace's
+    /// points buffer.
+    convert_from: Option<usize>,
+    /// The uploaded points need the convert stage (the profile's radix is not arkworks').
+    convert: bool,
+    /// Bytes of each scratch slot.
+    sizes: [(Slot, u64); 7],
+    sum_bytes: u64,
+}
+
+/// One compute pass: its phase, pipeline, bind group and dispatch size.
+struct Pass {
+    phase: Phase,
+    pipeline: wgpu::ComputePipeline,
+    group: wgpu::BindGroup,
+    dims: (u32, u32),
+}
+
+impl Pass {
+    fn new(
+        phase: Phase,
+        pipeline: &wgpu::ComputePipeline,
+        group: wgpu::BindGroup,
+        dims: (u32, u32),
+    ) -> Self {
+        Self {
+            phase,
+            pipeline: pipeline.clone(),
+            group,
+            dims,
+        }
+    }
+
+    fn record(&self, pass: &mut wgpu::ComputePass) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(self.dims.0, self.dims.1, 1);
+    }
 }
 
 /// A submitted call: finish it with [`GpuContext::finish`].
@@ -334,7 +357,7 @@ impl Uploads<'_> {
                         num_groups: lv.num_groups,
                         num_inputs: lv.num_inputs,
                         group_base: lv.group_base,
-                        _pad: 0,
+                        ..Default::default()
                     };
                     let at = i * SECTION_ALIGN as usize;
                     out[at..at + 16].copy_from_slice(bytemuck::bytes_of(&p));
@@ -371,11 +394,23 @@ impl GpuContext {
             && std::env::var(crate::config::TIMING_ENV)
                 .map(|v| v != "wallclock")
                 .unwrap_or(true);
-        let required_features = if timestamps {
-            wgpu::Features::TIMESTAMP_QUERY
-        } else {
-            wgpu::Features::empty()
+        let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let arithmetic = match config.arithmetic {
+            Some(a) if !adapter.features().contains(a.features()) => {
+                return Err(MsmError::InvalidConfig(format!(
+                    "{a:?} arithmetic needs {:?}, which {} lacks",
+                    a.features(),
+                    info.name
+                )))
+            }
+            Some(a) => a,
+            None if int64 => Arithmetic::Limbs32,
+            None => Arithmetic::Limbs13,
         };
+        let mut required_features = arithmetic.features();
+        if timestamps {
+            required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpu-msm"),
             required_features,
@@ -392,12 +427,14 @@ impl GpuContext {
         let start = Instant::now();
         let checks = config.shader_runtime_checks;
         let pipelines = scoped(&device, "pipeline creation", || {
+            let make = |stage, entry| create_pipeline(&device, arithmetic, stage, entry, checks);
+            let reduce = [REDUCE_WGSL, arithmetic.reduce_segments_wgsl()].join("\n");
             Ok(Pipelines {
-                convert: create_pipeline(&device, CONVERT_WGSL, "convert", checks),
-                accumulate: create_pipeline(&device, ACCUMULATE_WGSL, "accumulate", checks),
-                merge: create_pipeline(&device, MERGE_WGSL, "merge", checks),
-                reduce_segments: create_pipeline(&device, REDUCE_WGSL, "reduce_segments", checks),
-                reduce_windows: create_pipeline(&device, REDUCE_WGSL, "reduce_windows", checks),
+                convert: make(CONVERT_WGSL, "convert"),
+                accumulate: make(ACCUMULATE_WGSL, "accumulate"),
+                merge: make(MERGE_WGSL, "merge"),
+                reduce_segments: make(&reduce, "reduce_segments"),
+                reduce_windows: make(&reduce, "reduce_windows"),
             })
         })?;
         Ok(Self {
@@ -405,6 +442,7 @@ impl GpuContext {
             queue,
             info,
             runtime_checks: checks,
+            arithmetic,
             pipelines,
             timestamps,
             pipeline_creation: start.elapsed(),
@@ -531,7 +569,7 @@ impl GpuContext {
                 ],
             );
             let mut encoder = self.device.create_command_encoder(&Default::default());
-            {
+            if self.arithmetic.converts_bases() {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 pass.set_pipeline(p);
                 pass.set_bind_group(0, &group, &[]);
@@ -548,9 +586,8 @@ impl GpuContext {
         })
     }
 
-    /// Uploads a job's data and submits all of its stages in one submission (one per stage
-    /// when timing by wall clock), without waiting for the GPU.
-    pub(crate) fn submit(&self, job: &Job) -> Result<InFlight> {
+    /// Sizes and parameters of a job, checked against the adapter's limits.
+    fn layout(&self, job: &Job) -> Result<JobLayout> {
         let plan = job.plan;
         let n = job.points.len();
         let total_points = n + job.merged.len();
@@ -599,220 +636,253 @@ impl GpuContext {
                 ("merge", tmp_items.max(params.total_buckets as u64)),
             ],
         )?;
+        Ok(JobLayout {
+            merge,
+            params,
+            convert_from,
+            convert: convert_from.is_some() && self.arithmetic.converts_bases(),
+            sizes,
+            sum_bytes,
+        })
+    }
 
+    /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
+    /// the job needs large enough (the allocation half of the pool). Time blocked waiting
+    /// for the staging buffer goes to `times.wait`.
+    fn stage(
+        &self,
+        ws: &mut Workspace,
+        uploads: &Uploads,
+        sections: &[(Slot, u64, u64)],
+        staging_bytes: u64,
+        lay: &JobLayout,
+        times: &mut GpuTimes,
+    ) -> Result<()> {
+        let dev = &self.device;
+        ws.ensure(dev, Slot::Staging, staging_bytes);
+        if !ws.staging_mapped() {
+            let w = Instant::now();
+            self.wait()?;
+            times.wait += w.elapsed();
+            if !ws.staging_mapped() {
+                return Err(MsmError::Gpu("staging buffer could not be mapped".into()));
+            }
+        }
+        let staging = ws.get(Slot::Staging);
+        {
+            let mut view = staging
+                .get_mapped_range_mut(..staging_bytes.max(SECTION_ALIGN))
+                .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
+            let mut host = vec![0u8; staging_bytes as usize];
+            for &(slot, at, bytes) in sections {
+                uploads.write(slot, &mut host[at as usize..(at + bytes) as usize]);
+            }
+            view.slice(..staging_bytes as usize).copy_from_slice(&host);
+        }
+        staging.unmap();
+        for &(slot, _, bytes) in sections {
+            if slot != Slot::Points {
+                ws.ensure(dev, slot, bytes);
+            }
+        }
+        for (slot, bytes) in lay.sizes {
+            if slot != Slot::Points || lay.convert_from.is_some() {
+                ws.ensure(dev, slot, bytes);
+            }
+        }
+        ws.ensure(dev, Slot::Params, SECTION_ALIGN);
+        ws.ensure(
+            dev,
+            Slot::MergeParams,
+            MAX_MERGE_LEVELS as u64 * SECTION_ALIGN,
+        );
+        if self.timestamps {
+            ws.ensure(dev, Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64);
+            ws.ensure(dev, Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64);
+            if ws.queries.is_none() {
+                ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("stage timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: TIMESTAMP_QUERIES,
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies from the staging buffer (and, for SRE on resident bases, the resident points)
+    /// into the workspace's buffers.
+    fn encode_copies(
+        encoder: &mut wgpu::CommandEncoder,
+        ws: &Workspace,
+        sections: &[(Slot, u64, u64)],
+        job: &Job,
+        lay: &JobLayout,
+    ) {
+        let n = job.points.len();
+        let staging = ws.get(Slot::Staging);
+        for &(slot, at, bytes) in sections {
+            let dst_at = match (slot, &job.points) {
+                (Slot::Points, Points::Resident(..)) => point_bytes(n),
+                _ => 0,
+            };
+            encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
+        }
+        if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
+            encoder.copy_buffer_to_buffer(&r.buffer, 0, ws.get(Slot::Points), 0, point_bytes(n));
+        }
+    }
+
+    /// Uploads a job's data and submits all of its stages in one submission (one per stage
+    /// when timing by wall clock), without waiting for the GPU.
+    pub(crate) fn submit(&self, job: &Job) -> Result<InFlight> {
+        let lay = self.layout(job)?;
         let mut ws = self.pool.take();
         ws.begin_call();
-        let dev = &self.device;
         let t = Instant::now();
-        let mut host_points = Vec::new();
-        match job.points {
-            Points::Host(b) => host_points.push(b),
-            Points::Resident(..) => {}
+        let mut points = Vec::new();
+        if let Points::Host(b) = job.points {
+            points.push(b);
         }
-        if convert_from.is_some() {
-            host_points.push(job.merged);
+        if lay.convert_from.is_some() {
+            points.push(job.merged);
         }
         let uploads = Uploads {
-            params,
-            merge: &merge,
-            plan,
-            points: host_points,
+            params: lay.params,
+            merge: &lay.merge,
+            plan: job.plan,
+            points,
         };
         let (sections, staging_bytes) = uploads.layout();
         let mut times = GpuTimes::default();
-        let fill = scoped(dev, "upload", || {
-            ws.ensure(dev, Slot::Staging, staging_bytes);
-            if !ws.staging_mapped() {
-                let w = Instant::now();
-                self.wait()?;
-                times.wait += w.elapsed();
-                if !ws.staging_mapped() {
-                    return Err(MsmError::Gpu("staging buffer could not be mapped".into()));
-                }
-            }
-            let staging = ws.get(Slot::Staging);
-            {
-                let mut view = staging
-                    .get_mapped_range_mut(..staging_bytes.max(SECTION_ALIGN))
-                    .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
-                let mut host = vec![0u8; staging_bytes as usize];
-                for &(slot, at, bytes) in &sections {
-                    uploads.write(slot, &mut host[at as usize..(at + bytes) as usize]);
-                }
-                view.slice(..staging_bytes as usize).copy_from_slice(&host);
-            }
-            staging.unmap();
-            for &(slot, _, bytes) in &sections {
-                let bytes = match slot {
-                    Slot::Points => point_bytes(total_points),
-                    _ => bytes,
-                };
-                ws.ensure(dev, slot, bytes);
-            }
-            for (slot, bytes) in sizes {
-                if slot != Slot::Points || convert_from.is_some() {
-                    ws.ensure(dev, slot, bytes);
-                }
-            }
-            ws.ensure(dev, Slot::Params, SECTION_ALIGN);
-            ws.ensure(
-                dev,
-                Slot::MergeParams,
-                MAX_MERGE_LEVELS as u64 * SECTION_ALIGN,
-            );
-            if self.timestamps {
-                ws.ensure(dev, Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64);
-                ws.ensure(dev, Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64);
-                if ws.queries.is_none() {
-                    ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
-                        label: Some("stage timestamps"),
-                        ty: wgpu::QueryType::Timestamp,
-                        count: TIMESTAMP_QUERIES,
-                    }));
-                }
-            }
-            Ok(())
+        let staged = scoped(&self.device, "upload", || {
+            self.stage(
+                &mut ws,
+                &uploads,
+                &sections,
+                staging_bytes,
+                &lay,
+                &mut times,
+            )
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
-        fill?;
-
-        let copies = |encoder: &mut wgpu::CommandEncoder, ws: &Workspace| {
-            let staging = ws.get(Slot::Staging);
-            for &(slot, at, bytes) in &sections {
-                let dst_at = match (slot, &job.points) {
-                    (Slot::Points, Points::Resident(..)) => point_bytes(n),
-                    _ => 0,
-                };
-                encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
-            }
-            if let (Points::Resident(r, _), Some(_)) = (&job.points, convert_from) {
-                if n > 0 {
-                    encoder.copy_buffer_to_buffer(
-                        &r.buffer,
-                        0,
-                        ws.get(Slot::Points),
-                        0,
-                        point_bytes(n),
-                    );
-                }
-            }
-        };
-
-        scoped(dev, "submission", || {
-            let passes = self.passes(&mut ws, job, &merge, &params, convert_from.is_some());
-            let phases: Vec<Phase> = passes.iter().map(|p| p.0).collect();
-            let copy_out = |encoder: &mut wgpu::CommandEncoder, ws: &Workspace| {
-                encoder.copy_buffer_to_buffer(
-                    ws.get(Slot::Sums),
-                    0,
-                    ws.get(Slot::Readback),
-                    0,
-                    sum_bytes,
-                );
+        staged?;
+        scoped(&self.device, "submission", || {
+            let passes = self.passes(&mut ws, job, &lay);
+            let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
+                Self::encode_copies(e, ws, &sections, job, &lay)
             };
-            let mut stage_ns = Vec::new();
             let submission = if self.timestamps {
-                let mut encoder = dev.create_command_encoder(&Default::default());
-                copies(&mut encoder, &ws);
-                let queries = ws.queries.as_ref().expect("made above");
-                for (i, (_, pipeline, group, (x, y))) in passes.iter().enumerate() {
-                    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: None,
-                        timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                            query_set: queries,
-                            beginning_of_pass_write_index: Some(2 * i as u32),
-                            end_of_pass_write_index: Some(2 * i as u32 + 1),
-                        }),
-                    });
-                    pass.set_pipeline(pipeline);
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(*x, *y, 1);
-                }
-                copy_out(&mut encoder, &ws);
-                let q = 2 * passes.len() as u32;
-                encoder.resolve_query_set(queries, 0..q, ws.get(Slot::TimestampResolve), 0);
-                encoder.copy_buffer_to_buffer(
-                    ws.get(Slot::TimestampResolve),
-                    0,
-                    ws.get(Slot::TimestampRead),
-                    0,
-                    8 * q as u64,
-                );
-                self.queue.submit([encoder.finish()])
+                self.submit_timestamped(&ws, &passes, copies, lay.sum_bytes)
             } else {
-                // Wall clock: one submission per pass, each waited for.
-                let mut last = None;
-                for (i, (_, pipeline, group, (x, y))) in passes.iter().enumerate() {
-                    let mut encoder = dev.create_command_encoder(&Default::default());
-                    if i == 0 {
-                        copies(&mut encoder, &ws);
-                        let index = self.queue.submit([encoder.finish()]);
-                        self.wait_for(index)?;
-                        encoder = dev.create_command_encoder(&Default::default());
-                    }
-                    let t = Instant::now();
-                    {
-                        let mut pass = encoder.begin_compute_pass(&Default::default());
-                        pass.set_pipeline(pipeline);
-                        pass.set_bind_group(0, group, &[]);
-                        pass.dispatch_workgroups(*x, *y, 1);
-                    }
-                    if i + 1 == passes.len() {
-                        copy_out(&mut encoder, &ws);
-                    }
-                    let index = self.queue.submit([encoder.finish()]);
-                    self.wait_for(index.clone())?;
-                    stage_ns.push(t.elapsed().as_nanos() as f64);
-                    last = Some(index);
-                }
-                last.expect("at least the accumulation pass")
+                let t = Instant::now();
+                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, lay.sum_bytes)?;
+                times.wait += t.elapsed();
+                let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
+                add_stage_times(&mut times, &phases, &ns);
+                index
             };
             ws.remap_staging();
             let (tx, readback) = mpsc::channel();
             ws.get(Slot::Readback)
-                .map_async(wgpu::MapMode::Read, ..sum_bytes, move |r| {
+                .map_async(wgpu::MapMode::Read, ..lay.sum_bytes, move |r| {
                     let _ = tx.send(r);
                 });
             let timestamps = self.timestamps.then(|| {
                 let (tx, rx) = mpsc::channel();
-                let q = 8 * 2 * phases.len() as u64;
+                let q = 16 * passes.len() as u64;
                 ws.get(Slot::TimestampRead)
                     .map_async(wgpu::MapMode::Read, ..q, move |r| {
                         let _ = tx.send(r);
                     });
                 rx
             });
-            if !self.timestamps {
-                add_stage_times(&mut times, &phases, &stage_ns);
-            }
             times.buffers_allocated = ws.allocated;
             Ok(InFlight {
                 ws,
                 submission,
                 readback,
                 timestamps,
-                phases,
-                sum_bytes,
+                phases: passes.iter().map(|p| p.phase).collect(),
+                sum_bytes: lay.sum_bytes,
                 times,
             })
         })
     }
 
-    /// The passes of a job, with their bind groups (cached in the workspace).
-    fn passes(
+    /// One command buffer: the copies, every pass between timestamp queries, the window
+    /// sums and timestamps copied out for reading.
+    fn submit_timestamped(
         &self,
-        ws: &mut Workspace,
-        job: &Job,
-        merge: &MergePlan,
-        params: &Params,
-        convert: bool,
-    ) -> Vec<(Phase, wgpu::ComputePipeline, wgpu::BindGroup, (u32, u32))> {
+        ws: &Workspace,
+        passes: &[Pass],
+        copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
+        sum_bytes: u64,
+    ) -> wgpu::SubmissionIndex {
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        copies(&mut encoder, ws);
+        let queries = ws.queries.as_ref().expect("made by stage()");
+        for (i, p) in passes.iter().enumerate() {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: None,
+                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                    query_set: queries,
+                    beginning_of_pass_write_index: Some(2 * i as u32),
+                    end_of_pass_write_index: Some(2 * i as u32 + 1),
+                }),
+            });
+            p.record(&mut pass);
+        }
+        let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
+        encoder.copy_buffer_to_buffer(sums, 0, read, 0, sum_bytes);
+        let q = 2 * passes.len() as u32;
+        let resolve = ws.get(Slot::TimestampResolve);
+        encoder.resolve_query_set(queries, 0..q, resolve, 0);
+        let ts_read = ws.get(Slot::TimestampRead);
+        encoder.copy_buffer_to_buffer(resolve, 0, ts_read, 0, 8 * q as u64);
+        self.queue.submit([encoder.finish()])
+    }
+
+    /// Without timestamps: the copies, then one submission per pass, each waited for and
+    /// timed by the host's clock. Returns the last submission and each pass's time.
+    fn submit_wallclock(
+        &self,
+        ws: &Workspace,
+        passes: &[Pass],
+        copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
+        sum_bytes: u64,
+    ) -> Result<(wgpu::SubmissionIndex, Vec<f64>)> {
+        let dev = &self.device;
+        let mut encoder = dev.create_command_encoder(&Default::default());
+        copies(&mut encoder, ws);
+        let mut last = self.queue.submit([encoder.finish()]);
+        self.wait_for(last.clone())?;
+        let mut ns = Vec::new();
+        for (i, p) in passes.iter().enumerate() {
+            let t = Instant::now();
+            let mut encoder = dev.create_command_encoder(&Default::default());
+            p.record(&mut encoder.begin_compute_pass(&Default::default()));
+            if i + 1 == passes.len() {
+                let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
+                encoder.copy_buffer_to_buffer(sums, 0, read, 0, sum_bytes);
+            }
+            last = self.queue.submit([encoder.finish()]);
+            self.wait_for(last.clone())?;
+            ns.push(t.elapsed().as_nanos() as f64);
+        }
+        Ok((last, ns))
+    }
+
+    /// The passes of a job, with their bind groups (cached in the workspace).
+    fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
+        let (merge, params) = (&lay.merge, &lay.params);
+        let convert = lay.convert;
         let p = &self.pipelines;
         fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
             ws.get(s).as_entire_binding()
         }
-        let (points_id, resident) = match (&job.points, convert) {
-            (Points::Resident(r, _), false) => (r.id, Some(&r.buffer)),
+        let (points_id, resident) = match (&job.points, lay.convert_from) {
+            (Points::Resident(r, _), None) => (r.id, Some(&r.buffer)),
             _ => (WORKSPACE_POINTS, None),
         };
         let mut out = Vec::new();
@@ -824,9 +894,9 @@ impl GpuContext {
                 )
             });
             let threads = params.num_points - params.first_point;
-            out.push((
+            out.push(Pass::new(
                 Phase::Convert,
-                p.convert.clone(),
+                &p.convert,
                 g,
                 self.dispatch_dims(threads as u64),
             ));
@@ -847,9 +917,9 @@ impl GpuContext {
                 ],
             )
         });
-        out.push((
+        out.push(Pass::new(
             Phase::Accumulate,
-            p.accumulate.clone(),
+            &p.accumulate,
             g,
             self.dispatch_dims(params.num_chunks as u64),
         ));
@@ -878,9 +948,9 @@ impl GpuContext {
                     ],
                 )
             });
-            out.push((
+            out.push(Pass::new(
                 Phase::Accumulate,
-                p.merge.clone(),
+                &p.merge,
                 g,
                 self.dispatch_dims(lv.num_groups as u64),
             ));
@@ -895,9 +965,9 @@ impl GpuContext {
                 ],
             )
         });
-        out.push((
+        out.push(Pass::new(
             Phase::Reduce,
-            p.reduce_segments.clone(),
+            &p.reduce_segments,
             g,
             self.dispatch_dims(params.total_segments as u64),
         ));
@@ -911,9 +981,9 @@ impl GpuContext {
                 ],
             )
         });
-        out.push((
+        out.push(Pass::new(
             Phase::Reduce,
-            p.reduce_windows.clone(),
+            &p.reduce_windows,
             g,
             (params.num_windows, 1),
         ));
@@ -1020,11 +1090,24 @@ fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]) {
 /// (thread guards against the counts in `Params`, point indices < n built by the host).
 pub(crate) fn create_pipeline(
     device: &wgpu::Device,
+    arithmetic: Arithmetic,
     stage: &str,
     entry: &str,
     checks: bool,
 ) -> wgpu::ComputePipeline {
-    let source = stage_source(stage);
+    create_pipeline_with(device, arithmetic, stage, entry, checks, &[])
+}
+
+/// [`create_pipeline`] with values for the stage's pipeline-overridable constants.
+pub(crate) fn create_pipeline_with(
+    device: &wgpu::Device,
+    arithmetic: Arithmetic,
+    stage: &str,
+    entry: &str,
+    checks: bool,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
+    let source = stage_source(arithmetic, stage);
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(entry),
         source: wgpu::ShaderSource::Wgsl(source.into()),
@@ -1040,7 +1123,10 @@ pub(crate) fn create_pipeline(
         layout: None,
         module: &module,
         entry_point: Some(entry),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            ..Default::default()
+        },
         cache: None,
     })
 }

@@ -198,6 +198,9 @@ pub fn wgsl_programs() -> String {
     }
     let words: Vec<String> = table.iter().map(|w| format!("{w}u")).collect();
     out += &format!("const NUM_REGS: u32 = {}u;\n", reg::COUNT);
+    for (name, r) in REG_NAMES {
+        out += &format!("const REG_{name}: u32 = {r}u;\n");
+    }
     out += &format!("const PROGRAM_WORDS: u32 = {}u;\n", table.len());
     out += &format!(
         "const PROGRAM: array<u32, {}> = array<u32, {}>({});\n",
@@ -205,6 +208,60 @@ pub fn wgsl_programs() -> String {
         table.len(),
         words.join(", ")
     );
+    out
+}
+
+/// The registers the shaders name: inputs and outputs of a point program.
+const REG_NAMES: [(&str, u8); 9] = [
+    ("X1", X1),
+    ("Y1", Y1),
+    ("Z1", Z1),
+    ("X2", X2),
+    ("Y2", Y2),
+    ("Z2", Z2),
+    ("X3", X3),
+    ("Y3", Y3),
+    ("Z3", Z3),
+];
+
+/// The programs written out as WGSL functions `point_add`, `point_add_mixed` and
+/// `point_double` (the wide profile's straight-line formulas): one statement per step over
+/// local registers `rK`, so that nothing is indexed or chosen at run time. Same table, same
+/// register numbers as the interpreter.
+pub fn wgsl_straight_line() -> String {
+    let mut out = String::from(
+        "// Generated from the step tables of src/gpu/program.rs: the curve formulas written out.\n",
+    );
+    let point = |p: &str| [format!("{p}.x"), format!("{p}.y"), format!("{p}.z")];
+    let functions: [(&str, &str, &[Step], [String; 3]); 3] = [
+        ("point_add", "p: Point, q: Point", ADD, point("q")),
+        (
+            "point_add_mixed",
+            "p: Point, q: Affine",
+            ADD_MIXED,
+            ["q.x".into(), "q.y".into(), "FP_ONE".into()],
+        ),
+        ("point_double", "p: Point", DOUBLE, point("p")),
+    ];
+    for (name, args, prog, q) in functions {
+        out += &format!("fn {name}({args}) -> Point {{\n");
+        let inputs = point("p").into_iter().chain(q);
+        for (r, v) in [X1, Y1, Z1, X2, Y2, Z2].into_iter().zip(inputs) {
+            out += &format!("    var r{r} = {v};\n");
+        }
+        for r in (Z2 + 1)..reg::COUNT as u8 {
+            out += &format!("    var r{r}: Fp;\n");
+        }
+        for st in prog {
+            let f = match st.op {
+                Mul => "fp_mul",
+                Add => "fp_add",
+                Sub => "fp_sub",
+            };
+            out += &format!("    r{} = {f}(r{}, r{});\n", st.dst, st.a, st.b);
+        }
+        out += &format!("    return Point(r{X3}, r{Y3}, r{Z3});\n}}\n\n");
+    }
     out
 }
 
@@ -287,6 +344,21 @@ mod tests {
             }
             let d = run(DOUBLE, homogeneous(p), [Fq::zero(); 3]);
             assert_eq!(to_affine(d), p.double().into_affine());
+        }
+    }
+
+    #[test]
+    fn straight_line_functions_follow_the_tables() {
+        let w = wgsl_straight_line();
+        for (name, prog) in [
+            ("point_add", ADD),
+            ("point_add_mixed", ADD_MIXED),
+            ("point_double", DOUBLE),
+        ] {
+            let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
+            let body = body.split("\n}").next().unwrap();
+            assert_eq!(body.matches("fp_mul(").count(), mul_count(prog), "{name}");
+            assert_eq!(body.matches(" = fp_").count(), prog.len(), "{name}");
         }
     }
 

@@ -5,18 +5,18 @@
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use wgpu::util::DeviceExt;
 
-use super::field::{arkworks_words, PACKED_WORDS, POINT_WORDS, WORKGROUP_SIZE};
-use super::field::{
-    from_shader_words, point_from_shader_words, point_to_shader_words, to_shader_words,
-};
-use super::{create_pipeline, GpuContext, SELFTEST_WGSL};
+use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::{create_pipeline_with, GpuContext, SELFTEST_WGSL};
 use crate::error::{MsmError, Result};
 
 /// Words of one self-test case: operand a (36), operand b (36), small integer k (1).
 const IN_WORDS: usize = 2 * POINT_WORDS + 1;
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 enum Op {
     FpAdd = 0,
@@ -45,21 +45,47 @@ fn case(a: &[u32], b: &[u32], k: u32) -> Case {
     c
 }
 
-/// The self-test pipeline on an engine's device.
+/// The self-test kernels on an engine's device: one pipeline per function, compiled when
+/// first used (with the engine's runtime-check setting and arithmetic profile).
 pub struct ShaderOps<'a> {
     gpu: &'a GpuContext,
-    pipeline: wgpu::ComputePipeline,
+    pipelines: Mutex<HashMap<Op, wgpu::ComputePipeline>>,
 }
 
 impl<'a> ShaderOps<'a> {
-    /// Compiles the self-test kernel (with the engine's runtime-check setting).
+    /// The self-test kernels of `gpu`.
     pub fn new(gpu: &'a GpuContext) -> Result<Self> {
-        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let pipeline = create_pipeline(&gpu.device, SELFTEST_WGSL, "selftest", gpu.runtime_checks);
-        match pollster::block_on(scope.pop()) {
-            None => Ok(Self { gpu, pipeline }),
-            Some(e) => Err(MsmError::Gpu(format!("self-test pipeline: {e}"))),
+        Ok(Self {
+            gpu,
+            pipelines: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn pipeline(&self, op: Op) -> Result<wgpu::ComputePipeline> {
+        let mut map = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = map.get(&op) {
+            return Ok(p.clone());
         }
+        let gpu = self.gpu;
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let p = create_pipeline_with(
+            &gpu.device,
+            gpu.arithmetic,
+            SELFTEST_WGSL,
+            "selftest",
+            gpu.runtime_checks,
+            &[("SELFTEST_OP", op as u32 as f64)],
+        );
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(MsmError::Gpu(format!("self-test pipeline {op:?}: {e}")));
+        }
+        map.insert(op, p.clone());
+        Ok(p)
+    }
+
+    /// The arithmetic profile under test.
+    pub fn arithmetic(&self) -> Arithmetic {
+        self.gpu.arithmetic
     }
 
     fn run(&self, op: Op, cases: &[Case]) -> Result<Vec<[u32; POINT_WORDS]>> {
@@ -85,15 +111,19 @@ impl<'a> ShaderOps<'a> {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let params = [op as u32, cases.len() as u32];
+        let pipeline = self.pipeline(op)?;
+        let params = super::contract::SelfTestParams {
+            count: cases.len() as u32,
+            ..Default::default()
+        };
         let params_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("selftest params"),
-            contents: bytemuck::cast_slice(&params),
+            contents: bytemuck::bytes_of(&params),
             usage: wgpu::BufferUsages::UNIFORM,
         });
         let group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
-            layout: &self.pipeline.get_bind_group_layout(0),
+            layout: &pipeline.get_bind_group_layout(0),
             entries: &[
                 wgpu::BindGroupEntry {
                     binding: 0,
@@ -112,7 +142,7 @@ impl<'a> ShaderOps<'a> {
         let mut encoder = dev.create_command_encoder(&Default::default());
         {
             let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&self.pipeline);
+            pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups((cases.len() as u32).div_ceil(WORKGROUP_SIZE).max(1), 1, 1);
         }
@@ -134,7 +164,7 @@ impl<'a> ShaderOps<'a> {
         Ok(self
             .run(op, &cases)?
             .iter()
-            .map(|w| from_shader_words(&w[..PACKED_WORDS]))
+            .map(|w| self.arithmetic().from_shader_words(&w[..PACKED_WORDS]))
             .collect())
     }
 
@@ -142,14 +172,20 @@ impl<'a> ShaderOps<'a> {
         Ok(self
             .run(op, &cases)?
             .iter()
-            .map(|w| point_from_shader_words(w))
+            .map(|w| self.arithmetic().point_from_shader_words(w))
             .collect())
     }
 
     fn fp_pairs(&self, op: Op, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
         let cases = pairs
             .iter()
-            .map(|(a, b)| case(&to_shader_words(a), &to_shader_words(b), 0))
+            .map(|(a, b)| {
+                case(
+                    &self.arithmetic().to_shader_words(a),
+                    &self.arithmetic().to_shader_words(b),
+                    0,
+                )
+            })
             .collect();
         self.field_op(op, cases)
     }
@@ -173,7 +209,13 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_mul_chain(&self, cases: &[(Fq, Fq, u32)]) -> Result<Vec<Option<Fq>>> {
         let cases = cases
             .iter()
-            .map(|(a, b, k)| case(&to_shader_words(a), &to_shader_words(b), *k))
+            .map(|(a, b, k)| {
+                case(
+                    &self.arithmetic().to_shader_words(a),
+                    &self.arithmetic().to_shader_words(b),
+                    *k,
+                )
+            })
             .collect();
         self.field_op(Op::FpMulChain, cases)
     }
@@ -182,7 +224,7 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| case(&to_shader_words(a), &[], 0))
+            .map(|a| case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpSquare, cases)
     }
@@ -191,7 +233,7 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| case(&to_shader_words(a), &[], 0))
+            .map(|a| case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpNeg, cases)
     }
@@ -212,7 +254,13 @@ impl<'a> ShaderOps<'a> {
     ) -> Result<Vec<Option<G1Projective>>> {
         let cases = pairs
             .iter()
-            .map(|(a, b)| case(&point_to_shader_words(a), &point_to_shader_words(b), 0))
+            .map(|(a, b)| {
+                case(
+                    &self.arithmetic().point_to_shader_words(a),
+                    &self.arithmetic().point_to_shader_words(b),
+                    0,
+                )
+            })
             .collect();
         self.point_op(op, cases)
     }
@@ -234,9 +282,9 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|(a, q)| {
                 let mut b = [0u32; 2 * PACKED_WORDS];
-                b[..PACKED_WORDS].copy_from_slice(&to_shader_words(&q.x));
-                b[PACKED_WORDS..].copy_from_slice(&to_shader_words(&q.y));
-                case(&point_to_shader_words(a), &b, 0)
+                b[..PACKED_WORDS].copy_from_slice(&self.arithmetic().to_shader_words(&q.x));
+                b[PACKED_WORDS..].copy_from_slice(&self.arithmetic().to_shader_words(&q.y));
+                case(&self.arithmetic().point_to_shader_words(a), &b, 0)
             })
             .collect();
         self.point_op(Op::PointAddMixed, cases)
@@ -246,7 +294,7 @@ impl<'a> ShaderOps<'a> {
     pub fn point_double(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
         let cases = ps
             .iter()
-            .map(|a| case(&point_to_shader_words(a), &[], 0))
+            .map(|a| case(&self.arithmetic().point_to_shader_words(a), &[], 0))
             .collect();
         self.point_op(Op::PointDouble, cases)
     }
@@ -255,7 +303,7 @@ impl<'a> ShaderOps<'a> {
     pub fn point_neg(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
         let cases = ps
             .iter()
-            .map(|a| case(&point_to_shader_words(a), &[], 0))
+            .map(|a| case(&self.arithmetic().point_to_shader_words(a), &[], 0))
             .collect();
         self.point_op(Op::PointNeg, cases)
     }
@@ -267,7 +315,7 @@ impl<'a> ShaderOps<'a> {
     ) -> Result<Vec<Option<G1Projective>>> {
         let cases = cases
             .iter()
-            .map(|(a, k)| case(&point_to_shader_words(a), &[], *k))
+            .map(|(a, k)| case(&self.arithmetic().point_to_shader_words(a), &[], *k))
             .collect();
         self.point_op(Op::PointMulSmall, cases)
     }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
-use gpu_msm::{CalibrationSource, GpuMsm, MsmConfig};
+use gpu_msm::{Arithmetic, CalibrationSource, GpuMsm, MsmConfig, MsmError};
 
 fn build(config: MsmConfig) -> GpuMsm {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
@@ -49,4 +49,50 @@ pub fn default_engine() -> &'static GpuMsm {
 /// arkworks' MSM, the reference.
 pub fn reference(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     G1Projective::msm(bases, scalars).expect("equal lengths")
+}
+
+/// An engine forced to the GPU path with arithmetic profile `a`, or `None` (said on stderr)
+/// when the adapter cannot run that profile. The portable 13-bit profile runs everywhere,
+/// and the test that asks for it fails if it does not.
+pub fn engine_for(a: Arithmetic) -> Option<&'static GpuMsm> {
+    static OTHERS: OnceLock<Vec<(Arithmetic, Option<GpuMsm>)>> = OnceLock::new();
+    if gpu_engine().arithmetic() == Some(a) {
+        return Some(gpu_engine());
+    }
+    let others = OTHERS.get_or_init(|| {
+        Arithmetic::ALL
+            .iter()
+            .filter(|&&b| gpu_engine().arithmetic() != Some(b))
+            .map(|&b| {
+                let config = MsmConfig {
+                    arithmetic: Some(b),
+                    ..gpu_engine().config().clone()
+                };
+                match GpuMsm::with_config(config) {
+                    Ok(e) => (b, Some(e)),
+                    Err(MsmError::InvalidConfig(why)) if b != Arithmetic::Limbs13 => {
+                        eprintln!("NOTE: {b:?} arithmetic not run on this adapter: {why}");
+                        (b, None)
+                    }
+                    Err(e) => panic!("GPU tests need a wgpu adapter for {b:?}: {e}"),
+                }
+            })
+            .collect()
+    });
+    others
+        .iter()
+        .find(|(b, _)| *b == a)
+        .and_then(|(_, e)| e.as_ref())
+}
+
+/// The engines of every profile the adapter runs (at least the portable one).
+pub fn profile_engines() -> Vec<&'static GpuMsm> {
+    let v: Vec<_> = Arithmetic::ALL
+        .iter()
+        .filter_map(|&a| engine_for(a))
+        .collect();
+    assert!(v
+        .iter()
+        .any(|e| e.arithmetic() == Some(Arithmetic::Limbs13)));
+    v
 }

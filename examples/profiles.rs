@@ -1,0 +1,122 @@
+//! The arithmetic profiles side by side on one adapter: pipeline creation, the first
+//! dispatch (the driver's JIT), field multiplications per second (a chain of multiplications
+//! per thread in the self-test kernel) and MSM time against arkworks (GPU path forced,
+//! resident bases), every result checked.
+//!
+//! cargo run --release --example profiles -- [--logs 14,16] [--adapter NAME] [--reps R]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use ark_bls12_377::{Fq, G1Projective};
+use ark_ec::VariableBaseMSM;
+use ark_ff::{Field, UniformRand};
+use common::arg;
+use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuMsm, MsmConfig};
+
+/// Threads and chained multiplications per thread of the field-rate run.
+const RATE_THREADS: usize = 4096;
+const RATE_CHAIN: u32 = 2000;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let logs: String = arg(&args, "--logs").unwrap_or_else(|| "14,16".into());
+    let logs: Vec<u32> = logs
+        .split(',')
+        .map(|v| v.trim().parse().expect("--logs: numbers"))
+        .collect();
+    let reps: usize = arg::<usize>(&args, "--reps").unwrap_or(1).max(1);
+    let adapter: Option<String> = arg(&args, "--adapter");
+    let mut rng = ark_std::test_rng();
+    let max = 1usize << logs.iter().max().copied().unwrap_or(10);
+    let bases = inputs::random_bases(max, 1);
+    let scalars = inputs::random_scalars(max, 2);
+    println!("| profile | pipelines | first MSM (2^10, JIT) | second MSM (2^10) | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for a in Arithmetic::ALL {
+        let engine = match GpuMsm::with_config(MsmConfig {
+            force_backend: Some(Backend::Gpu),
+            arithmetic: Some(a),
+            adapter: AdapterChoice {
+                name_contains: adapter.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }) {
+            Ok(e) => e,
+            Err(e) => {
+                println!("| {a:?} | not run: {e} |");
+                continue;
+            }
+        };
+        let small = 1 << 10;
+        let want = G1Projective::msm(&bases[..small], &scalars[..small]).unwrap();
+        let t = Instant::now();
+        assert_eq!(
+            engine.msm(&bases[..small], &scalars[..small]).unwrap(),
+            want
+        );
+        let first = t.elapsed();
+        let t = Instant::now();
+        assert_eq!(
+            engine.msm(&bases[..small], &scalars[..small]).unwrap(),
+            want
+        );
+        let second = t.elapsed();
+        // Field rate: RATE_THREADS threads, each RATE_CHAIN chained multiplications.
+        let ops = engine.shader_ops().expect("self-test kernel");
+        let cases: Vec<(Fq, Fq, u32)> = (0..RATE_THREADS)
+            .map(|_| (Fq::rand(&mut rng), Fq::rand(&mut rng), RATE_CHAIN))
+            .collect();
+        ops.fp_mul_chain(&cases[..64]).unwrap(); // JIT
+        let t = Instant::now();
+        let got = ops.fp_mul_chain(&cases).unwrap();
+        let rate = (RATE_THREADS as f64 * RATE_CHAIN as f64) / t.elapsed().as_secs_f64();
+        for ((x, y, k), g) in cases.iter().zip(got).take(16) {
+            assert_eq!(g, Some(*x * y.pow([*k as u64])));
+        }
+        let resident = engine.load_bases(&bases).unwrap();
+        for (i, &log) in logs.iter().enumerate() {
+            let n = 1usize << log;
+            let s = &scalars[..n];
+            let want = G1Projective::msm(&bases[..n], s).unwrap();
+            let ark = median(
+                (0..reps)
+                    .map(|_| {
+                        let t = Instant::now();
+                        let _ = G1Projective::msm(&bases[..n], s).unwrap();
+                        t.elapsed()
+                    })
+                    .collect(),
+            );
+            let gpu = median(
+                (0..reps)
+                    .map(|_| {
+                        let t = Instant::now();
+                        assert_eq!(engine.msm(&resident, s).unwrap(), want);
+                        t.elapsed()
+                    })
+                    .collect(),
+            );
+            let head = if i == 0 {
+                format!(
+                    "| {a:?} | {:.2?} | {first:.2?} | {second:.2?} | {:.2} M |",
+                    engine.pipeline_creation_time(),
+                    rate / 1e6
+                )
+            } else {
+                "| | | | | |".to_string()
+            };
+            println!(
+                "{head} 2^{log} | {gpu:.2?} | {ark:.2?} | {:.1}x |",
+                gpu.as_secs_f64() / ark.as_secs_f64()
+            );
+        }
+    }
+}

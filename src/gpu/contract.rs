@@ -1,0 +1,117 @@
+//! The host/shader contract, written once in Rust: the uniform parameter blocks and the
+//! constants the shaders share with the host are generated into every stage's WGSL from the
+//! definitions here (register numbers and step tables come from [`super::program`], field
+//! constants from [`super::field`]). Nothing is kept in sync by hand.
+
+/// A `#[repr(C)]` block of u32 fields, with its WGSL declaration generated from the same
+/// field list (in order, with the doc comments).
+macro_rules! shader_struct {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[doc = $d:literal])* $f:ident,)* }) => {
+        $(#[$m])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+        pub struct $name {
+            $($(#[doc = $d])* pub $f: u32,)*
+        }
+
+        impl $name {
+            /// The WGSL declaration of this block.
+            pub fn wgsl() -> String {
+                let mut s = format!("struct {} {{\n", stringify!($name));
+                $(
+                    $(s += &format!("    //{}\n", $d);)*
+                    s += &format!("    {}: u32,\n", stringify!($f));
+                )*
+                s + "}\n"
+            }
+        }
+    };
+}
+
+shader_struct! {
+    /// Uniform parameters shared by the MSM stages.
+    pub struct Params {
+        /// The convert stage converts points `first_point .. num_points`.
+        num_points,
+        /// Windows W.
+        num_windows,
+        /// Buckets per window B (signed digits: B = 2^(c-1)).
+        buckets_per_window,
+        /// W * B.
+        total_buckets,
+        /// Bucket reduction splits a window's B buckets into S interleaved segments.
+        segments,
+        /// log2(S).
+        log2_segments,
+        /// Buckets per segment, B / S.
+        run_length,
+        /// W * S.
+        total_segments,
+        /// Accumulation chunks.
+        num_chunks,
+        /// First point the convert stage converts.
+        first_point,
+        /// Padding to a multiple of 16 bytes.
+        pad0,
+        /// Padding.
+        pad1,
+    }
+}
+
+shader_struct! {
+    /// One merge level's parameters (merge.wgsl).
+    pub struct MergeParams {
+        /// Outputs of the level.
+        num_groups,
+        /// Inputs of the level.
+        num_inputs,
+        /// Where the level's group boundaries start in the groups buffer.
+        group_base,
+        /// Padding to 16 bytes.
+        pad0,
+    }
+}
+
+shader_struct! {
+    /// Parameters of the self-test kernel (selftest.wgsl).
+    pub struct SelfTestParams {
+        /// Cases to evaluate.
+        count,
+        /// Padding.
+        pad0,
+    }
+}
+
+/// The generated WGSL of the contract: the parameter blocks and the entry sign bit.
+pub fn wgsl() -> String {
+    let mut s = String::from("// Generated from src/gpu/contract.rs.\n");
+    s += &Params::wgsl();
+    s += &MergeParams::wgsl();
+    s += &SelfTestParams::wgsl();
+    s += &format!(
+        "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",
+        crate::digits::SIGN_BIT
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_uniform_sized_and_declared_in_order() {
+        assert_eq!(std::mem::size_of::<Params>() % 16, 0);
+        assert_eq!(std::mem::size_of::<MergeParams>(), 16);
+        let w = Params::wgsl();
+        let fields: Vec<&str> = w
+            .lines()
+            .filter(|l| l.trim_end().ends_with(": u32,"))
+            .map(|l| l.trim().trim_end_matches(": u32,"))
+            .collect();
+        assert_eq!(fields.len() * 4, std::mem::size_of::<Params>());
+        assert_eq!(fields[0], "num_points");
+        assert_eq!(fields[9], "first_point");
+        assert!(wgsl().contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
+    }
+}
