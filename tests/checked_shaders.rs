@@ -4,16 +4,35 @@
 use ark_bls12_377::{Fq, Fr, G1Projective};
 use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
 use ark_ff::{Field, UniformRand, Zero};
-use gpu_msm::{GpuMsm, MsmConfig};
+use gpu_msm::{Arithmetic, GpuMsm, MsmConfig, MsmError};
 
 #[test]
 fn checked_shaders_agree_with_arkworks() {
-    let engine = GpuMsm::with_config(MsmConfig {
-        force_backend: Some(gpu_msm::Backend::Gpu),
-        shader_runtime_checks: true,
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter: {e}"));
+    let mut ran = Vec::new();
+    for a in Arithmetic::ALL {
+        let engine = match GpuMsm::with_config(MsmConfig {
+            force_backend: Some(gpu_msm::Backend::Gpu),
+            shader_runtime_checks: true,
+            arithmetic: Some(a),
+            ..Default::default()
+        }) {
+            Ok(e) => e,
+            Err(MsmError::InvalidConfig(why)) if a != Arithmetic::Limbs13 => {
+                eprintln!("NOTE: {a:?} arithmetic not run on this adapter: {why}");
+                continue;
+            }
+            Err(e) => panic!("GPU tests need a wgpu adapter: {e}"),
+        };
+        check_profile(&engine);
+        ran.push(engine.adapter_name().to_string());
+    }
+    // CI's adapter (lavapipe) runs both profiles.
+    if ran.iter().any(|n| n.contains("llvmpipe")) {
+        assert_eq!(ran.len(), Arithmetic::ALL.len());
+    }
+}
+
+fn check_profile(engine: &GpuMsm) {
     // Single functions only: checked code keeps its loops (about 1300 loop iterations per
     // multiplication), and llvmpipe silently stops a shader's loops after 65535 iterations,
     // so even a one-point MSM (the reduction stage) overruns it on lavapipe. Each case
