@@ -3,7 +3,9 @@
 //! size, finds the crossovers, draws a log-log chart and writes a calibration file that
 //! `GpuMsm` routes by (`MsmConfig::calibration` or `GPU_MSM_CALIBRATION`).
 //!
-//! cargo run --release --example crossover -- [--max-log 16] [--gpu-max-log L]
+//! cargo run --release --example crossover -- --max-log 16   (`--help` lists the flags)
+//!
+//! Flags of earlier versions, all still there: [--max-log 16] [--gpu-max-log L]
 //!     [--dd-max N] [--reps 5] [--adapter NAME] [--out calibration.json]
 //!     [--chart crossover.svg]
 //!
@@ -19,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
-use common::arg;
+use clap::Parser;
+use common::cli::CrossoverCli;
 use gpu_msm::calibration::{Calibration, CalibrationRow};
 use gpu_msm::{cpu, inputs, AdapterChoice, CalibrationSource, GpuMsm, MsmConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -92,18 +95,17 @@ fn draw(
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let max_log: u32 = arg(&args, "--max-log").unwrap_or(16);
-    let gpu_max_log: u32 = arg(&args, "--gpu-max-log").unwrap_or(max_log);
-    let dd_max: usize = arg(&args, "--dd-max").unwrap_or(4096);
-    let reps: usize = arg::<usize>(&args, "--reps").unwrap_or(5).max(1);
-    let out: PathBuf = arg(&args, "--out").unwrap_or_else(|| "calibration.json".into());
-    let chart: PathBuf = arg(&args, "--chart").unwrap_or_else(|| "crossover.svg".into());
+    let cli = CrossoverCli::parse();
+    let max_log = cli.max_log;
+    let gpu_max_log = cli.gpu_max_log.unwrap_or(max_log);
+    let dd_max = cli.dd_max;
+    let reps = cli.reps as usize;
+    let (out, chart) = (cli.out.clone(), cli.chart.clone());
     let engine = match GpuMsm::with_config(MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,
         adapter: AdapterChoice {
-            name_contains: arg(&args, "--adapter"),
+            name_contains: cli.adapter.clone(),
             ..Default::default()
         },
         ..Default::default()
@@ -115,11 +117,14 @@ fn main() {
         }
     };
     let threads = rayon::current_num_threads();
-    println!(
-        "adapter: {} ({}), {threads} CPU threads, {reps} reps per cell",
-        engine.adapter_name(),
-        engine.adapter_backend()
-    );
+    if !cli.json {
+        println!(
+            "adapter: {} ({}), {threads} CPU threads, {reps} reps per cell",
+            engine.adapter_name(),
+            engine.adapter_backend()
+        );
+        common::software_note(&engine);
+    }
 
     let mut sizes = Vec::new();
     for l in 1..=max_log {
@@ -128,7 +133,11 @@ fn main() {
             sizes.push(3usize << (l - 1));
         }
     }
-    let bar = ProgressBar::new(sizes.len() as u64);
+    let bar = if cli.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(sizes.len() as u64)
+    };
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} n = {msg} [{elapsed_precise}]")
             .expect("template"),
@@ -171,6 +180,16 @@ fn main() {
     }
     bar.finish_and_clear();
 
+    if cli.json {
+        let machine = format!("{threads} CPU threads, {}", engine.adapter_backend());
+        let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
+        if let Err(e) = cal.save(&out) {
+            eprintln!("error writing {}: {e}", out.display());
+            std::process::exit(1)
+        }
+        println!("{}", serde_json::to_string(&cal).expect("serializable"));
+        return;
+    }
     println!(
         "{:>9} {:>16} {:>14} {:>14}  winner",
         "n", "double-and-add", "arkworks", "gpu"

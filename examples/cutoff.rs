@@ -9,18 +9,18 @@ use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
 use gpu_msm::{cpu, inputs};
 
+mod common;
+
+use clap::Parser;
+use common::cli::CutoffCli;
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let reps: usize = args
-        .iter()
-        .position(|a| a == "--reps")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(51);
+    let reps = CutoffCli::parse().reps as usize;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

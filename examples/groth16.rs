@@ -2,8 +2,7 @@
 //! proving key's queries loaded once; `Groth16::verify_proof` checks it. The circuit is a
 //! chain of squarings, one constraint per step.
 //!
-//! cargo run --release --example groth16 -- [--log-constraints 14] [--proofs 2] [--routed]
-//!     [--adapter NAME]
+//! cargo run --release --example groth16 -- --log-constraints 14   (`--help` lists the flags)
 //!
 //! The GPU path is forced unless `--routed` lets the engine route each MSM. Prints the
 //! prover's MSM time with `GpuMsm` and with arkworks alone, and arkworks' whole prover.
@@ -19,32 +18,20 @@ use ark_ff::UniformRand;
 use ark_groth16::Groth16;
 use ark_snark::SNARK;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use common::arg;
-use gpu_msm::{AdapterChoice, Backend, GpuMsm, MsmConfig};
+use clap::Parser;
+use common::cli::Groth16Cli;
 use groth16::{GpuProver, SquaringChain};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let log_c: u32 = arg(&args, "--log-constraints").unwrap_or(14);
-    let proofs: usize = arg::<usize>(&args, "--proofs").unwrap_or(2).max(1);
-    let routed = args.iter().any(|a| a == "--routed");
-    let engine = GpuMsm::with_config(MsmConfig {
-        force_backend: (!routed).then_some(Backend::Gpu),
-        adapter: AdapterChoice {
-            name_contains: arg(&args, "--adapter"),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(1)
-    });
+    let cli = Groth16Cli::parse();
+    let (log_c, proofs) = (cli.log_constraints, cli.proofs as usize);
+    let engine = common::engine_or_exit(cli.engine.config());
     println!(
         "adapter: {} ({})",
         engine.adapter_name(),
         engine.adapter_backend()
     );
+    common::software_note(&engine);
     let mut rng = StdRng::seed_from_u64(11);
     let steps = 1usize << log_c;
     let setup = SquaringChain { steps, x0: None };

@@ -2,8 +2,7 @@
 //! commitments to polynomials of several degrees (prefixes of the powers) in one batch, an
 //! opening proof for each, every one checked with the pairing.
 //!
-//! cargo run --release --example kzg -- [--log-degree 14] [--polys 4] [--routed]
-//!     [--adapter NAME]
+//! cargo run --release --example kzg -- --log-degree 14   (`--help` lists the flags)
 //!
 //! The GPU path is forced unless `--routed` lets the engine route each MSM.
 
@@ -16,31 +15,19 @@ use std::time::Instant;
 use ark_bls12_377::{Fr, G1Projective};
 use ark_ec::VariableBaseMSM;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
-use common::arg;
-use gpu_msm::{AdapterChoice, Backend, GpuMsm, MsmConfig};
+use clap::Parser;
+use common::cli::KzgCli;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let log_degree: u32 = arg(&args, "--log-degree").unwrap_or(14);
-    let polys: usize = arg::<usize>(&args, "--polys").unwrap_or(4).max(1);
-    let routed = args.iter().any(|a| a == "--routed");
-    let engine = GpuMsm::with_config(MsmConfig {
-        force_backend: (!routed).then_some(Backend::Gpu),
-        adapter: AdapterChoice {
-            name_contains: arg(&args, "--adapter"),
-            ..Default::default()
-        },
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| {
-        eprintln!("error: {e}");
-        std::process::exit(1)
-    });
+    let cli = KzgCli::parse();
+    let (log_degree, polys) = (cli.log_degree, cli.polys as usize);
+    let engine = common::engine_or_exit(cli.engine.config());
     println!(
         "adapter: {} ({})",
         engine.adapter_name(),
         engine.adapter_backend()
     );
+    common::software_note(&engine);
     let mut rng = StdRng::seed_from_u64(7);
     let max = 1usize << log_degree;
     let t = Instant::now();

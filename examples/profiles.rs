@@ -3,7 +3,7 @@
 //! per thread in the self-test kernel) and MSM time against arkworks (GPU path forced,
 //! resident bases), every result checked.
 //!
-//! cargo run --release --example profiles -- [--logs 14,16] [--adapter NAME] [--reps R]
+//! cargo run --release --example profiles -- --logs 14,16   (`--help` lists the flags)
 
 mod common;
 
@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use ark_bls12_377::{Fq, G1Projective};
 use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, UniformRand};
-use common::arg;
+use clap::Parser;
+use common::cli::ProfilesCli;
 use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuMsm, MsmConfig};
 
 /// Threads and chained multiplications per thread of the field-rate run.
@@ -25,14 +26,8 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let logs: String = arg(&args, "--logs").unwrap_or_else(|| "14,16".into());
-    let logs: Vec<u32> = logs
-        .split(',')
-        .map(|v| v.trim().parse().expect("--logs: numbers"))
-        .collect();
-    let reps: usize = arg::<usize>(&args, "--reps").unwrap_or(1).max(1);
-    let adapter: Option<String> = arg(&args, "--adapter");
+    let cli = ProfilesCli::parse();
+    let (logs, reps, adapter) = (cli.logs, cli.reps as usize, cli.adapter);
     let mut rng = ark_std::test_rng();
     let max = 1usize << logs.iter().max().copied().unwrap_or(10);
     let bases = inputs::random_bases(max, 1);

@@ -2,8 +2,7 @@
 //! separate calls, and boolean and byte scalars against uniform ones, each timed beside
 //! arkworks (its small-scalar entry points where they apply). GPU path forced.
 //!
-//! cargo run --release --example prover_calls -- --log-n 16 [--batch 16] [--batch-log 14]
-//!     [--adapter NAME] [--reps R]
+//! cargo run --release --example prover_calls -- --log-n 16   (`--help` lists the flags)
 //!
 //! Each row is the median of R calls (default 3) after one warm-up call. "host" is the
 //! report's host time: the call minus the time the host waited for the GPU.
@@ -15,7 +14,8 @@ use std::time::{Duration, Instant};
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
 use ark_ff::PrimeField;
-use common::arg;
+use clap::Parser;
+use common::cli::ProverCallsCli;
 use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::{AdapterChoice, Backend, GpuMsm, MsmBases, MsmConfig, MsmReport};
 
@@ -67,15 +67,17 @@ fn small_ints(s: &[Fr]) -> Vec<u64> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let log_n: u32 = arg(&args, "--log-n").unwrap_or(16);
-    let batch: usize = arg(&args, "--batch").unwrap_or(16);
-    let batch_log: u32 = arg(&args, "--batch-log").unwrap_or(14);
-    let reps: usize = arg::<usize>(&args, "--reps").unwrap_or(3).max(1);
+    let cli = ProverCallsCli::parse();
+    let (log_n, batch, batch_log, reps) = (
+        cli.log_n,
+        cli.batch as usize,
+        cli.batch_log,
+        cli.reps as usize,
+    );
     let engine = GpuMsm::with_config(MsmConfig {
         force_backend: Some(Backend::Gpu),
         adapter: AdapterChoice {
-            name_contains: arg(&args, "--adapter"),
+            name_contains: cli.adapter.clone(),
             ..Default::default()
         },
         ..Default::default()

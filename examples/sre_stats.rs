@@ -16,20 +16,10 @@ use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use gpu_msm::digits::DigitMatrix;
 use gpu_msm::sre::{search, SreOptions, SreStrategy};
 
-fn list<T: std::str::FromStr>(args: &[String], name: &str, default: &str) -> Vec<T> {
-    let raw = match args.iter().position(|a| a == name) {
-        Some(i) => args.get(i + 1).cloned().unwrap_or_default(),
-        None => default.to_string(),
-    };
-    raw.split(',')
-        .map(|v| {
-            v.trim().parse().unwrap_or_else(|_| {
-                eprintln!("bad value {v:?} for {name}");
-                std::process::exit(2)
-            })
-        })
-        .collect()
-}
+mod common;
+
+use clap::Parser;
+use common::cli::SreStatsCli;
 
 fn random_integers(n: usize, bits: u32, seed: u64) -> Vec<Vec<u64>> {
     let mut rng = StdRng::seed_from_u64(seed);
@@ -47,41 +37,20 @@ fn random_integers(n: usize, bits: u32, seed: u64) -> Vec<Vec<u64>> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let log_ns: Vec<u32> = list(&args, "--log-n", "10");
-    let bits: Vec<u32> = list(&args, "--bits", "253");
-    let windows: Vec<u32> = list(&args, "--window", "4");
-    let strategies: Vec<String> = list(&args, "--strategy", "array");
-    let thresholds: Vec<String> = list(&args, "--threshold", "0.8");
-    let seed: u64 = list(&args, "--seed", "1")[0];
-    let digits: String = list(&args, "--digits", "signed").remove(0);
-    let limit: f64 = list(&args, "--time-limit", "60")[0];
-    let signed = match digits.as_str() {
-        "signed" => true,
-        "unsigned" => false,
-        other => {
-            eprintln!("--digits signed|unsigned, not {other}");
-            std::process::exit(2)
-        }
-    };
-    for &log_n in &log_ns {
-        for &b in &bits {
+    let cli = SreStatsCli::parse();
+    let (log_ns, bits, windows) = (&cli.log_n, &cli.bits, &cli.window);
+    let (seed, limit, digits) = (cli.seed, cli.time_limit, cli.digits.as_str());
+    let signed = digits == "signed";
+    for &log_n in log_ns {
+        for &b in bits {
             let ints = random_integers(1 << log_n, b, seed ^ ((b as u64) << 32) ^ log_n as u64);
-            for &c in &windows {
+            for &c in windows {
                 let d = DigitMatrix::from_integers(&ints, b, c, signed);
-                for s in &strategies {
-                    let Some(strategy) = SreStrategy::from_name(s) else {
-                        eprintln!("unknown strategy {s}");
-                        std::process::exit(2)
-                    };
-                    for th in &thresholds {
-                        let early_stop = match th.as_str() {
-                            "none" => None,
-                            t => Some(t.parse::<f64>().unwrap_or_else(|_| {
-                                eprintln!("--threshold takes numbers or none");
-                                std::process::exit(2)
-                            })),
-                        };
+                for &strategy in &cli.strategy {
+                    let strategy = SreStrategy::from(strategy);
+                    let s = strategy.name();
+                    for &early_stop in &cli.threshold {
+                        let th = early_stop.map_or("none".to_string(), |t| t.to_string());
                         let opts = SreOptions {
                             strategy,
                             early_stop,

@@ -1,0 +1,311 @@
+//! The examples' command lines (clap derive), in one place so that `tests/cli.rs` can check
+//! every parser without running an MSM: `--help` lists every flag with its default and unit,
+//! an unknown flag or an out-of-range value is an error before any work.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
+use gpu_msm::inputs::ScalarDistribution;
+use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
+use gpu_msm::{AdapterChoice, Arithmetic, Backend, MsmConfig, SreMode};
+
+/// Largest log2 of a point count the examples accept (2^26 points of 96 bytes is 6 GiB of
+/// bases, past what one binding holds on most adapters).
+pub const MAX_LOG_N: u32 = 26;
+
+/// An arithmetic profile on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArithmeticArg {
+    /// 13-bit limbs, interpreted formulas (any adapter).
+    Limbs13,
+    /// 32-bit limbs with 64-bit products, straight-line formulas (SHADER_INT64).
+    Limbs32,
+}
+
+impl From<ArithmeticArg> for Arithmetic {
+    fn from(a: ArithmeticArg) -> Self {
+        match a {
+            ArithmeticArg::Limbs13 => Arithmetic::Limbs13,
+            ArithmeticArg::Limbs32 => Arithmetic::Limbs32,
+        }
+    }
+}
+
+/// Options shared by the examples that build an engine.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EngineArgs {
+    /// Pick the first adapter whose name contains this (case-insensitive), e.g. llvmpipe or
+    /// H200 [default: the high-performance adapter, or GPU_MSM_ADAPTER]
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+    /// Field arithmetic of the shaders [default: limbs32 where the adapter has 64-bit
+    /// integers, else limbs13]
+    #[arg(long, value_enum)]
+    pub arithmetic: Option<ArithmeticArg>,
+    /// Let the engine route each MSM (on a software adapter that means the CPU) instead of
+    /// forcing the GPU path
+    #[arg(long)]
+    pub routed: bool,
+}
+
+impl EngineArgs {
+    /// The engine configuration these options ask for.
+    pub fn config(&self) -> MsmConfig {
+        MsmConfig {
+            adapter: AdapterChoice {
+                name_contains: self.adapter.clone(),
+                ..Default::default()
+            },
+            arithmetic: self.arithmetic.map(Into::into),
+            force_backend: (!self.routed).then_some(Backend::Gpu),
+            ..Default::default()
+        }
+    }
+}
+
+/// `off`, `auto`, or a strategy with an optional early-stop threshold.
+pub fn parse_sre(s: &str) -> Result<SreMode, String> {
+    let bad = || {
+        format!(
+            "{s:?}: expected off, auto or STRATEGY[:THRESHOLD|:none] with STRATEGY one of \
+             array, greedy, exhaustive, indexed and THRESHOLD in 0..=1"
+        )
+    };
+    match s {
+        "off" => Ok(SreMode::Off),
+        "auto" => Ok(SreMode::Auto),
+        _ => {
+            let (name, th) = match s.split_once(':') {
+                Some((a, b)) => (a, Some(b)),
+                None => (s, None),
+            };
+            let early_stop = match th {
+                None => Some(PAPER_EARLY_STOP),
+                Some("none") => None,
+                Some(t) => Some(
+                    t.parse::<f64>()
+                        .ok()
+                        .filter(|t| (0.0..=1.0).contains(t))
+                        .ok_or_else(bad)?,
+                ),
+            };
+            Ok(SreMode::On(SreOptions {
+                strategy: SreStrategy::from_name(name).ok_or_else(bad)?,
+                early_stop,
+                opposite: true,
+            }))
+        }
+    }
+}
+
+/// `uniform`, `distinct:K` or `bits:B`.
+pub fn parse_scalars(s: &str) -> Result<ScalarDistribution, String> {
+    ScalarDistribution::parse(s)
+        .ok_or_else(|| format!("{s:?}: expected uniform, distinct:K (K >= 1) or bits:B (B <= 253)"))
+}
+
+/// The main job: random inputs, MSMs on the chosen adapter, each verified against arkworks.
+#[derive(Debug, Parser)]
+#[command(name = "msm")]
+pub struct MsmCli {
+    /// log2 of the number of points
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=MAX_LOG_N as i64))]
+    pub log_n: u32,
+    /// Window size c in bits [default: the cost model's choice]
+    #[arg(long, value_name = "BITS", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub window: Option<u32>,
+    /// Seed of the random bases and scalars
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// MSM calls to run (each verified)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub repeat: u64,
+    /// Compile the shaders with wgpu's runtime bounds checks (slow; for testing)
+    #[arg(long)]
+    pub checked: bool,
+    /// Scalar redundancy elimination: off, auto, or array|greedy|exhaustive|indexed with an
+    /// optional :THRESHOLD (0..=1, default 0.8) or :none
+    #[arg(long, default_value = "off", value_parser = parse_sre)]
+    pub sre: SreMode,
+    /// Scalar distribution: uniform, distinct:K (K distinct values) or bits:B (below 2^B)
+    #[arg(long, default_value = "uniform", value_parser = parse_scalars)]
+    pub scalars: ScalarDistribution,
+    /// Print the reports as JSON lines instead of tables
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// Times double-and-add, arkworks and the GPU per size, prints the winner, draws a chart and
+/// writes a calibration file for routing.
+#[derive(Debug, Parser)]
+#[command(name = "crossover")]
+pub struct CrossoverCli {
+    /// Sweep n up to 2^MAX_LOG (and 3 * 2^(l-1) between powers)
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
+    pub max_log: u32,
+    /// Time the GPU only up to 2^GPU_MAX_LOG points [default: MAX_LOG]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
+    pub gpu_max_log: Option<u32>,
+    /// Time double-and-add only up to this many points
+    #[arg(long, default_value_t = 4096)]
+    pub dd_max: usize,
+    /// Runs per cell (the median is kept)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub reps: u64,
+    /// Calibration file to write (JSON)
+    #[arg(long, default_value = "calibration.json")]
+    pub out: PathBuf,
+    /// Chart to write (SVG)
+    #[arg(long, default_value = "crossover.svg")]
+    pub chart: PathBuf,
+    /// Print the table as JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+    /// Pick the first adapter whose name contains this (case-insensitive)
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+/// An SRE strategy on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyArg {
+    /// The paper's array search.
+    Array,
+    /// The paper's greedy list search.
+    Greedy,
+    /// The paper's exhaustive list search.
+    Exhaustive,
+    /// Our (window, digit) index.
+    Indexed,
+}
+
+impl From<StrategyArg> for SreStrategy {
+    fn from(s: StrategyArg) -> Self {
+        match s {
+            StrategyArg::Array => SreStrategy::Array,
+            StrategyArg::Greedy => SreStrategy::Greedy,
+            StrategyArg::Exhaustive => SreStrategy::Exhaustive,
+            StrategyArg::Indexed => SreStrategy::Indexed,
+        }
+    }
+}
+
+/// An early-stop threshold: a number in 0..=1, or `none`.
+pub fn parse_threshold(s: &str) -> Result<Option<f64>, String> {
+    match s {
+        "none" => Ok(None),
+        t => t
+            .parse::<f64>()
+            .ok()
+            .filter(|t| (0.0..=1.0).contains(t))
+            .map(Some)
+            .ok_or_else(|| format!("{s:?}: expected a number in 0..=1 or none")),
+    }
+}
+
+/// SRE search statistics over a grid (the product of every list).
+#[derive(Debug, Parser)]
+#[command(name = "sre_stats")]
+pub struct SreStatsCli {
+    /// log2 of the number of scalars (comma-separated list)
+    #[arg(long, value_delimiter = ',', default_value = "10", value_parser = clap::value_parser!(u32).range(1..=24))]
+    pub log_n: Vec<u32>,
+    /// Scalar width in bits (list)
+    #[arg(long, value_delimiter = ',', default_value = "253", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub bits: Vec<u32>,
+    /// Window size in bits (list)
+    #[arg(long, value_delimiter = ',', default_value = "4", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub window: Vec<u32>,
+    /// Search strategies (list)
+    #[arg(long, value_delimiter = ',', default_value = "array", value_enum)]
+    pub strategy: Vec<StrategyArg>,
+    /// Early-stop thresholds: numbers in 0..=1 or none (list)
+    #[arg(long, value_delimiter = ',', default_value = "0.8", value_parser = parse_threshold)]
+    pub threshold: Vec<Option<f64>>,
+    /// Seed of the random scalars
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Signed digits (the engine's) or unsigned windows (the paper's)
+    #[arg(long, default_value = "signed", value_parser = ["signed", "unsigned"])]
+    pub digits: String,
+    /// Seconds after which a search stops (its line says so)
+    #[arg(long, default_value_t = 60.0)]
+    pub time_limit: f64,
+}
+
+/// Measures the small-MSM cutoff: double-and-add against arkworks on one thread.
+#[derive(Debug, Parser)]
+#[command(name = "cutoff")]
+pub struct CutoffCli {
+    /// Runs per size (the median is kept)
+    #[arg(long, default_value_t = 51, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub reps: u64,
+}
+
+/// KZG commitments and openings on GpuMsm, verified with the pairing.
+#[derive(Debug, Parser)]
+#[command(name = "kzg")]
+pub struct KzgCli {
+    /// log2 of the largest degree (the SRS has 2^LOG_DEGREE + 1 powers of tau)
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(0..=24))]
+    pub log_degree: u32,
+    /// Polynomials to commit to and open
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub polys: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// A Groth16 proof with its G1 MSMs on GpuMsm, verified by ark-groth16.
+#[derive(Debug, Parser)]
+#[command(name = "groth16")]
+pub struct Groth16Cli {
+    /// log2 of the number of constraints (a chain of squarings)
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(1..=22))]
+    pub log_constraints: u32,
+    /// Proofs to make and verify
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub proofs: u64,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// One-shot against resident calls, a batch against separate calls, small scalars against
+/// arkworks.
+#[derive(Debug, Parser)]
+#[command(name = "prover_calls")]
+pub struct ProverCallsCli {
+    /// log2 of the number of bases
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
+    pub log_n: u32,
+    /// Vectors in the batch
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub batch: u64,
+    /// log2 of each batch vector's length (at most LOG_N)
+    #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
+    pub batch_log: u32,
+    /// Timed calls per row (the median is kept), after one warm-up call
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub reps: u64,
+    /// Pick the first adapter whose name contains this (case-insensitive)
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
+
+/// The arithmetic profiles side by side: compile times, field rate, MSM against arkworks.
+#[derive(Debug, Parser)]
+#[command(name = "profiles")]
+pub struct ProfilesCli {
+    /// log2 of the MSM sizes to time (comma-separated list)
+    #[arg(long, value_delimiter = ',', default_value = "14,16", value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
+    pub logs: Vec<u32>,
+    /// Timed calls per cell (the median is kept)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub reps: u64,
+    /// Pick the first adapter whose name contains this (case-insensitive)
+    #[arg(long, value_name = "NAME")]
+    pub adapter: Option<String>,
+}
