@@ -62,6 +62,20 @@ pub enum SreMode {
     Auto,
 }
 
+/// What an engine does with the known-answer test ([`crate::known_answer`]) it runs on its
+/// device when it is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SelfTest {
+    /// Run it; a device that fails it is refused with [`MsmError::SelfTestFailed`].
+    #[default]
+    Refuse,
+    /// Run it; a device that fails it is dropped and the engine runs on the CPU paths (the
+    /// report's route says why).
+    FallBackToCpu,
+    /// Do not run it.
+    Off,
+}
+
 /// Configuration of a [`crate::GpuMsm`] engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
@@ -91,6 +105,12 @@ pub struct MsmConfig {
     /// with 64-bit products where the adapter has `SHADER_INT64`, else 13-bit limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,
+    /// The known-answer test at engine creation (on by default: a device that computes a
+    /// wrong MSM is refused).
+    pub self_test: SelfTest,
+    /// Test hook: make the known-answer test expect a wrong sum, so that it fails.
+    #[doc(hidden)]
+    pub self_test_inject_fault: bool,
     /// Refuse to build an engine without a GPU adapter ([`MsmError::NoAdapter`]). By default
     /// an engine with no adapter at all still works, on the CPU paths, and says so.
     pub require_gpu: bool,
@@ -107,6 +127,8 @@ impl Default for MsmConfig {
             sre: SreMode::Off,
             force_backend: None,
             arithmetic: None,
+            self_test: SelfTest::Refuse,
+            self_test_inject_fault: false,
             require_gpu: false,
         }
     }

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::bases::{Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::MsmConfig;
+use crate::config::{MsmConfig, SelfTest};
 use crate::digits::{
     best_window_bits_for, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
@@ -24,7 +24,7 @@ use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, Points};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::routing::{self, AdapterFacts};
 use crate::sre::policy::{Placement, SrePolicy};
-use crate::{cpu, sre};
+use crate::{cpu, known_answer, sre};
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
@@ -43,6 +43,8 @@ pub struct GpuMsm {
     /// Crossovers for routing, when configured.
     calibration: Option<Calibration>,
     sre: SrePolicy,
+    /// How long the known-answer test took at creation, if it ran and passed.
+    self_test_time: Option<Duration>,
 }
 
 /// A GPU call after its host work, ready to submit.
@@ -91,14 +93,50 @@ impl GpuMsm {
             }
             Err(e) => return Err(e),
         };
-        Ok(Self {
+        let mut engine = Self {
             config,
             calibration,
             gpu,
             adapter,
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
-        })
+            self_test_time: None,
+        };
+        engine.run_self_test()?;
+        Ok(engine)
+    }
+
+    /// The known-answer test, per `config.self_test`.
+    fn run_self_test(&mut self) -> Result<()> {
+        if self.gpu.is_none() || self.config.self_test == SelfTest::Off {
+            return Ok(());
+        }
+        let _s = tracing::info_span!("gpu_msm.self_test").entered();
+        let detail = match known_answer::run(self, self.config.self_test_inject_fault) {
+            Ok(t) => {
+                self.self_test_time = Some(t);
+                return Ok(());
+            }
+            Err(d) => d,
+        };
+        let adapter = self.adapter_name().to_string();
+        let fall_back = self.config.self_test == SelfTest::FallBackToCpu
+            && !self.config.require_gpu
+            && self.config.force_backend != Some(Backend::Gpu);
+        if !fall_back {
+            return Err(MsmError::SelfTestFailed { adapter, detail });
+        }
+        self.gpu = None;
+        self.adapter = AdapterFacts::None(format!(
+            "{adapter} failed the known-answer self-test ({detail}); running on the CPU"
+        ));
+        Ok(())
+    }
+
+    /// How long the known-answer test took when the engine was created (`None` when it did
+    /// not run, or failed and the engine fell back to the CPU).
+    pub fn self_test_time(&self) -> Option<Duration> {
+        self.self_test_time
     }
 
     /// An engine with `config` on this engine's device and pipelines (no new adapter or
@@ -129,6 +167,7 @@ impl GpuMsm {
             adapter: self.adapter.clone(),
             device: self.device,
             sre: SrePolicy::default(),
+            self_test_time: self.self_test_time,
         })
     }
 

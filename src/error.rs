@@ -44,6 +44,14 @@ pub enum MsmError {
     /// The GPU reported an error (validation, out of memory, lost device, failed mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// The device failed the known-answer test at engine creation.
+    #[error("the adapter {adapter} failed the known-answer self-test: {detail}")]
+    SelfTestFailed {
+        /// Adapter name.
+        adapter: String,
+        /// What disagreed.
+        detail: String,
+    },
     /// A [`crate::Bases`] handle loaded by another engine (another device).
     #[error("these bases were loaded by another engine; load them with this one")]
     ForeignBases,

@@ -40,13 +40,14 @@ pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod inputs;
+pub mod known_answer;
 pub mod report;
 pub mod routing;
 pub mod sre;
 
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
-pub use config::{AdapterChoice, MsmConfig, PowerPreference, SreMode};
+pub use config::{AdapterChoice, MsmConfig, PowerPreference, SelfTest, SreMode};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};
 pub use gpu::field::Arithmetic;

@@ -14,6 +14,9 @@ fn checked_shaders_agree_with_arkworks() {
             force_backend: Some(gpu_msm::Backend::Gpu),
             shader_runtime_checks: true,
             arithmetic: Some(a),
+            // Whole MSMs overrun llvmpipe's loop limit when checked (see below), so the
+            // known-answer MSMs would refuse the device: this test checks single functions.
+            self_test: gpu_msm::SelfTest::Off,
             ..Default::default()
         }) {
             Ok(e) => e,

@@ -297,3 +297,47 @@ fn every_profile_on_adversarial_inputs_and_every_window() {
         }
     }
 }
+
+/// The known-answer test at engine creation: it passes on this adapter, and a device that
+/// disagrees (here: a test hook makes the expected sum wrong) is refused, or replaced by the
+/// CPU paths when the configuration says so (never when the GPU is forced or required).
+#[test]
+fn the_known_answer_test_refuses_or_replaces_a_wrong_device() {
+    use gpu_msm::{Arithmetic, CalibrationSource, SelfTest};
+    let t = gpu_engine()
+        .self_test_time()
+        .expect("the self-test ran and passed");
+    eprintln!(
+        "known-answer test on {}: {t:.2?}",
+        gpu_engine().adapter_name()
+    );
+    let faulty = |self_test, force_backend| {
+        GpuMsm::with_config(MsmConfig {
+            arithmetic: Some(Arithmetic::Limbs13),
+            calibration: CalibrationSource::Defaults,
+            self_test,
+            self_test_inject_fault: true,
+            force_backend,
+            ..Default::default()
+        })
+    };
+    match faulty(SelfTest::Refuse, None) {
+        Err(MsmError::SelfTestFailed { adapter, detail }) => {
+            assert_eq!(adapter, gpu_engine().adapter_name());
+            assert!(detail.contains("c = 2"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = faulty(SelfTest::FallBackToCpu, None).unwrap();
+    assert!(!e.has_gpu());
+    let bases = random_bases(40, 71);
+    let scalars = random_scalars(40, 72);
+    let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
+    assert_eq!(got, reference(&bases, &scalars));
+    assert_eq!(rep.backend, Backend::CpuArkworks);
+    assert!(rep.route.contains("self-test"), "{}", rep.route);
+    assert!(matches!(
+        faulty(SelfTest::FallBackToCpu, Some(Backend::Gpu)),
+        Err(MsmError::SelfTestFailed { .. })
+    ));
+}

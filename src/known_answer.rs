@@ -1,0 +1,84 @@
+//! The known-answer test an engine runs on its device when it is created: a few small MSMs
+//! over adversarial inputs at several window sizes, computed on the GPU path and by
+//! arkworks. A device that disagrees (a miscompiled shader, a driver bug) is refused with
+//! [`crate::MsmError::SelfTestFailed`], or replaced by the CPU paths, per
+//! [`crate::config::SelfTest`].
+
+use std::time::{Duration, Instant};
+
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_ec::{AffineRepr, VariableBaseMSM};
+use ark_ff::{Field, One, Zero};
+
+use crate::config::MsmConfig;
+use crate::inputs::{random_bases, random_scalars};
+use crate::report::Backend;
+use crate::GpuMsm;
+
+/// Points in each known-answer MSM.
+pub const KAT_POINTS: usize = 24;
+
+/// Window sizes the known-answer MSMs run at: the smallest the cost model picks, one in the
+/// middle, and one whose digits span two 32-bit words.
+pub const KAT_WINDOWS: [u32; 3] = [2, 5, 9];
+
+/// Bases with the identity, a duplicate and a P, -P pair; scalars 0, 1, r - 1, 2^252, a
+/// repeated value and random ones.
+pub fn inputs() -> (Vec<G1Affine>, Vec<Fr>) {
+    let mut bases = random_bases(KAT_POINTS, 0x6b61_7400);
+    bases[1] = G1Affine::zero();
+    bases[3] = bases[2];
+    bases[5] = -bases[4];
+    let mut scalars = random_scalars(KAT_POINTS, 0x6b61_7401);
+    scalars[0] = Fr::zero();
+    scalars[2] = Fr::one();
+    scalars[4] = -Fr::one();
+    scalars[5] = -Fr::one();
+    scalars[6] = Fr::from(2u64).pow([252u64]);
+    scalars[7] = scalars[8];
+    (bases, scalars)
+}
+
+/// Runs the known-answer MSMs on `engine`'s GPU path; the time they took, or what
+/// disagreed. `tamper` changes the expected sums (a test hook for the failure path).
+pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration, String> {
+    let start = Instant::now();
+    let (bases, scalars) = inputs();
+    let mut want = G1Projective::msm(&bases, &scalars).map_err(|_| "lengths")?;
+    if tamper {
+        want += G1Projective::from(bases[0]);
+    }
+    for c in KAT_WINDOWS {
+        let e = engine
+            .reconfigured(MsmConfig {
+                window_bits: Some(c),
+                force_backend: Some(Backend::Gpu),
+                calibration: crate::CalibrationSource::Defaults,
+                sre: crate::SreMode::Off,
+                ..engine.config().clone()
+            })
+            .map_err(|e| e.to_string())?;
+        match e.msm(&bases, &scalars) {
+            Ok(got) if got == want => {}
+            Ok(_) => return Err(format!("the {KAT_POINTS}-point MSM at c = {c} is wrong")),
+            Err(err) => return Err(format!("the {KAT_POINTS}-point MSM at c = {c}: {err}")),
+        }
+    }
+    Ok(start.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_are_adversarial_and_the_windows_are_valid() {
+        let (bases, scalars) = inputs();
+        assert_eq!((bases.len(), scalars.len()), (KAT_POINTS, KAT_POINTS));
+        assert!(bases[1].is_zero() && bases[3] == bases[2] && bases[5] == -bases[4]);
+        assert!(scalars.contains(&Fr::zero()) && scalars.contains(&-Fr::one()));
+        for c in KAT_WINDOWS {
+            assert!((crate::config::MIN_WINDOW_BITS..=crate::config::MAX_WINDOW_BITS).contains(&c));
+        }
+    }
+}
