@@ -721,4 +721,104 @@ mod tests {
             assert_eq!(Fr::MODULUS.num_bits(), SCALAR_BITS);
         }
     }
+
+    mod properties {
+        use super::*;
+        use ark_ff::BigInteger;
+        use proptest::prelude::*;
+
+        fn scalar(bytes: [u8; 32]) -> Fr {
+            Fr::from_le_bytes_mod_order(&bytes)
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            /// Signed digits recompose to the scalar at every window size, each within
+            /// (-2^(c-1), 2^(c-1)], and the trimmed matrix keeps exactly the needed windows.
+            #[test]
+            fn signed_digits_recompose(bytes in any::<[u8; 32]>(), shift in 0u32..253, c in 1u32..=16) {
+                let k = scalar(bytes).into_bigint() >> shift; // small scalars too
+                let s = Fr::from_bigint(k).unwrap();
+                let (ints, bits) = scalar_integers(&random_bases(1, 1), &[s]);
+                prop_assert_eq!(bits, k.num_bits());
+                let w = windows_for_bits(bits, c);
+                let d = DigitMatrix::from_scalar_integers(&ints, c, w);
+                let half = 1i64 << (c - 1);
+                let mut acc = Fr::zero();
+                for &di in d.row(0).iter().rev() {
+                    prop_assert!((di as i64) > -half && (di as i64) <= half);
+                    acc *= Fr::from(1u64 << c);
+                    acc += if di < 0 { -Fr::from((-di) as u64) } else { Fr::from(di as u64) };
+                }
+                prop_assert_eq!(acc, s);
+            }
+
+            /// Every nonzero digit becomes exactly one entry, in the bucket of its magnitude
+            /// and window, signed as the digit; chunks tile each bucket within the cap.
+            #[test]
+            fn bucket_plans_place_every_digit_once(
+                rows in 1usize..40,
+                c in 1u32..=6,
+                seed in any::<u64>(),
+            ) {
+                use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+                let mut rng = StdRng::seed_from_u64(seed);
+                let nw = 3usize;
+                let half = 1i32 << (c - 1);
+                let digits: Vec<i32> = (0..rows * nw)
+                    .map(|_| if rng.gen_bool(0.3) { 0 } else { rng.gen_range(-half + 1..=half) })
+                    .collect();
+                let m = DigitMatrix { window_bits: c, num_windows: nw, digits: digits.clone() };
+                let plan = BucketPlan::from_digits(&m);
+                let mut seen = vec![0i32; rows * nw];
+                let b = plan.buckets_per_window as usize;
+                for g in 0..plan.total_buckets() as usize {
+                    let (w, mag) = (g / b, g % b + 1);
+                    for &e in &plan.entries[plan.offsets[g] as usize..plan.offsets[g + 1] as usize] {
+                        let i = (e & !SIGN_BIT) as usize;
+                        let d = if e & SIGN_BIT != 0 { -(mag as i32) } else { mag as i32 };
+                        prop_assert_eq!(seen[i * nw + w], 0);
+                        seen[i * nw + w] = d;
+                    }
+                }
+                prop_assert_eq!(seen, digits);
+                for g in 0..plan.total_buckets() as usize {
+                    let (a, z) = (plan.bucket_chunks[g] as usize, plan.bucket_chunks[g + 1] as usize);
+                    if a < z {
+                        prop_assert_eq!(plan.chunk_offsets[a], plan.offsets[g]);
+                        prop_assert_eq!(plan.chunk_offsets[z], plan.offsets[g + 1]);
+                    }
+                    for k in a..z {
+                        let len = plan.chunk_offsets[k + 1] - plan.chunk_offsets[k];
+                        prop_assert!(len >= 1 && len <= plan.chunk_cap);
+                    }
+                }
+            }
+
+            /// Merge plans: one group per bucket at the end, no group over the fan-in.
+            #[test]
+            fn merge_plans_end_with_one_group_per_bucket(
+                counts in proptest::collection::vec(0u32..3000, 0..20),
+                fanin in 2u32..40,
+            ) {
+                let mut bc = vec![0u32];
+                for k in &counts {
+                    bc.push(bc.last().unwrap() + k);
+                }
+                let plan = MergePlan::new(&bc, fanin);
+                let last = plan.levels.last().unwrap();
+                prop_assert_eq!(last.num_groups as usize, counts.len());
+                prop_assert_eq!(plan.levels[0].num_inputs, *bc.last().unwrap());
+                for (i, lv) in plan.levels.iter().enumerate() {
+                    let gs = &plan.groups[lv.group_base as usize..][..lv.num_groups as usize + 1];
+                    prop_assert_eq!(*gs.last().unwrap(), lv.num_inputs);
+                    prop_assert!(gs.windows(2).all(|w| w[1] >= w[0] && w[1] - w[0] <= fanin));
+                    if i > 0 {
+                        prop_assert_eq!(lv.num_inputs, plan.levels[i - 1].num_groups);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -252,3 +252,33 @@ fn identical_and_negated_rows_pair_in_the_first_pass() {
     assert_eq!(plan.pairs.len(), 1);
     assert!(plan.pairs[0].negate_j);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the digits (drawn from few values, so that rows share windows), every
+        /// strategy's plan accounts for each nonzero digit exactly once.
+        #[test]
+        fn plans_cover_every_nonzero_digit_once(
+            rows in 2usize..24,
+            nw in 1usize..6,
+            values in 1i32..4,
+            seed in any::<u64>(),
+            which in 0usize..24,
+        ) {
+            use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
+            let mut rng = StdRng::seed_from_u64(seed);
+            let digits: Vec<i32> = (0..rows * nw)
+                .map(|_| rng.gen_range(-values..=values))
+                .collect();
+            let d = DigitMatrix { window_bits: 4, num_windows: nw, digits };
+            let opts = all_options()[which % all_options().len()];
+            let plan = search(&d, &opts, None);
+            check_plan(&d, &plan, &opts);
+        }
+    }
+}
