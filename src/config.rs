@@ -105,6 +105,12 @@ pub struct MsmConfig {
     /// with 64-bit products where the adapter has `SHADER_INT64`, else 13-bit limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,
+    /// Check every base for membership in the prime-order subgroup G1 before any work
+    /// (off by default: arkworks' checked deserialization already guarantees it, and the
+    /// check costs about a scalar multiplication by a 128-bit scalar per base; docs/PERF.md).
+    /// Without it, a base outside G1 gives either the true sum or
+    /// [`MsmError::BaseNotInSubgroup`], never a wrong sum.
+    pub validate_subgroup: bool,
     /// The known-answer test at engine creation (on by default: a device that computes a
     /// wrong MSM is refused).
     pub self_test: SelfTest,
@@ -127,6 +133,7 @@ impl Default for MsmConfig {
             sre: SreMode::Off,
             force_backend: None,
             arithmetic: None,
+            validate_subgroup: false,
             self_test: SelfTest::Refuse,
             self_test_inject_fault: false,
             require_gpu: false,

@@ -235,10 +235,11 @@ impl GpuMsm {
     }
 
     /// Loads `bases` for many calls: checked on the curve once (an off-curve base is
-    /// [`MsmError::InvalidBase`]), uploaded and converted on the device once.
+    /// [`MsmError::InvalidBase`]; with `validate_subgroup`, one outside G1 is
+    /// [`MsmError::BaseNotInSubgroup`]), uploaded and converted on the device once.
     pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
-        check_on_curve(bases)?;
+        check_bases(bases, self.config.validate_subgroup)?;
         let resident = match &self.gpu {
             Some(g) => Some(g.load_points(bases)?),
             None => None,
@@ -372,10 +373,16 @@ impl GpuMsm {
             host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
         };
-        if backend != Backend::Gpu {
-            if let BasesRef::Host(_) = src {
-                check_on_curve(bases)?; // resident bases were checked when loaded
+        if let BasesRef::Host(_) = src {
+            // Resident bases were checked when loaded. The GPU path checks the curve
+            // equation only if a window sum fails (below), at no cost to good calls.
+            if backend != Backend::Gpu {
+                check_bases(bases, self.config.validate_subgroup)?;
+            } else if self.config.validate_subgroup {
+                check_bases(bases, true)?;
             }
+        }
+        if backend != Backend::Gpu {
             let t = Instant::now();
             let r = cpu_msm(backend, bases, scalars)?;
             report.phases.window_reduction = t.elapsed();
@@ -512,8 +519,9 @@ impl GpuMsm {
             .collect::<Option<Vec<_>>>()
             .map_or_else(
                 // A sum off the curve: bad input (one-shot bases are checked only now, at no
-                // cost to good calls; resident ones were checked when loaded) or a GPU fault.
-                || match check_on_curve(&bases.points()[..n]) {
+                // cost to good calls; resident ones were checked when loaded), a base outside
+                // G1 that met the formulas' exceptional case, or a GPU fault.
+                || match check_bases(&bases.points()[..n], true) {
                     Err(e) => Err(e),
                     Ok(()) => Err(MsmError::Gpu(
                         "a window sum came back off the curve or unreduced".into(),
@@ -562,10 +570,26 @@ fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Pro
     })
 }
 
-/// `MsmError::InvalidBase` for the first base off the curve (the identity is fine).
-fn check_on_curve(bases: &[G1Affine]) -> Result<()> {
-    match bases.par_iter().position_first(|p| !p.is_on_curve()) {
-        Some(index) => Err(MsmError::InvalidBase { index }),
+/// `MsmError::InvalidBase` for the first base off the curve (the identity is fine); with
+/// `subgroup`, `MsmError::BaseNotInSubgroup` for the first one outside G1.
+///
+/// Why a base outside G1 can never give a wrong sum on the GPU path: the complete formulas
+/// are exact for every pair P, Q unless P - Q has order 2, and then they return (0 : 0 : 0)
+/// (Renes, Costello and Batina, 2016). (0 : 0 : 0) absorbs every later addition (each output
+/// coordinate is a sum of products with one of its coordinates), so the window sum comes back
+/// as (0 : 0 : 0), which is not a point and fails the host's check, and the call ends here.
+fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
+    if let Some(index) = bases.par_iter().position_first(|p| !p.is_on_curve()) {
+        return Err(MsmError::InvalidBase { index });
+    }
+    if !subgroup {
+        return Ok(());
+    }
+    match bases
+        .par_iter()
+        .position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve())
+    {
+        Some(index) => Err(MsmError::BaseNotInSubgroup { index }),
         None => Ok(()),
     }
 }

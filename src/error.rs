@@ -38,6 +38,14 @@ pub enum MsmError {
         /// Index of the first base off the curve.
         index: usize,
     },
+    /// A base on the curve but outside the prime-order subgroup G1 (the first such index),
+    /// found by [`crate::MsmConfig::validate_subgroup`], or when such a base made the GPU's
+    /// formulas fail (they are complete on G1 only; a failure is always detected).
+    #[error("base {index} is on the curve but not in the prime-order subgroup G1")]
+    BaseNotInSubgroup {
+        /// Index of the first base outside G1.
+        index: usize,
+    },
     /// The input does not fit this engine or adapter (buffer or dispatch limits).
     #[error("input too large: {0}")]
     InputTooLarge(String),

@@ -341,3 +341,65 @@ fn the_known_answer_test_refuses_or_replaces_a_wrong_device() {
         Err(MsmError::SelfTestFailed { .. })
     ));
 }
+
+/// A point on the curve outside G1 (x^3 + 1 a square for the first x from `x0`; the
+/// cofactor is not cleared, so the point is outside G1).
+fn outside_subgroup(x0: u64) -> G1Affine {
+    use ark_bls12_377::Fq;
+    (x0..)
+        .find_map(|x| {
+            let x = Fq::from(x);
+            let y = (x * x * x + Fq::one()).sqrt()?;
+            let p = G1Affine::new_unchecked(x, y);
+            (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
+        })
+        .expect("some x")
+}
+
+/// Bases on the curve but outside G1 (the point of order 2, and a random one) give the true
+/// sum or `BaseNotInSubgroup`, never a wrong sum, on every path; `validate_subgroup` refuses
+/// them up front.
+#[test]
+fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
+    use ark_bls12_377::Fq;
+    let n = 40;
+    let bases = random_bases(n, 81);
+    let s = random_scalars(n, 82);
+    let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
+    assert!(order2.is_on_curve() && !order2.is_in_correct_subgroup_assuming_on_curve());
+    for (name, index, p) in [("order 2", 7, order2), ("random", 11, outside_subgroup(5))] {
+        let mut b = bases.clone();
+        b[index] = p;
+        let want = reference(&b, &s);
+        for e in [gpu_engine(), default_engine()] {
+            let resident = e.load_bases(&b).unwrap();
+            for (mode, got) in [
+                ("one-shot", e.msm(&b, &s)),
+                ("resident", e.msm(&resident, &s)),
+            ] {
+                let got = &got;
+                match got {
+                    Ok(g) => assert_eq!(*g, want, "{name}, {mode}"),
+                    Err(MsmError::BaseNotInSubgroup { index: i }) => assert_eq!(*i, index),
+                    Err(other) => panic!("{name}, {mode}: {other}"),
+                }
+                let outcome = got
+                    .as_ref()
+                    .map_or_else(|e| e.to_string(), |_| "the true sum".into());
+                eprintln!(
+                    "outside G1, {name}, {mode}, {:?}: {outcome}",
+                    e.config().force_backend
+                );
+            }
+        }
+        let strict = gpu_engine()
+            .reconfigured(MsmConfig {
+                validate_subgroup: true,
+                ..gpu_engine().config().clone()
+            })
+            .unwrap();
+        let refused = MsmError::BaseNotInSubgroup { index };
+        assert_eq!(strict.msm(&b, &s), Err(refused.clone()));
+        assert_eq!(strict.load_bases(&b).unwrap_err(), refused);
+    }
+}

@@ -29,7 +29,14 @@ fn env(name: &str, default: u64) -> u64 {
 
 /// The named scalar distributions of the soak.
 const DISTRIBUTIONS: [&str; 8] = [
-    "uniform", "small", "0/1", "repeated", "r-1", "sparse", "powers of two", "mixed",
+    "uniform",
+    "small",
+    "0/1",
+    "repeated",
+    "r-1",
+    "sparse",
+    "powers of two",
+    "mixed",
 ];
 
 fn scalars(dist: &str, n: usize, rng: &mut StdRng) -> Vec<Fr> {
