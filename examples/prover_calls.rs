@@ -97,6 +97,18 @@ fn main() {
     let t = Instant::now();
     let resident = engine.load_bases(&bases).expect("load_bases");
     println!("load_bases(2^{log_n}): {:.1} ms", ms(t.elapsed()));
+    let strict = engine
+        .reconfigured(MsmConfig {
+            validate_subgroup: true,
+            ..engine.config().clone()
+        })
+        .expect("same device");
+    let t = Instant::now();
+    drop(strict.load_bases(&bases).expect("bases in G1"));
+    println!(
+        "load_bases(2^{log_n}) with validate_subgroup: {:.1} ms",
+        ms(t.elapsed())
+    );
 
     println!("\n| call | n | arkworks ms | gpu-msm total ms | host ms | buffers allocated |");
     println!("|---|---|---|---|---|---|");

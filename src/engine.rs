@@ -56,6 +56,8 @@ struct Prepared<'a> {
     c: u32,
     plan: BucketPlan,
     merged: Vec<G1Affine>,
+    /// Time spent on other calls' host work while this one was in flight (a batch).
+    overlapped: Duration,
 }
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
@@ -306,10 +308,16 @@ impl GpuMsm {
         let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
         let mut in_flight: Option<(usize, Box<Prepared>, InFlight)> = None;
         for (k, s) in scalars.iter().enumerate() {
+            // The host work of vector k, done while vector k - 1 is in flight, is not part
+            // of vector k - 1's report.
+            let t = Instant::now();
             let step = self.prepare(BasesRef::Resident(bases), s).map_err(at(k))?;
             let p = match step {
                 Step::Done(r, rep) => {
                     out[k] = Some((r, *rep));
+                    if let Some((_, pj, _)) = in_flight.as_mut() {
+                        pj.overlapped += t.elapsed();
+                    }
                     continue;
                 }
                 Step::Gpu(p) => p,
@@ -317,8 +325,14 @@ impl GpuMsm {
             let gpu = self.gpu_context().map_err(at(k))?;
             let f = self.submit(gpu, &p).map_err(at(k))?;
             // Vector k is queued behind the previous one: collect that one now.
-            if let Some((j, pj, fj)) = in_flight.replace((k, p, f)) {
+            if let Some((j, mut pj, fj)) = in_flight.replace((k, p, f)) {
+                pj.overlapped += t.elapsed();
+                let tc = Instant::now();
                 out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+                // ... nor is the previous vector's completion part of vector k's report.
+                if let Some((_, pk, _)) = in_flight.as_mut() {
+                    pk.overlapped += tc.elapsed();
+                }
             }
         }
         if let Some((j, pj, fj)) = in_flight {
@@ -441,6 +455,7 @@ impl GpuMsm {
             c,
             plan,
             merged,
+            overlapped: Duration::ZERO,
         })))
     }
 
@@ -507,6 +522,7 @@ impl GpuMsm {
             bases,
             n,
             c,
+            overlapped,
             ..
         } = p;
         let (sums, times) = gpu_out?;
@@ -537,7 +553,7 @@ impl GpuMsm {
         ph.bucket_accumulation = times.bucket_accumulation;
         ph.bucket_reduction = times.bucket_reduction;
         ph.download = times.download;
-        ph.total = start.elapsed();
+        ph.total = start.elapsed().saturating_sub(overlapped);
         report.host_time = ph.total.saturating_sub(times.wait);
         report.buffers_allocated = times.buffers_allocated;
         report.gpu_timing = self.gpu.as_ref().map(|g| g.timing());
