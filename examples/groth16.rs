@@ -25,13 +25,7 @@ use groth16::{GpuProver, SquaringChain};
 fn main() {
     let cli = Groth16Cli::parse();
     let (log_c, proofs) = (cli.log_constraints, cli.proofs as usize);
-    let engine = common::engine_or_exit(cli.engine.config());
-    println!(
-        "adapter: {} ({})",
-        engine.adapter_name(),
-        engine.adapter_backend()
-    );
-    common::software_note(&engine);
+    let engine = common::announced_engine(cli.engine.config());
     let mut rng = StdRng::seed_from_u64(11);
     let steps = 1usize << log_c;
     let setup = SquaringChain { steps, x0: None };

@@ -21,13 +21,7 @@ use common::cli::KzgCli;
 fn main() {
     let cli = KzgCli::parse();
     let (log_degree, polys) = (cli.log_degree, cli.polys as usize);
-    let engine = common::engine_or_exit(cli.engine.config());
-    println!(
-        "adapter: {} ({})",
-        engine.adapter_name(),
-        engine.adapter_backend()
-    );
-    common::software_note(&engine);
+    let engine = common::announced_engine(cli.engine.config());
     let mut rng = StdRng::seed_from_u64(7);
     let max = 1usize << log_degree;
     let t = Instant::now();

@@ -39,6 +39,27 @@ fn load_partial(t: u32) -> Point {
     return point_from_words(w);
 }
 
+// Thread t's segment: its window's first bucket, k = s + 1, and the step boundaries of the
+// loop above.
+struct Segment {
+    first: u32,
+    k: u32,
+    kbits: u32,
+    n0: u32,
+    n1: u32,
+    n2: u32,
+}
+
+fn segment(t: u32) -> Segment {
+    let w = t >> params.log2_segments;
+    let s = t & (params.segments - 1u);
+    let k = s + 1u;
+    let kbits = 32u - countLeadingZeros(k);
+    let n0 = 2u * params.run_length;
+    let n1 = n0 + params.log2_segments;
+    return Segment(w * params.buckets_per_window + s, k, kbits, n0, n1, n1 + 2u * kbits);
+}
+
 var<workgroup> tree: array<array<u32, 36>, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -15,28 +15,20 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
     if (t >= params.total_segments) {
         return;
     }
-    let w = t >> params.log2_segments;
-    let s = t & (params.segments - 1u);
-    let first = w * params.buckets_per_window + s;
-    let k = s + 1u;
-    let kbits = 32u - countLeadingZeros(k);
-
-    let n0 = 2u * params.run_length;
-    let n1 = n0 + params.log2_segments;
-    let n2 = n1 + 2u * kbits;
+    let g = segment(t);
     var pts: array<Point, 4>;
     for (var r = 0u; r < 4u; r++) {
         pts[r] = point_identity();
     }
-    for (var step = 0u; step <= n2; step++) {
+    for (var step = 0u; step <= g.n2; step++) {
         var dst = R_A;
         var x = R_A;
         var y = R_ACC;
         var double = false;
-        if (step < n0) {
+        if (step < g.n0) {
             let j = params.run_length - 1u - step / 2u;
             if ((step & 1u) == 0u) {
-                pts[R_BUCKET] = load_bucket(first + j * params.segments);
+                pts[R_BUCKET] = load_bucket(g.first + j * params.segments);
                 dst = R_RUNNING;
                 x = R_RUNNING;
                 y = R_BUCKET;
@@ -46,16 +38,16 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
                 }
                 y = R_RUNNING;
             }
-        } else if (step < n1) {
+        } else if (step < g.n1) {
             double = true;
-        } else if (step < n2) {
-            let i = (step - n1) / 2u;
+        } else if (step < g.n2) {
+            let i = (step - g.n1) / 2u;
             dst = R_ACC;
             x = R_ACC;
-            if (((step - n1) & 1u) == 0u) {
+            if (((step - g.n1) & 1u) == 0u) {
                 double = true;
             } else {
-                if (((k >> (kbits - 1u - i)) & 1u) == 0u) {
+                if (((g.k >> (g.kbits - 1u - i)) & 1u) == 0u) {
                     continue;
                 }
                 y = R_RUNNING;

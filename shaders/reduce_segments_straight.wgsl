@@ -11,27 +11,20 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
     if (t >= params.total_segments) {
         return;
     }
-    let w = t >> params.log2_segments;
-    let s = t & (params.segments - 1u);
-    let first = w * params.buckets_per_window + s;
-    let k = s + 1u;
-    let kbits = 32u - countLeadingZeros(k);
-    let n0 = 2u * params.run_length;
-    let n1 = n0 + params.log2_segments;
-    let n2 = n1 + 2u * kbits;
+    let g = segment(t);
     var running = point_identity();
     var a = point_identity();
     var acc = point_identity();
-    for (var step = 0u; step <= n2; step++) {
+    for (var step = 0u; step <= g.n2; step++) {
         // Default (the last step): a += acc.
         var x = a;
         var y = acc;
         var dst = 0u; // 0: a, 1: running, 2: acc
-        if (step < n0) {
+        if (step < g.n0) {
             let j = params.run_length - 1u - step / 2u;
             if ((step & 1u) == 0u) {
                 x = running;
-                y = load_bucket(first + j * params.segments);
+                y = load_bucket(g.first + j * params.segments);
                 dst = 1u;
             } else {
                 if (j == 0u) {
@@ -39,16 +32,16 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
                 }
                 y = running;
             }
-        } else if (step < n1) {
+        } else if (step < g.n1) {
             y = a;
-        } else if (step < n2) {
-            let i = (step - n1) / 2u;
+        } else if (step < g.n2) {
+            let i = (step - g.n1) / 2u;
             x = acc;
             dst = 2u;
-            if (((step - n1) & 1u) == 0u) {
+            if (((step - g.n1) & 1u) == 0u) {
                 y = acc;
             } else {
-                if (((k >> (kbits - 1u - i)) & 1u) == 0u) {
+                if (((g.k >> (g.kbits - 1u - i)) & 1u) == 0u) {
                     continue;
                 }
                 y = running;

@@ -1,7 +1,8 @@
 //! Differential soak: random sizes, window sizes, scalar distributions and base shapes,
 //! each MSM one-shot, on resident bases (a prefix of a longer set) and in a batch, all
 //! compared with arkworks. `GPU_MSM_SOAK_CASES` sets the number of cases (default
-//! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed.
+//! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed;
+//! `GPU_MSM_SOAK_ARITHMETIC=limbs13` runs the portable profile instead of the adapter's own.
 //!
 //! GPU_MSM_SOAK_CASES=10000 cargo test --release --test soak -- --nocapture
 
@@ -10,7 +11,7 @@ mod common;
 use ark_bls12_377::{Fr, G1Affine};
 use ark_ff::{Field, One, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use common::{gpu_engine, reference};
+use common::{engine_for, gpu_engine, reference};
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::MsmConfig;
 
@@ -82,7 +83,11 @@ fn bases(n: usize, rng: &mut StdRng) -> Vec<G1Affine> {
 fn differential_soak_against_arkworks() {
     let cases = env("GPU_MSM_SOAK_CASES", DEFAULT_CASES);
     let first = env("GPU_MSM_SOAK_SEED", 1);
-    let base = gpu_engine();
+    let base = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
+        Ok("limbs13") => engine_for(gpu_msm::Arithmetic::Limbs13).expect("runs everywhere"),
+        Ok("limbs32") => engine_for(gpu_msm::Arithmetic::Limbs32).expect("SHADER_INT64"),
+        _ => gpu_engine(),
+    };
     let mut msms = 0u64;
     let mut mismatches = Vec::new();
     for case in first..first + cases {

@@ -136,6 +136,18 @@ pub fn engine_or_exit(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm {
     })
 }
 
+/// The engine for `config`, announced: its adapter and, for a software one, what to expect.
+pub fn announced_engine(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm {
+    let engine = engine_or_exit(config);
+    println!(
+        "adapter: {} ({})",
+        engine.adapter_name(),
+        engine.adapter_backend()
+    );
+    software_note(&engine);
+    engine
+}
+
 /// Says, before a run, when the adapter is a software one and what to expect.
 pub fn software_note(engine: &gpu_msm::GpuMsm) {
     if engine.is_software_adapter() {
