@@ -107,7 +107,7 @@ pub struct MsmConfig {
     pub arithmetic: Option<Arithmetic>,
     /// Check every base for membership in the prime-order subgroup G1 before any work
     /// (off by default: arkworks' checked deserialization already guarantees it, and the
-    /// check costs about a scalar multiplication by a 128-bit scalar per base; docs/PERF.md).
+    /// check is a scalar multiplication by r per base: 3.4 s at 2^16 on 2 cores, docs/PERF.md).
     /// Without it, a base outside G1 gives either the true sum or
     /// [`MsmError::BaseNotInSubgroup`], never a wrong sum.
     pub validate_subgroup: bool,
