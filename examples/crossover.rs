@@ -179,9 +179,13 @@ fn main() {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let machine = format!(
+        "{threads} CPU threads, {} on {}",
+        engine.adapter_name(),
+        engine.adapter_backend()
+    );
 
     if cli.json {
-        let machine = format!("{threads} CPU threads, {}", engine.adapter_backend());
         let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
         if let Err(e) = cal.save(&out) {
             eprintln!("error writing {}: {e}", out.display());
@@ -213,11 +217,6 @@ fn main() {
             cell(r.gpu_us)
         );
     }
-    let machine = format!(
-        "{threads} CPU threads, {} on {}",
-        engine.adapter_name(),
-        engine.adapter_backend()
-    );
     let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
     let from = |n: Option<usize>| {
         n.map_or("never in the sweep".to_string(), |n| {
