@@ -83,15 +83,26 @@ impl Arithmetic {
         }
     }
 
-    /// 2^(radix - 384): a shader value is arkworks' internal value times this.
-    fn shift(self) -> Fq {
-        Fq::from(2u64).pow([(self.radix_bits() - 384) as u64])
+    /// 2^(radix - 384) and its inverse: a shader value is arkworks' internal value times
+    /// the first (computed once per process; the window sums of every call go through them).
+    fn shift(self) -> (Fq, Fq) {
+        static SHIFTS: std::sync::OnceLock<[(Fq, Fq); 2]> = std::sync::OnceLock::new();
+        let all = SHIFTS.get_or_init(|| {
+            Arithmetic::ALL.map(|a| {
+                let s = Fq::from(2u64).pow([(a.radix_bits() - 384) as u64]);
+                (s, s.inverse().expect("a power of two"))
+            })
+        });
+        all[Arithmetic::ALL
+            .iter()
+            .position(|&a| a == self)
+            .expect("a profile")]
     }
 
     /// The shaders' Montgomery form of x (x * R mod p), packed.
     pub fn to_shader_words(self, x: &Fq) -> [u32; PACKED_WORDS] {
         // x * 2^(R - 384) in arkworks is stored as x * 2^R.
-        bigint_words(&(*x * self.shift()).0)
+        bigint_words(&(*x * self.shift().0).0)
     }
 
     /// Reads a value in the shaders' Montgomery form back into an arkworks element. `None`
@@ -102,7 +113,7 @@ impl Arithmetic {
             return None;
         }
         // Taken as arkworks' internal form, v means x * 2^(R - 384).
-        Some(Fq::new_unchecked(v) * self.shift().inverse().expect("a power of two"))
+        Some(Fq::new_unchecked(v) * self.shift().1)
     }
 
     /// A projective point in the shaders' homogeneous coordinates, packed (36 words).

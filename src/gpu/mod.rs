@@ -239,8 +239,8 @@ impl Pass {
 pub(crate) struct InFlight {
     ws: Workspace,
     submission: wgpu::SubmissionIndex,
-    readback: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
-    timestamps: Option<mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>>,
+    readback: MapReceiver,
+    timestamps: Option<MapReceiver>,
     phases: Vec<Phase>,
     sum_bytes: u64,
     times: GpuTimes,
@@ -375,10 +375,7 @@ impl Uploads<'_> {
                     .iter()
                     .flat_map(|p| p.iter())
                     .collect::<Vec<_>>();
-                words
-                    .par_chunks_mut(AFFINE_WORDS)
-                    .zip(pts.par_iter())
-                    .for_each(|(o, p)| affine_upload_words(p, o));
+                pack_affine(pts.par_iter().copied(), words);
             }
             _ => unreachable!("not an upload slot"),
         }
@@ -538,10 +535,7 @@ impl GpuContext {
         self.check_sizes(&[("bases", bytes)], &[("convert", bases.len() as u64)])?;
         scoped(&self.device, "loading bases", || {
             let mut words = vec![0u32; bytes as usize / 4];
-            words
-                .par_chunks_mut(AFFINE_WORDS)
-                .zip(bases.par_iter())
-                .for_each(|(o, p)| affine_upload_words(p, o));
+            pack_affine(bases.par_iter(), &mut words);
             let buffer = self
                 .device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -783,20 +777,10 @@ impl GpuContext {
                 index
             };
             ws.remap_staging();
-            let (tx, readback) = mpsc::channel();
-            ws.get(Slot::Readback)
-                .map_async(wgpu::MapMode::Read, ..lay.sum_bytes, move |r| {
-                    let _ = tx.send(r);
-                });
-            let timestamps = self.timestamps.then(|| {
-                let (tx, rx) = mpsc::channel();
-                let q = 16 * passes.len() as u64;
-                ws.get(Slot::TimestampRead)
-                    .map_async(wgpu::MapMode::Read, ..q, move |r| {
-                        let _ = tx.send(r);
-                    });
-                rx
-            });
+            let readback = request_read(ws.get(Slot::Readback), lay.sum_bytes);
+            let timestamps = self
+                .timestamps
+                .then(|| request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
             times.buffers_allocated = ws.allocated;
             Ok(InFlight {
                 ws,
@@ -1006,24 +990,12 @@ impl GpuContext {
         self.wait_for(submission)?;
         times.wait += w.elapsed();
         let t = Instant::now();
-        type MapResult = std::result::Result<(), wgpu::BufferAsyncError>;
-        let take =
-            |rx: &mpsc::Receiver<MapResult>, buf: &wgpu::Buffer, bytes: u64| -> Result<Vec<u8>> {
-                rx.recv()
-                    .map_err(|e| MsmError::Gpu(format!("map callback lost: {e}")))?
-                    .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
-                let out = buf
-                    .get_mapped_range(..bytes)
-                    .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
-                    .to_vec();
-                buf.unmap();
-                Ok(out)
-            };
         let sums: Vec<u32> =
-            bytemuck::cast_slice(&take(&readback, ws.get(Slot::Readback), sum_bytes)?).to_vec();
+            bytemuck::cast_slice(&take_mapped(&readback, ws.get(Slot::Readback), sum_bytes)?)
+                .to_vec();
         times.download = t.elapsed();
         if let Some(rx) = timestamps {
-            let raw = take(&rx, ws.get(Slot::TimestampRead), 16 * phases.len() as u64)?;
+            let raw = take_mapped(&rx, ws.get(Slot::TimestampRead), 16 * phases.len() as u64)?;
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
             let ns: Vec<f64> = (0..phases.len())
@@ -1056,21 +1028,43 @@ impl GpuContext {
 
     /// Maps a MAP_READ buffer and copies its contents out.
     pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
-        let (tx, rx) = mpsc::channel();
-        buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
+        let rx = request_read(buffer, buffer.size());
         self.wait()?;
-        rx.recv()
-            .map_err(|e| MsmError::Gpu(format!("map callback lost: {e}")))?
-            .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
-        let bytes = buffer
-            .get_mapped_range(..)
-            .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
-            .to_vec();
-        buffer.unmap();
-        Ok(bytes)
+        take_mapped(&rx, buffer, buffer.size())
     }
+}
+
+/// Hears when a buffer mapping requested by [`request_read`] completes.
+type MapReceiver = mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>;
+
+/// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done with it.
+fn request_read(buffer: &wgpu::Buffer, bytes: u64) -> MapReceiver {
+    let (tx, rx) = mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+        let _ = tx.send(r);
+    });
+    rx
+}
+
+/// Copies out and unmaps a buffer whose mapping [`request_read`] asked for (after a poll
+/// that completed it).
+fn take_mapped(rx: &MapReceiver, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    rx.recv()
+        .map_err(|e| MsmError::Gpu(format!("map callback lost: {e}")))?
+        .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
+    let out = buffer
+        .get_mapped_range(..bytes)
+        .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
+        .to_vec();
+    buffer.unmap();
+    Ok(out)
+}
+
+/// Packs affine points into `out` in the upload layout, in parallel.
+fn pack_affine<'a>(points: impl IndexedParallelIterator<Item = &'a G1Affine>, out: &mut [u32]) {
+    out.par_chunks_mut(AFFINE_WORDS)
+        .zip(points)
+        .for_each(|(o, p)| affine_upload_words(p, o));
 }
 
 /// Adds each pass's time to its phase.
