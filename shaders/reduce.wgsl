@@ -60,6 +60,58 @@ fn segment(t: u32) -> Segment {
     return Segment(w * params.buckets_per_window + s, k, kbits, n0, n1, n1 + 2u * kbits);
 }
 
+// The points of the segment loop (indices of SegmentStep's operands).
+const P_RUNNING: u32 = 0u;
+const P_A: u32 = 1u;
+const P_ACC: u32 = 2u;
+const P_BUCKET: u32 = 3u;
+
+// What one step of the segment loop does: nothing (`skip`), or dst = x + y, a doubling when
+// `double` (then y is x), with y the bucket `bucket` when `load`. One schedule for both
+// profiles' entry points.
+struct SegmentStep {
+    skip: bool,
+    double: bool,
+    load: bool,
+    dst: u32,
+    x: u32,
+    y: u32,
+    bucket: u32,
+}
+
+fn segment_step(g: Segment, step: u32) -> SegmentStep {
+    // Default (the last step): a += acc.
+    var st = SegmentStep(false, false, false, P_A, P_A, P_ACC, 0u);
+    if (step < g.n0) {
+        let j = params.run_length - 1u - step / 2u;
+        if ((step & 1u) == 0u) {
+            st.load = true;
+            st.bucket = g.first + j * params.segments;
+            st.dst = P_RUNNING;
+            st.x = P_RUNNING;
+            st.y = P_BUCKET;
+        } else {
+            st.skip = j == 0u;
+            st.y = P_RUNNING;
+        }
+    } else if (step < g.n1) {
+        st.double = true;
+        st.y = P_A;
+    } else if (step < g.n2) {
+        let i = (step - g.n1) / 2u;
+        st.dst = P_ACC;
+        st.x = P_ACC;
+        if (((step - g.n1) & 1u) == 0u) {
+            st.double = true;
+            st.y = P_ACC;
+        } else {
+            st.skip = ((g.k >> (g.kbits - 1u - i)) & 1u) == 0u;
+            st.y = P_RUNNING;
+        }
+    }
+    return st;
+}
+
 var<workgroup> tree: array<array<u32, 36>, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -16,41 +16,28 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
     var a = point_identity();
     var acc = point_identity();
     for (var step = 0u; step <= g.n2; step++) {
-        // Default (the last step): a += acc.
+        let st = segment_step(g, step);
+        if (st.skip) {
+            continue;
+        }
         var x = a;
-        var y = acc;
-        var dst = 0u; // 0: a, 1: running, 2: acc
-        if (step < g.n0) {
-            let j = params.run_length - 1u - step / 2u;
-            if ((step & 1u) == 0u) {
-                x = running;
-                y = load_bucket(g.first + j * params.segments);
-                dst = 1u;
-            } else {
-                if (j == 0u) {
-                    continue;
-                }
-                y = running;
-            }
-        } else if (step < g.n1) {
-            y = a;
-        } else if (step < g.n2) {
-            let i = (step - g.n1) / 2u;
+        if (st.x == P_RUNNING) {
+            x = running;
+        } else if (st.x == P_ACC) {
             x = acc;
-            dst = 2u;
-            if (((step - g.n1) & 1u) == 0u) {
-                y = acc;
-            } else {
-                if (((g.k >> (g.kbits - 1u - i)) & 1u) == 0u) {
-                    continue;
-                }
-                y = running;
-            }
+        }
+        var y = a;
+        if (st.load) {
+            y = load_bucket(st.bucket);
+        } else if (st.y == P_RUNNING) {
+            y = running;
+        } else if (st.y == P_ACC) {
+            y = acc;
         }
         let r = point_add(x, y);
-        if (dst == 0u) {
+        if (st.dst == P_A) {
             a = r;
-        } else if (dst == 1u) {
+        } else if (st.dst == P_RUNNING) {
             running = r;
         } else {
             acc = r;
