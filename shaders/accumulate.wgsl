@@ -20,13 +20,11 @@
 
 fn load_affine(idx: u32) -> Affine {
     let base = idx * AFFINE_WORDS;
-    var x: Packed;
-    var y: Packed;
-    for (var k = 0u; k < PACKED_WORDS; k++) {
-        x[k] = points[base + k];
-        y[k] = points[base + PACKED_WORDS + k];
+    var w: AffineWords;
+    for (var k = 0u; k < AFFINE_WORDS; k++) {
+        w[k] = points[base + k];
     }
-    return Affine(fp_unpack(x), fp_unpack(y));
+    return affine_from_words(w);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -40,24 +40,19 @@ fn affine_neg(p: Affine) -> Affine {
     return Affine(p.x, fp_neg(p.y));
 }
 
-// k * P for a small k (a u32) by double-and-add from the top set bit.
-fn point_mul_small(p: Point, k: u32) -> Point {
-    var acc = point_identity();
-    if (k == 0u) {
-        return acc;
+// Storage helpers: a point is 3 packed coordinates (POINT_WORDS = 36 u32 words), an affine
+// point 2 (AFFINE_WORDS = 24).
+fn affine_from_words(w: AffineWords) -> Affine {
+    var x: Packed;
+    var y: Packed;
+    for (var i = 0u; i < PACKED_WORDS; i++) {
+        x[i] = w[i];
+        y[i] = w[PACKED_WORDS + i];
     }
-    let top = 31u - countLeadingZeros(k);
-    for (var i = 0u; i <= top; i++) {
-        acc = point_double(acc);
-        if (((k >> (top - i)) & 1u) == 1u) {
-            acc = point_add(acc, p);
-        }
-    }
-    return acc;
+    return Affine(fp_unpack(x), fp_unpack(y));
 }
 
-// Storage helpers: a point is 3 packed coordinates (36 u32 words), an affine point 2 (24).
-fn point_from_words(w: array<u32, 36>) -> Point {
+fn point_from_words(w: PointWords) -> Point {
     var x: Packed;
     var y: Packed;
     var z: Packed;
@@ -69,11 +64,11 @@ fn point_from_words(w: array<u32, 36>) -> Point {
     return Point(fp_unpack(x), fp_unpack(y), fp_unpack(z));
 }
 
-fn point_to_words(p: Point) -> array<u32, 36> {
+fn point_to_words(p: Point) -> PointWords {
     let x = fp_pack(p.x);
     let y = fp_pack(p.y);
     let z = fp_pack(p.z);
-    var w: array<u32, 36>;
+    var w: PointWords;
     for (var i = 0u; i < PACKED_WORDS; i++) {
         w[i] = x[i];
         w[PACKED_WORDS + i] = y[i];

@@ -19,6 +19,14 @@ fn fp_zero() -> Fp {
     return Fp();
 }
 
+fn fp_is_zero(a: Fp) -> bool {
+    var acc = 0u;
+    for (var i = 0u; i < LIMBS; i++) {
+        acc |= a[i];
+    }
+    return acc == 0u;
+}
+
 // a - p if a >= p, else a; `hi` is a carry word above the 12 limbs (0 or 1).
 fn fp_reduce_once(a: Fp, hi: u32) -> Fp {
     var t: Fp;

@@ -23,7 +23,7 @@ fn merge(@builtin(global_invocation_id) gid: vec3<u32>,
     var acc = point_identity();
     let end = groups[mparams.group_base + g + 1u];
     for (var k = groups[mparams.group_base + g]; k < end; k++) {
-        var w: array<u32, 36>;
+        var w: PointWords;
         for (var i = 0u; i < POINT_WORDS; i++) {
             w[i] = merge_in[i * mparams.num_inputs + k];
         }

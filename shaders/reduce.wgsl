@@ -24,7 +24,7 @@
 @group(0) @binding(3) var<uniform> params: Params;
 
 fn load_bucket(g: u32) -> Point {
-    var w: array<u32, 36>;
+    var w: PointWords;
     for (var k = 0u; k < POINT_WORDS; k++) {
         w[k] = buckets[k * params.total_buckets + g];
     }
@@ -32,7 +32,7 @@ fn load_bucket(g: u32) -> Point {
 }
 
 fn load_partial(t: u32) -> Point {
-    var w: array<u32, 36>;
+    var w: PointWords;
     for (var k = 0u; k < POINT_WORDS; k++) {
         w[k] = partials[k * params.total_segments + t];
     }
@@ -112,7 +112,7 @@ fn segment_step(g: Segment, step: u32) -> SegmentStep {
     return st;
 }
 
-var<workgroup> tree: array<array<u32, 36>, WORKGROUP_SIZE>;
+var<workgroup> tree: array<PointWords, WORKGROUP_SIZE>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,

@@ -1,9 +1,10 @@
 // Self-test kernel: evaluates one field or curve function per thread so that the host can
 // compare it with arkworks. The function is the pipeline-overridable constant SELFTEST_OP, so
 // each function gets its own pipeline and the driver compiles only that function (the
-// straight-line formulas make one kernel with all of them slow to compile). Each case reads SELFTEST_IN_WORDS words (operand a: 36 words,
-// operand b: 36 words, a small integer k) and writes POINT_WORDS words. Field operands use the
-// first 12 words of a and b.
+// straight-line formulas make one kernel with all of them slow to compile). Each case reads
+// SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
+// integer k) and writes POINT_WORDS words. Field operands use the first 12 words of a and b;
+// the mixed addition's affine operand the first AFFINE_WORDS words of b.
 
 override SELFTEST_OP: u32 = 0u;
 
@@ -12,10 +13,10 @@ override SELFTEST_OP: u32 = 0u;
 @group(0) @binding(1) var<storage, read_write> output: array<u32>;
 @group(0) @binding(2) var<uniform> tparams: SelfTestParams;
 
-const SELFTEST_IN_WORDS: u32 = 73u;
+const SELFTEST_IN_WORDS: u32 = 2u * POINT_WORDS + 1u;
 
 fn in_point(case_base: u32, which: u32) -> Point {
-    var w: array<u32, 36>;
+    var w: PointWords;
     for (var k = 0u; k < POINT_WORDS; k++) {
         w[k] = input[case_base + which * POINT_WORDS + k];
     }
@@ -30,8 +31,8 @@ fn in_fp(case_base: u32, which: u32) -> Fp {
     return fp_unpack(w);
 }
 
-fn fp_result(a: Fp) -> array<u32, 36> {
-    var out: array<u32, 36>;
+fn fp_result(a: Fp) -> PointWords {
+    var out: PointWords;
     let w = fp_pack(a);
     for (var k = 0u; k < PACKED_WORDS; k++) {
         out[k] = w[k];
@@ -48,7 +49,7 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
     }
     let base = i * SELFTEST_IN_WORDS;
     let k = input[base + 2u * POINT_WORDS];
-    var out: array<u32, 36>;
+    var out: PointWords;
     switch SELFTEST_OP {
         case 0u: { out = fp_result(fp_add(in_fp(base, 0u), in_fp(base, 1u))); }
         case 1u: { out = fp_result(fp_sub(in_fp(base, 0u), in_fp(base, 1u))); }
@@ -67,8 +68,11 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         }
         case 7u: { out = point_to_words(point_add(in_point(base, 0u), in_point(base, 1u))); }
         case 8u: {
-            let q = in_point(base, 1u);
-            out = point_to_words(point_add_mixed(in_point(base, 0u), Affine(q.x, q.y)));
+            var q: AffineWords;
+            for (var w = 0u; w < AFFINE_WORDS; w++) {
+                q[w] = input[base + POINT_WORDS + w];
+            }
+            out = point_to_words(point_add_mixed(in_point(base, 0u), affine_from_words(q)));
         }
         case 9u: { out = point_to_words(point_double(in_point(base, 0u))); }
         case 10u: { out = point_to_words(point_neg(in_point(base, 0u))); }

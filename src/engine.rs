@@ -18,7 +18,6 @@ use crate::digits::{
     best_window_bits_for, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
-use crate::gpu::field::POINT_WORDS;
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, Points};
 use crate::report::{Backend, MsmReport, PhaseTimes};
@@ -530,7 +529,7 @@ impl GpuMsm {
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = sums
-            .chunks_exact(POINT_WORDS)
+            .chunks_exact(arithmetic.point_words())
             .map(|w| arithmetic.point_from_shader_words(w))
             .collect::<Option<Vec<_>>>()
             .map_or_else(

@@ -2,7 +2,8 @@
 //! each MSM one-shot, on resident bases (a prefix of a longer set) and in a batch, all
 //! compared with arkworks. `GPU_MSM_SOAK_CASES` sets the number of cases (default
 //! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed;
-//! `GPU_MSM_SOAK_ARITHMETIC=limbs13` runs the portable profile instead of the adapter's own.
+//! `GPU_MSM_SOAK_ARITHMETIC=limbs13` (or `limbs32`, `limbs32-edwards`) runs that profile instead
+//! of the adapter's own.
 //!
 //! GPU_MSM_SOAK_CASES=10000 cargo test --release --test soak -- --nocapture
 
@@ -86,6 +87,9 @@ fn differential_soak_against_arkworks() {
     let base = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
         Ok("limbs13") => engine_for(gpu_msm::Arithmetic::Limbs13).expect("runs everywhere"),
         Ok("limbs32") => engine_for(gpu_msm::Arithmetic::Limbs32).expect("SHADER_INT64"),
+        Ok("limbs32-edwards") => {
+            engine_for(gpu_msm::Arithmetic::Limbs32Edwards).expect("SHADER_INT64")
+        }
         _ => gpu_engine(),
     };
     let mut msms = 0u64;

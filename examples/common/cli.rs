@@ -21,6 +21,8 @@ pub enum ArithmeticArg {
     Limbs13,
     /// 32-bit limbs with 64-bit products, straight-line formulas (SHADER_INT64).
     Limbs32,
+    /// 32-bit limbs, twisted Edwards buckets (SHADER_INT64).
+    Limbs32Edwards,
 }
 
 impl From<ArithmeticArg> for Arithmetic {
@@ -28,6 +30,7 @@ impl From<ArithmeticArg> for Arithmetic {
         match a {
             ArithmeticArg::Limbs13 => Arithmetic::Limbs13,
             ArithmeticArg::Limbs32 => Arithmetic::Limbs32,
+            ArithmeticArg::Limbs32Edwards => Arithmetic::Limbs32Edwards,
         }
     }
 }

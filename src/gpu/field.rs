@@ -2,10 +2,11 @@
 //! the WGSL header, and conversions between arkworks values and the packed words the shaders
 //! read and write.
 //!
-//! Two profiles ([`Arithmetic`]): 30 limbs of 13 bits in u32 (Montgomery radix 2^390, for
+//! Three profiles ([`Arithmetic`]): 30 limbs of 13 bits in u32 (Montgomery radix 2^390, for
 //! adapters without 64-bit integers), and 12 limbs of 32 bits with 64-bit products (radix
-//! 2^384, where the adapter has `SHADER_INT64`). Either way a reduced value is stored as 12
-//! little-endian u32 words of x * R mod p. arkworks keeps x * 2^384 mod p.
+//! 2^384, where the adapter has `SHADER_INT64`), the latter with short Weierstrass or twisted
+//! Edwards buckets. Either way a reduced value is stored as 12 little-endian u32 words of
+//! x * R mod p. arkworks keeps x * 2^384 mod p.
 
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use ark_ec::AffineRepr;
@@ -31,17 +32,26 @@ pub enum Arithmetic {
     /// multiplication, and bases need no conversion. Curve formulas written out as
     /// straight-line code generated from the same step tables: no run-time-indexed arrays.
     Limbs32,
+    /// The [`Arithmetic::Limbs32`] field with the buckets on the twisted Edwards form of G1
+    /// (`src/gpu/edwards.rs`): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
+    /// additions of 7 multiplications instead of 11, additions 9 instead of 12. Window sums
+    /// map back to short Weierstrass on the host.
+    Limbs32Edwards,
 }
 
 impl Arithmetic {
-    /// Both profiles.
-    pub const ALL: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+    /// Every profile.
+    pub const ALL: [Arithmetic; 3] = [
+        Arithmetic::Limbs13,
+        Arithmetic::Limbs32,
+        Arithmetic::Limbs32Edwards,
+    ];
 
     /// Bits of the Montgomery radix R.
     pub fn radix_bits(self) -> u32 {
         match self {
             Arithmetic::Limbs13 => LIMBS * LIMB_BITS,
-            Arithmetic::Limbs32 => 32 * WIDE_LIMBS,
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => 32 * WIDE_LIMBS,
         }
     }
 
@@ -49,29 +59,82 @@ impl Arithmetic {
     pub fn features(self) -> wgpu::Features {
         match self {
             Arithmetic::Limbs13 => wgpu::Features::empty(),
-            Arithmetic::Limbs32 => wgpu::Features::SHADER_INT64,
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => wgpu::Features::SHADER_INT64,
         }
+    }
+
+    /// Whether the buckets live on the twisted Edwards curve.
+    pub fn is_edwards(self) -> bool {
+        self == Arithmetic::Limbs32Edwards
     }
 
     /// Whether bases uploaded in arkworks' form must be converted on the device.
     pub fn converts_bases(self) -> bool {
-        self.radix_bits() != 384
+        self.radix_bits() != 384 || self.is_edwards()
+    }
+
+    /// u32 words of one stored base: (x, y), or the Edwards precomputed triple.
+    pub fn affine_words(self) -> usize {
+        if self.is_edwards() {
+            3 * PACKED_WORDS
+        } else {
+            2 * PACKED_WORDS
+        }
+    }
+
+    /// u32 words of one projective point: (X, Y, Z), or Edwards (X, Y, Z, T).
+    pub fn point_words(self) -> usize {
+        if self.is_edwards() {
+            4 * PACKED_WORDS
+        } else {
+            3 * PACKED_WORDS
+        }
+    }
+
+    /// Threads of the convert stage for `points` points.
+    pub(crate) fn convert_threads(self, points: u64) -> u64 {
+        if self.is_edwards() {
+            points.div_ceil(CONVERT_BATCH as u64)
+        } else {
+            points
+        }
     }
 
     /// The WGSL field implementation.
     pub(crate) fn field_wgsl(self) -> &'static str {
         match self {
             Arithmetic::Limbs13 => include_str!("../../shaders/field.wgsl"),
-            Arithmetic::Limbs32 => include_str!("../../shaders/field32.wgsl"),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
+                include_str!("../../shaders/field32.wgsl")
+            }
+        }
+    }
+
+    /// The curve model's types and storage helpers.
+    pub(crate) fn curve_wgsl(self) -> &'static str {
+        if self.is_edwards() {
+            include_str!("../../shaders/curve_edwards.wgsl")
+        } else {
+            include_str!("../../shaders/curve.wgsl")
         }
     }
 
     /// The curve formulas: the interpreter of the step tables (portable profile), or the
-    /// tables written out as straight-line functions (wide profile).
+    /// tables written out as straight-line functions (wide profiles).
     pub(crate) fn formulas_wgsl(self) -> String {
         match self {
             Arithmetic::Limbs13 => include_str!("../../shaders/curve_interp.wgsl").into(),
             Arithmetic::Limbs32 => super::program::wgsl_straight_line(),
+            Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
+        }
+    }
+
+    /// The convert stage: radix change (portable profile) or the Edwards precomputation.
+    pub(crate) fn convert_wgsl(self) -> &'static str {
+        if self.is_edwards() {
+            include_str!("../../shaders/convert_edwards.wgsl")
+        } else {
+            include_str!("../../shaders/convert.wgsl")
         }
     }
 
@@ -79,14 +142,17 @@ impl Arithmetic {
     pub(crate) fn reduce_segments_wgsl(self) -> &'static str {
         match self {
             Arithmetic::Limbs13 => include_str!("../../shaders/reduce_segments_interp.wgsl"),
-            Arithmetic::Limbs32 => include_str!("../../shaders/reduce_segments_straight.wgsl"),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
+                include_str!("../../shaders/reduce_segments_straight.wgsl")
+            }
         }
     }
 
     /// 2^(radix - 384) and its inverse: a shader value is arkworks' internal value times
     /// the first (computed once per process; the window sums of every call go through them).
     fn shift(self) -> (Fq, Fq) {
-        static SHIFTS: std::sync::OnceLock<[(Fq, Fq); 2]> = std::sync::OnceLock::new();
+        static SHIFTS: std::sync::OnceLock<[(Fq, Fq); Arithmetic::ALL.len()]> =
+            std::sync::OnceLock::new();
         let all = SHIFTS.get_or_init(|| {
             Arithmetic::ALL.map(|a| {
                 let s = Fq::from(2u64).pow([(a.radix_bits() - 384) as u64]);
@@ -116,8 +182,13 @@ impl Arithmetic {
         Some(Fq::new_unchecked(v) * self.shift().1)
     }
 
-    /// A projective point in the shaders' homogeneous coordinates, packed (36 words).
-    pub fn point_to_shader_words(self, p: &G1Projective) -> [u32; POINT_WORDS] {
+    /// A projective point in the shaders' coordinates, packed ([`Arithmetic::point_words`]
+    /// words). `None` only for Edwards, on points the map cannot send (order 2 or 4).
+    pub fn point_to_shader_words(self, p: &G1Projective) -> Option<Vec<u32>> {
+        if self.is_edwards() {
+            let c = super::edwards::extended(p)?;
+            return Some(c.iter().flat_map(|x| self.to_shader_words(x)).collect());
+        }
         // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the
         // same point.
         let (x, y, z) = if p.is_zero() {
@@ -125,19 +196,37 @@ impl Arithmetic {
         } else {
             (p.x * p.z, p.y, p.z.square() * p.z)
         };
-        let mut w = [0u32; POINT_WORDS];
-        w[..PACKED_WORDS].copy_from_slice(&self.to_shader_words(&x));
-        w[PACKED_WORDS..2 * PACKED_WORDS].copy_from_slice(&self.to_shader_words(&y));
-        w[2 * PACKED_WORDS..].copy_from_slice(&self.to_shader_words(&z));
-        w
+        Some([x, y, z].iter().flat_map(|c| self.to_shader_words(c)).collect())
     }
 
-    /// Reads a homogeneous projective point from the shaders. `None` when a coordinate is
-    /// not reduced or the point is not on the curve (a GPU fault, never a valid result).
+    /// A base in the form the mixed addition reads ([`Arithmetic::affine_words`] words):
+    /// (x, y), or the Edwards precomputed triple. `None` for the identity.
+    pub fn affine_to_shader_words(self, p: &G1Affine) -> Option<Vec<u32>> {
+        if p.is_zero() {
+            return None;
+        }
+        let coords = if self.is_edwards() {
+            super::edwards::precomputed(p)?.to_vec()
+        } else {
+            vec![p.x, p.y]
+        };
+        Some(coords.iter().flat_map(|c| self.to_shader_words(c)).collect())
+    }
+
+    /// Reads a projective point from the shaders. `None` when a coordinate is not reduced or
+    /// the point is not on the curve (a GPU fault or a poisoned Edwards sum, never a valid
+    /// result).
     pub fn point_from_shader_words(self, w: &[u32]) -> Option<G1Projective> {
+        if self.is_edwards() {
+            let mut c = [Fq::zero(); 4];
+            for (i, x) in c.iter_mut().enumerate() {
+                *x = self.from_shader_words(&w[i * PACKED_WORDS..(i + 1) * PACKED_WORDS])?;
+            }
+            return super::edwards::from_extended(c);
+        }
         let x = self.from_shader_words(&w[..PACKED_WORDS])?;
         let y = self.from_shader_words(&w[PACKED_WORDS..2 * PACKED_WORDS])?;
-        let z = self.from_shader_words(&w[2 * PACKED_WORDS..POINT_WORDS])?;
+        let z = self.from_shader_words(&w[2 * PACKED_WORDS..3 * PACKED_WORDS])?;
         if z.is_zero() {
             // The identity is (0 : Y : 0) with Y != 0.
             return (x.is_zero() && !y.is_zero()).then(G1Projective::zero);
@@ -157,8 +246,10 @@ impl Arithmetic {
         let one = two.pow([self.radix_bits() as u64]).into_bigint(); // R mod p
         let mut s = String::new();
         s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
-        s += &format!("const AFFINE_WORDS: u32 = {AFFINE_WORDS}u;\n");
-        s += &format!("const POINT_WORDS: u32 = {POINT_WORDS}u;\n");
+        s += &format!("const AFFINE_WORDS: u32 = {}u;\n", self.affine_words());
+        s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
+        s += "alias AffineWords = array<u32, AFFINE_WORDS>;\n";
+        s += "alias PointWords = array<u32, POINT_WORDS>;\n";
         s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
         match self {
             Arithmetic::Limbs13 => {
@@ -172,11 +263,21 @@ impl Arithmetic {
                 s += &wgsl_limbs("FP_ONE", &limbs13(&one));
                 s += &wgsl_limbs("R_CONVERT", &limbs13(&r_convert));
             }
-            Arithmetic::Limbs32 => {
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
                 s += &format!("const LIMBS: u32 = {WIDE_LIMBS}u;\n");
                 s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_word());
                 s += &wgsl_limbs("P", &bigint_words(&Fq::MODULUS));
                 s += &wgsl_limbs("FP_ONE", &bigint_words(&one));
+            }
+        }
+        if self.is_edwards() {
+            let k = super::edwards::constants();
+            let mut p_minus_2 = Fq::MODULUS;
+            p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
+            s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
+            s += &wgsl_limbs("P_MINUS_2", &bigint_words(&p_minus_2));
+            for (name, v) in [("TE_K", k.k), ("MAP_S", k.s), ("MAP_C", k.c)] {
+                s += &wgsl_limbs(name, &self.to_shader_words(&v));
             }
         }
         s += &super::program::wgsl_programs();
@@ -185,10 +286,12 @@ impl Arithmetic {
 }
 /// u32 words of one packed field element.
 pub const PACKED_WORDS: usize = 12;
-/// Words of one affine point (x, y).
-pub const AFFINE_WORDS: usize = 2 * PACKED_WORDS;
-/// Words of one projective point (X, Y, Z).
-pub const POINT_WORDS: usize = 3 * PACKED_WORDS;
+/// Words of one base as uploaded (arkworks' x, y); the profile's stored form may be wider
+/// ([`Arithmetic::affine_words`]).
+pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
+/// Bases per thread of the Edwards convert stage: one field inversion (about 570
+/// multiplications) is shared by this many points, each of which costs 17 more.
+pub const CONVERT_BATCH: u32 = 32;
 /// Threads per workgroup in every stage.
 pub const WORKGROUP_SIZE: u32 = 64;
 
@@ -215,15 +318,16 @@ pub fn arkworks_words(x: &Fq) -> [u32; PACKED_WORDS] {
     bigint_words(&x.0)
 }
 
-/// Affine base to the upload layout (arkworks words of x then y). Identity bases are zeros;
-/// the host never places them in a bucket.
+/// Affine base to the upload layout (arkworks words of x then y, the rest of `out`, a
+/// profile's wider slot, zeroed). Identity bases are zeros; the host never places them in a
+/// bucket.
 pub fn affine_upload_words(p: &G1Affine, out: &mut [u32]) {
+    out.fill(0);
     if p.is_zero() {
-        out[..AFFINE_WORDS].fill(0);
         return;
     }
     out[..PACKED_WORDS].copy_from_slice(&arkworks_words(&p.x));
-    out[PACKED_WORDS..AFFINE_WORDS].copy_from_slice(&arkworks_words(&p.y));
+    out[PACKED_WORDS..UPLOAD_WORDS].copy_from_slice(&arkworks_words(&p.y));
 }
 
 fn limbs13(b: &BigInt<6>) -> Vec<u32> {
@@ -306,14 +410,14 @@ mod tests {
                 g * ark_bls12_377::Fr::from(12345u64),
             ] {
                 assert_eq!(
-                    a.point_from_shader_words(&a.point_to_shader_words(&p)),
+                    a.point_from_shader_words(&a.point_to_shader_words(&p).unwrap()),
                     Some(p)
                 );
             }
-            let mut w = a.point_to_shader_words(&g);
+            let mut w = a.point_to_shader_words(&g).unwrap();
             w[0] ^= 1;
             assert_eq!(a.point_from_shader_words(&w), None);
-            assert_eq!(a.point_from_shader_words(&[0u32; POINT_WORDS]), None);
+            assert_eq!(a.point_from_shader_words(&vec![0u32; a.point_words()]), None);
         }
     }
 

@@ -4,6 +4,7 @@
 pub mod contract;
 pub mod field;
 pub mod pool;
+pub mod edwards;
 pub mod program;
 pub mod selftest;
 
@@ -20,12 +21,11 @@ use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
 use contract::{MergeParams, Params};
-use field::{affine_upload_words, Arithmetic, AFFINE_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use field::{affine_upload_words, Arithmetic, WORKGROUP_SIZE};
 use pool::{Group, Pool, Slot, Workspace};
 
-const CURVE_WGSL: &str = include_str!("../../shaders/curve.wgsl");
+const CURVE_OPS_WGSL: &str = include_str!("../../shaders/curve_ops.wgsl");
 const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
-const CONVERT_WGSL: &str = include_str!("../../shaders/convert.wgsl");
 const ACCUMULATE_WGSL: &str = include_str!("../../shaders/accumulate.wgsl");
 const MERGE_WGSL: &str = include_str!("../../shaders/merge.wgsl");
 const REDUCE_WGSL: &str = include_str!("../../shaders/reduce.wgsl");
@@ -49,15 +49,16 @@ const SECTION_ALIGN: u64 = 256;
 /// Cache key of the workspace's own points buffer (resident sets count from 1).
 const WORKSPACE_POINTS: u64 = 0;
 
-/// Full WGSL source of one stage: generated constants, field (of the profile), curve,
-/// dispatch helpers, stage.
+/// Full WGSL source of one stage: generated constants, field and curve model (of the
+/// profile), formulas, dispatch helpers, stage.
 pub(crate) fn stage_source(arithmetic: Arithmetic, stage: &str) -> String {
     [
         arithmetic.wgsl_header().as_str(),
         contract::wgsl().as_str(),
         arithmetic.field_wgsl(),
-        CURVE_WGSL,
+        arithmetic.curve_wgsl(),
         arithmetic.formulas_wgsl().as_str(),
+        CURVE_OPS_WGSL,
         DISPATCH_WGSL,
         stage,
     ]
@@ -306,12 +307,16 @@ fn align(x: u64) -> u64 {
     x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
 }
 
-fn point_bytes(points: usize) -> u64 {
-    (points * AFFINE_WORDS * 4) as u64
-}
+impl Arithmetic {
+    /// Bytes of `points` stored bases.
+    fn point_bytes(self, points: usize) -> u64 {
+        (points * self.affine_words() * 4) as u64
+    }
 
-fn sums_bytes(items: u64) -> u64 {
-    items * POINT_WORDS as u64 * 4
+    /// Bytes of `items` projective sums.
+    fn sums_bytes(self, items: u64) -> u64 {
+        items * self.point_words() as u64 * 4
+    }
 }
 
 /// The upload of one call, laid out in sections of the staging buffer.
@@ -321,6 +326,8 @@ struct Uploads<'a> {
     plan: &'a BucketPlan,
     /// Host points in arkworks' form (one-shot bases and merged points).
     points: Vec<&'a [G1Affine]>,
+    /// The profile, for the stored bases' layout.
+    arithmetic: Arithmetic,
 }
 
 impl Uploads<'_> {
@@ -333,7 +340,7 @@ impl Uploads<'_> {
             (Slot::ChunkOffsets, self.plan.chunk_offsets.len() as u64 * 4),
             (Slot::Entries, self.plan.entries.len() as u64 * 4),
             (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
-            (Slot::Points, point_bytes(points)),
+            (Slot::Points, self.arithmetic.point_bytes(points)),
         ];
         let mut at = 0;
         let mut out = Vec::new();
@@ -375,7 +382,7 @@ impl Uploads<'_> {
                     .iter()
                     .flat_map(|p| p.iter())
                     .collect::<Vec<_>>();
-                pack_affine(pts.par_iter().copied(), words);
+                pack_affine(pts.par_iter().copied(), self.arithmetic, words);
             }
             _ => unreachable!("not an upload slot"),
         }
@@ -427,7 +434,7 @@ impl GpuContext {
             let make = |stage, entry| create_pipeline(&device, arithmetic, stage, entry, checks);
             let reduce = [REDUCE_WGSL, arithmetic.reduce_segments_wgsl()].join("\n");
             Ok(Pipelines {
-                convert: make(CONVERT_WGSL, "convert"),
+                convert: make(arithmetic.convert_wgsl(), "convert"),
                 accumulate: make(ACCUMULATE_WGSL, "accumulate"),
                 merge: make(MERGE_WGSL, "merge"),
                 reduce_segments: make(&reduce, "reduce_segments"),
@@ -531,11 +538,13 @@ impl GpuContext {
     /// Uploads `bases` and converts them on the device, once: the resident set that calls on
     /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed).
     pub fn load_points(&self, bases: &[G1Affine]) -> Result<ResidentPoints> {
-        let bytes = point_bytes(bases.len()).max(SECTION_ALIGN);
-        self.check_sizes(&[("bases", bytes)], &[("convert", bases.len() as u64)])?;
+        let a = self.arithmetic;
+        let bytes = a.point_bytes(bases.len()).max(SECTION_ALIGN);
+        let threads = a.convert_threads(bases.len() as u64);
+        self.check_sizes(&[("bases", bytes)], &[("convert", threads)])?;
         scoped(&self.device, "loading bases", || {
             let mut words = vec![0u32; bytes as usize / 4];
-            pack_affine(bases.par_iter(), &mut words);
+            pack_affine(bases.par_iter(), a, &mut words);
             let buffer = self
                 .device
                 .create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -567,7 +576,7 @@ impl GpuContext {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 pass.set_pipeline(p);
                 pass.set_bind_group(0, &group, &[]);
-                let (x, y) = self.dispatch_dims(bases.len() as u64);
+                let (x, y) = self.dispatch_dims(threads);
                 pass.dispatch_workgroups(x, y, 1);
             }
             let index = self.queue.submit([encoder.finish()]);
@@ -606,13 +615,14 @@ impl GpuContext {
             .chain([params.num_chunks as u64])
             .max()
             .unwrap_or(0);
-        let sum_bytes = sums_bytes(params.num_windows as u64);
+        let a = self.arithmetic;
+        let sum_bytes = a.sums_bytes(params.num_windows as u64);
         let sizes = [
-            (Slot::Points, point_bytes(total_points)),
-            (Slot::ChunkSums, sums_bytes(tmp_items)),
-            (Slot::MergeTmp, sums_bytes(tmp_items)),
-            (Slot::Buckets, sums_bytes(params.total_buckets as u64)),
-            (Slot::Partials, sums_bytes(params.total_segments as u64)),
+            (Slot::Points, a.point_bytes(total_points)),
+            (Slot::ChunkSums, a.sums_bytes(tmp_items)),
+            (Slot::MergeTmp, a.sums_bytes(tmp_items)),
+            (Slot::Buckets, a.sums_bytes(params.total_buckets as u64)),
+            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
             (Slot::Sums, sum_bytes),
             (Slot::Readback, sum_bytes),
         ];
@@ -625,7 +635,7 @@ impl GpuContext {
                 ("partials", sizes[4].1),
             ],
             &[
-                ("convert", total_points as u64),
+                ("convert", a.convert_threads(total_points as u64)),
                 ("accumulate", params.num_chunks as u64),
                 ("merge", tmp_items.max(params.total_buckets as u64)),
             ],
@@ -707,6 +717,7 @@ impl GpuContext {
     /// Copies from the staging buffer (and, for SRE on resident bases, the resident points)
     /// into the workspace's buffers.
     fn encode_copies(
+        &self,
         encoder: &mut wgpu::CommandEncoder,
         ws: &Workspace,
         sections: &[(Slot, u64, u64)],
@@ -717,13 +728,13 @@ impl GpuContext {
         let staging = ws.get(Slot::Staging);
         for &(slot, at, bytes) in sections {
             let dst_at = match (slot, &job.points) {
-                (Slot::Points, Points::Resident(..)) => point_bytes(n),
+                (Slot::Points, Points::Resident(..)) => self.arithmetic.point_bytes(n),
                 _ => 0,
             };
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
         }
         if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
-            encoder.copy_buffer_to_buffer(&r.buffer, 0, ws.get(Slot::Points), 0, point_bytes(n));
+            encoder.copy_buffer_to_buffer(&r.buffer, 0, ws.get(Slot::Points), 0, self.arithmetic.point_bytes(n));
         }
     }
 
@@ -746,6 +757,7 @@ impl GpuContext {
             merge: &lay.merge,
             plan: job.plan,
             points,
+            arithmetic: self.arithmetic,
         };
         let (sections, staging_bytes) = uploads.layout();
         let mut times = GpuTimes::default();
@@ -764,7 +776,7 @@ impl GpuContext {
         scoped(&self.device, "submission", || {
             let passes = self.passes(&mut ws, job, &lay);
             let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
-                Self::encode_copies(e, ws, &sections, job, &lay)
+                self.encode_copies(e, ws, &sections, job, &lay)
             };
             let submission = if self.timestamps {
                 self.submit_timestamped(&ws, &passes, copies, lay.sum_bytes)
@@ -877,12 +889,14 @@ impl GpuContext {
                     &[(0, whole(ws, Slot::Points)), (1, whole(ws, Slot::Params))],
                 )
             });
-            let threads = params.num_points - params.first_point;
+            let threads = self
+                .arithmetic
+                .convert_threads((params.num_points - params.first_point) as u64);
             out.push(Pass::new(
                 Phase::Convert,
                 &p.convert,
                 g,
-                self.dispatch_dims(threads as u64),
+                self.dispatch_dims(threads),
             ));
         }
         let g = ws.group(Group::Accumulate, points_id, |ws| {
@@ -1061,8 +1075,12 @@ fn take_mapped(rx: &MapReceiver, buffer: &wgpu::Buffer, bytes: u64) -> Result<Ve
 }
 
 /// Packs affine points into `out` in the upload layout, in parallel.
-fn pack_affine<'a>(points: impl IndexedParallelIterator<Item = &'a G1Affine>, out: &mut [u32]) {
-    out.par_chunks_mut(AFFINE_WORDS)
+fn pack_affine<'a>(
+    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
+    arithmetic: Arithmetic,
+    out: &mut [u32],
+) {
+    out.par_chunks_mut(arithmetic.affine_words())
         .zip(points)
         .for_each(|(o, p)| affine_upload_words(p, o));
 }

@@ -243,26 +243,43 @@ pub fn wgsl_straight_line() -> String {
         ),
         ("point_double", "p: Point", DOUBLE, point("p")),
     ];
+    let ret = format!("Point(r{X3}, r{Y3}, r{Z3})");
     for (name, args, prog, q) in functions {
-        out += &format!("fn {name}({args}) -> Point {{\n");
-        let inputs = point("p").into_iter().chain(q);
-        for (r, v) in [X1, Y1, Z1, X2, Y2, Z2].into_iter().zip(inputs) {
-            out += &format!("    var r{r} = {v};\n");
-        }
-        for r in (Z2 + 1)..reg::COUNT as u8 {
-            out += &format!("    var r{r}: Fp;\n");
-        }
-        for st in prog {
-            let f = match st.op {
-                Mul => "fp_mul",
-                Add => "fp_add",
-                Sub => "fp_sub",
-            };
-            out += &format!("    r{} = {f}(r{}, r{});\n", st.dst, st.a, st.b);
-        }
-        out += &format!("    return Point(r{X3}, r{Y3}, r{Z3});\n}}\n\n");
+        let inputs: Vec<(u8, String)> = [X1, Y1, Z1, X2, Y2, Z2]
+            .into_iter()
+            .zip(point("p").into_iter().chain(q))
+            .collect();
+        out += &straight_line_fn(name, args, &inputs, reg::COUNT, prog, &ret);
     }
     out
+}
+
+/// One program as a WGSL function: registers `r0 .. r{count-1}` as locals, `inputs` give
+/// the initial values of some, one statement per step, then `return {ret};`.
+pub(crate) fn straight_line_fn(
+    name: &str,
+    args: &str,
+    inputs: &[(u8, String)],
+    count: usize,
+    program: &[Step],
+    ret: &str,
+) -> String {
+    let mut out = format!("fn {name}({args}) -> Point {{\n");
+    for r in 0..count as u8 {
+        match inputs.iter().find(|(i, _)| *i == r) {
+            Some((_, v)) => out += &format!("    var r{r} = {v};\n"),
+            None => out += &format!("    var r{r}: Fp;\n"),
+        }
+    }
+    for st in program {
+        let f = match st.op {
+            Mul => "fp_mul",
+            Add => "fp_add",
+            Sub => "fp_sub",
+        };
+        out += &format!("    r{} = {f}(r{}, r{});\n", st.dst, st.a, st.b);
+    }
+    out + &format!("    return {ret};\n}}\n\n")
 }
 
 /// Runs a program on the CPU over arkworks field elements, as the shaders do.

@@ -5,15 +5,13 @@
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use wgpu::util::DeviceExt;
 
-use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, POINT_WORDS, WORKGROUP_SIZE};
+use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, WORKGROUP_SIZE};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{create_pipeline_with, GpuContext, SELFTEST_WGSL};
 use crate::error::{MsmError, Result};
 
-/// Words of one self-test case: operand a (36), operand b (36), small integer k (1).
-const IN_WORDS: usize = 2 * POINT_WORDS + 1;
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,16 +32,9 @@ enum Op {
     PointIdentity = 12,
 }
 
-/// One case of raw input words.
-type Case = [u32; IN_WORDS];
-
-fn case(a: &[u32], b: &[u32], k: u32) -> Case {
-    let mut c = [0u32; IN_WORDS];
-    c[..a.len()].copy_from_slice(a);
-    c[POINT_WORDS..POINT_WORDS + b.len()].copy_from_slice(b);
-    c[2 * POINT_WORDS] = k;
-    c
-}
+/// One case of raw input words: operand a and operand b (a point's words each), then a
+/// small integer k.
+type Case = Vec<u32>;
 
 /// The self-test kernels on an engine's device: one pipeline per function, compiled when
 /// first used (with the engine's runtime-check setting and arithmetic profile).
@@ -88,7 +79,24 @@ impl<'a> ShaderOps<'a> {
         self.gpu.arithmetic
     }
 
-    fn run(&self, op: Op, cases: &[Case]) -> Result<Vec<[u32; POINT_WORDS]>> {
+    fn case(&self, a: &[u32], b: &[u32], k: u32) -> Case {
+        let pw = self.arithmetic().point_words();
+        let mut c = vec![0u32; 2 * pw + 1];
+        c[..a.len()].copy_from_slice(a);
+        c[pw..pw + b.len()].copy_from_slice(b);
+        c[2 * pw] = k;
+        c
+    }
+
+    /// A G1 point's words (every G1 point maps to every profile's coordinates).
+    fn point(&self, p: &G1Projective) -> Vec<u32> {
+        self.arithmetic()
+            .point_to_shader_words(p)
+            .expect("G1 points map to the Edwards curve")
+    }
+
+    fn run(&self, op: Op, cases: &[Case]) -> Result<Vec<Vec<u32>>> {
+        let point_words = self.arithmetic().point_words();
         let dev = &self.gpu.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let input: Vec<u32> = cases.iter().flatten().copied().collect();
@@ -98,7 +106,7 @@ impl<'a> ShaderOps<'a> {
             contents: bytemuck::cast_slice(&input),
             usage: wgpu::BufferUsages::STORAGE,
         });
-        let out_bytes = (cases.len().max(1) * POINT_WORDS * 4) as u64;
+        let out_bytes = (cases.len().max(1) * point_words * 4) as u64;
         let out_buf = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("selftest out"),
             size: out_bytes,
@@ -154,9 +162,9 @@ impl<'a> ShaderOps<'a> {
         }
         let words: &[u32] = bytemuck::cast_slice(&bytes);
         Ok(words
-            .chunks_exact(POINT_WORDS)
+            .chunks_exact(point_words)
             .take(cases.len())
-            .map(|c| c.try_into().expect("36 words"))
+            .map(|c| c.to_vec())
             .collect())
     }
 
@@ -180,7 +188,7 @@ impl<'a> ShaderOps<'a> {
         let cases = pairs
             .iter()
             .map(|(a, b)| {
-                case(
+                self.case(
                     &self.arithmetic().to_shader_words(a),
                     &self.arithmetic().to_shader_words(b),
                     0,
@@ -210,7 +218,7 @@ impl<'a> ShaderOps<'a> {
         let cases = cases
             .iter()
             .map(|(a, b, k)| {
-                case(
+                self.case(
                     &self.arithmetic().to_shader_words(a),
                     &self.arithmetic().to_shader_words(b),
                     *k,
@@ -224,7 +232,8 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(
+                    &self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpSquare, cases)
     }
@@ -233,7 +242,8 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(
+                    &self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpNeg, cases)
     }
@@ -242,7 +252,7 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_from_arkworks(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| case(&arkworks_words(a), &[], 0))
+            .map(|a| self.case(&arkworks_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpFromArkworks, cases)
     }
@@ -255,11 +265,7 @@ impl<'a> ShaderOps<'a> {
         let cases = pairs
             .iter()
             .map(|(a, b)| {
-                case(
-                    &self.arithmetic().point_to_shader_words(a),
-                    &self.arithmetic().point_to_shader_words(b),
-                    0,
-                )
+                self.case(&self.point(a), &self.point(b), 0)
             })
             .collect();
         self.point_op(op, cases)
@@ -281,10 +287,11 @@ impl<'a> ShaderOps<'a> {
         let cases = pairs
             .iter()
             .map(|(a, q)| {
-                let mut b = [0u32; 2 * PACKED_WORDS];
-                b[..PACKED_WORDS].copy_from_slice(&self.arithmetic().to_shader_words(&q.x));
-                b[PACKED_WORDS..].copy_from_slice(&self.arithmetic().to_shader_words(&q.y));
-                case(&self.arithmetic().point_to_shader_words(a), &b, 0)
+                let b = self
+                    .arithmetic()
+                    .affine_to_shader_words(q)
+                    .expect("a G1 point other than the identity");
+                self.case(&self.point(a), &b, 0)
             })
             .collect();
         self.point_op(Op::PointAddMixed, cases)
@@ -294,7 +301,7 @@ impl<'a> ShaderOps<'a> {
     pub fn point_double(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
         let cases = ps
             .iter()
-            .map(|a| case(&self.arithmetic().point_to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.point(a), &[], 0))
             .collect();
         self.point_op(Op::PointDouble, cases)
     }
@@ -303,7 +310,7 @@ impl<'a> ShaderOps<'a> {
     pub fn point_neg(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
         let cases = ps
             .iter()
-            .map(|a| case(&self.arithmetic().point_to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.point(a), &[], 0))
             .collect();
         self.point_op(Op::PointNeg, cases)
     }
@@ -315,13 +322,13 @@ impl<'a> ShaderOps<'a> {
     ) -> Result<Vec<Option<G1Projective>>> {
         let cases = cases
             .iter()
-            .map(|(a, k)| case(&self.arithmetic().point_to_shader_words(a), &[], *k))
+            .map(|(a, k)| self.case(&self.point(a), &[], *k))
             .collect();
         self.point_op(Op::PointMulSmall, cases)
     }
 
     /// The shaders' identity point, `count` times.
     pub fn point_identity(&self, count: usize) -> Result<Vec<Option<G1Projective>>> {
-        self.point_op(Op::PointIdentity, vec![[0u32; IN_WORDS]; count])
+        self.point_op(Op::PointIdentity, vec![self.case(&[], &[], 0); count])
     }
 }

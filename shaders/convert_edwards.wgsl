@@ -1,0 +1,97 @@
+// Stage 1 of the Edwards profile: bases first_point .. num_points, in place, from arkworks'
+// affine (x, y) (words 0..24 of each AFFINE_WORDS = 36-word slot) to the precomputed form
+// (y' - x', y' + x', k x' y') that the mixed addition reads.
+//
+// x' = c (x + 1) / y and y' = (u - 1) / (u + 1) with u = s (x + 1) (src/gpu/edwards.rs):
+// one inversion of Z = y (u + 1) per point. Each thread converts CONVERT_BATCH consecutive
+// points with one inversion (Montgomery's trick): the prefix products of the Z's go into
+// the slots' spare words (24..36), one inversion by Fermat (a^(p-2)), then a backward pass.
+// A point the map cannot send (Z = 0: y = 0, or u = -1; the identity, stored as zeros, is
+// one) counts as 1 in the products and becomes (0, 0, 0), the poisoned form the host never
+// places in a bucket from G1 (see edwards.rs).
+
+@group(0) @binding(0) var<storage, read_write> points: array<u32>;
+@group(0) @binding(1) var<uniform> params: Params;
+
+fn load_coord(i: u32, c: u32) -> Fp {
+    var w: Packed;
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        w[k] = points[i * AFFINE_WORDS + c * PACKED_WORDS + k];
+    }
+    return fp_unpack(w);
+}
+
+fn store_coord(i: u32, c: u32, v: Fp) {
+    let w = fp_pack(v);
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        points[i * AFFINE_WORDS + c * PACKED_WORDS + k] = w[k];
+    }
+}
+
+// x' = nx / z and y' = ny / z.
+struct MapParts {
+    nx: Fp,
+    ny: Fp,
+    z: Fp,
+}
+
+fn map_parts(i: u32) -> MapParts {
+    let x = fp_from_arkworks(load_coord(i, 0u));
+    let y = fp_from_arkworks(load_coord(i, 1u));
+    let x1 = fp_add(x, FP_ONE);
+    let u = fp_mul(MAP_S, x1);
+    let up1 = fp_add(u, FP_ONE);
+    let um1 = fp_sub(u, FP_ONE);
+    return MapParts(fp_mul(fp_mul(MAP_C, x1), up1), fp_mul(um1, y), fp_mul(y, up1));
+}
+
+// a^(p-2) = a^-1 for a != 0, square-and-multiply over the bits of P_MINUS_2.
+fn fp_inverse(a: Fp) -> Fp {
+    var r = FP_ONE;
+    for (var i = 0u; i < 32u * LIMBS; i++) {
+        let bit = 32u * LIMBS - 1u - i;
+        r = fp_square(r);
+        if (((P_MINUS_2[bit / 32u] >> (bit % 32u)) & 1u) == 1u) {
+            r = fp_mul(r, a);
+        }
+    }
+    return r;
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
+           @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(gid, nwg);
+    let span = params.num_points - params.first_point;
+    if (t >= (span + CONVERT_BATCH - 1u) / CONVERT_BATCH) {
+        return;
+    }
+    let first = params.first_point + t * CONVERT_BATCH;
+    let end = min(first + CONVERT_BATCH, params.num_points);
+    var acc = FP_ONE;
+    for (var i = first; i < end; i++) {
+        store_coord(i, 2u, acc);
+        let z = map_parts(i).z;
+        if (!fp_is_zero(z)) {
+            acc = fp_mul(acc, z);
+        }
+    }
+    var inv = fp_inverse(acc);
+    for (var i = end; i > first; i--) {
+        let j = i - 1u;
+        let m = map_parts(j);
+        if (fp_is_zero(m.z)) {
+            store_coord(j, 0u, fp_zero());
+            store_coord(j, 1u, fp_zero());
+            store_coord(j, 2u, fp_zero());
+            continue;
+        }
+        let zi = fp_mul(inv, load_coord(j, 2u));
+        inv = fp_mul(inv, m.z);
+        let x = fp_mul(m.nx, zi);
+        let y = fp_mul(m.ny, zi);
+        store_coord(j, 0u, fp_sub(y, x));
+        store_coord(j, 1u, fp_add(y, x));
+        store_coord(j, 2u, fp_mul(fp_mul(TE_K, x), y));
+    }
+}

@@ -1,0 +1,427 @@
+//! BLS12-377 G1 as a twisted Edwards curve with a = -1, for the bucket additions of the
+//! [`Arithmetic::Limbs32Edwards`](super::field::Arithmetic) profile: a mixed addition costs 7
+//! multiplications (against 11 for the complete short Weierstrass formulas), an addition 9
+//! and a doubling 8.
+//!
+//! # The map
+//! G1 lies on y^2 = x^3 + 1, which has the point (-1, 0) of order 2. With alpha = -1 and
+//! s = 1/sqrt(3 alpha^2) = 1/sqrt(3), the Montgomery curve B v^2 = u^3 + A u^2 + u with
+//! A = 3 alpha s, B = s is reached by u = s (x - alpha), v = s y, and the twisted Edwards curve
+//! a_te x^2 + y^2 = 1 + d_te x^2 y^2 (a_te = (A + 2) / B, d_te = (A - 2) / B) by
+//! x_te = u / v, y_te = (u - 1) / (u + 1). Scaling x' = c x_te with c = sqrt(-a_te) gives
+//! -x'^2 + y^2 = 1 + d x'^2 y^2 with d = -d_te / a_te. All constants are computed here from
+//! arkworks' field, with the root choices that make c exist; nothing is typed in.
+//!
+//! In one formula: x' = c (x + 1) / y and y' = (s (x + 1) - 1) / (s (x + 1) + 1); the
+//! identity maps to (0, 1).
+//!
+//! # Why G1 never meets an exceptional case
+//! The map is a group isomorphism from the Weierstrass curve onto the Edwards curve's
+//! desingularised closure. It is undefined (the image lies at infinity, or is (0, -1)) only at
+//! points with y = 0 (order 2) or u = -1 (2P = (0, 0) on the Montgomery curve: order 4).
+//! The extended-coordinate formulas (Hisil, Wong, Carter and Dawson, "Twisted Edwards curves
+//! revisited", 2008: add-2008-hwcd-3, madd-2008-hwcd-3 and dbl-2008-hwcd) compute
+//! Z3 = F G, a multiple of (1 - d x1 x2 y1 y2)(1 + d x1 x2 y1 y2); they give the true sum
+//! whenever that is nonzero, and it vanishes only when P1 + P2 or P1 - P2 is a point at
+//! infinity of the model (Bernstein, Birkner, Joye, Lange and Peters, "Twisted Edwards
+//! curves", 2008, section 6), i.e. a point of order 2 or 4. Every point the engine adds is a
+//! sum of G1 points, so P1 + P2 and P1 - P2 are in G1, whose order r is an odd prime: they are
+//! never of order 2 or 4, and G1's points other than the identity have y != 0 and u != -1.
+//!
+//! Bases outside G1 can meet the exceptional case. The shaders then poison the result: every
+//! operation whose Z3 comes out zero returns (0 : 0 : 0 : 0), and that value absorbs every
+//! later operation (each output coordinate is a product with a factor that is zero), so the
+//! window sum fails the host's check and the engine answers with `BaseNotInSubgroup`, never
+//! a wrong sum. A base the map cannot send (y = 0 or u = -1) is converted to the poisoned
+//! precomputed form (0, 0, 0), which turns any sum it enters into (0 : 0 : Z : 0), also
+//! refused by the host (not on the curve).
+
+use std::sync::OnceLock;
+
+use ark_bls12_377::{Fq, G1Affine, G1Projective};
+use ark_ec::AffineRepr;
+use ark_ff::{Field, One, Zero};
+
+use super::program::{straight_line_fn, Op, Step};
+
+/// Constants of the map and of the curve -x^2 + y^2 = 1 + d x^2 y^2.
+#[derive(Debug, Clone, Copy)]
+pub struct EdwardsConstants {
+    /// s = 1/sqrt(3), the Montgomery scaling (u = s (x + 1)).
+    pub s: Fq,
+    /// c = sqrt(-a_te), the scaling of x to a = -1.
+    pub c: Fq,
+    /// d of the a = -1 curve.
+    pub d: Fq,
+    /// k = 2d, the constant of the addition formulas.
+    pub k: Fq,
+}
+
+/// The constants, derived once from arkworks' field.
+pub fn constants() -> &'static EdwardsConstants {
+    static C: OnceLock<EdwardsConstants> = OnceLock::new();
+    C.get_or_init(|| {
+        let three = Fq::from(3u64);
+        let root = three.sqrt().expect("3 is a square mod p (p = 1 mod 3)");
+        for r in [root, -root] {
+            let s = r.inverse().expect("nonzero");
+            let (a_mont, b_mont) = (three * -Fq::one() * s, s);
+            let b_inv = b_mont.inverse().expect("nonzero");
+            let a_te = (a_mont + Fq::from(2u64)) * b_inv;
+            let d_te = (a_mont - Fq::from(2u64)) * b_inv;
+            if let Some(c) = (-a_te).sqrt() {
+                let d = -d_te * a_te.inverse().expect("a_te != 0");
+                return EdwardsConstants { s, c, d, k: d + d };
+            }
+        }
+        panic!("no choice of sqrt(3) makes -a_te a square");
+    })
+}
+
+/// The Edwards image (x', y') of a G1 point; `None` where the map is undefined (y = 0 or
+/// u = -1, points of order 2 and 4, never in G1). The identity maps to (0, 1).
+pub fn to_edwards(p: &G1Affine) -> Option<(Fq, Fq)> {
+    if p.is_zero() {
+        return Some((Fq::zero(), Fq::one()));
+    }
+    let k = constants();
+    let x1 = p.x + Fq::one();
+    let u = k.s * x1;
+    let den = p.y * (u + Fq::one());
+    let inv = den.inverse()?;
+    Some((k.c * x1 * (u + Fq::one()) * inv, (u - Fq::one()) * p.y * inv))
+}
+
+/// The G1 point of an Edwards point (x', y'); `None` for (0, -1) and for points off the
+/// Edwards curve.
+pub fn from_edwards(x: Fq, y: Fq) -> Option<G1Affine> {
+    let k = constants();
+    if -x.square() + y.square() != Fq::one() + k.d * x.square() * y.square() {
+        return None;
+    }
+    if y == Fq::one() {
+        return Some(G1Affine::identity());
+    }
+    // u = (1 + y') / (1 - y'), v = u / x_te = u c / x'; x = u / s - 1, y = v / s.
+    let u = (Fq::one() + y) * (Fq::one() - y).inverse()?;
+    let v = u * k.c * x.inverse()?;
+    let s_inv = k.s.inverse()?;
+    let p = G1Affine::new_unchecked(u * s_inv - Fq::one(), v * s_inv);
+    p.is_on_curve().then_some(p)
+}
+
+/// Extended coordinates (X, Y, Z, T) = (x', y', 1, x' y') of a projective G1 point.
+pub fn extended(p: &G1Projective) -> Option<[Fq; 4]> {
+    let (x, y) = to_edwards(&(*p).into())?;
+    Some([x, y, Fq::one(), x * y])
+}
+
+/// The precomputed form of a base that the mixed addition reads: (y' - x', y' + x', k x' y').
+pub fn precomputed(p: &G1Affine) -> Option<[Fq; 3]> {
+    let (x, y) = to_edwards(p)?;
+    Some([y - x, y + x, constants().k * x * y])
+}
+
+/// Reads extended coordinates back into G1: `None` when Z = 0 (a poisoned or degenerate
+/// value), when X Y != Z T, or when the point is off the curve or has no G1 preimage.
+pub fn from_extended(c: [Fq; 4]) -> Option<G1Projective> {
+    let [x, y, z, t] = c;
+    if z.is_zero() || x * y != z * t {
+        return None;
+    }
+    let zi = z.inverse()?;
+    from_edwards(x * zi, y * zi).map(Into::into)
+}
+
+/// Register numbers of the Edwards step tables.
+pub mod reg {
+    /// P.X
+    pub const X1: u8 = 0;
+    /// P.Y
+    pub const Y1: u8 = 1;
+    /// P.Z
+    pub const Z1: u8 = 2;
+    /// P.T
+    pub const T1: u8 = 3;
+    /// Q.X, or y' - x' of a precomputed base.
+    pub const X2: u8 = 4;
+    /// Q.Y, or y' + x' of a precomputed base.
+    pub const Y2: u8 = 5;
+    /// Q.Z, or k x' y' of a precomputed base.
+    pub const Z2: u8 = 6;
+    /// Q.T
+    pub const T2: u8 = 7;
+    /// The constant k = 2d.
+    pub const K: u8 = 8;
+    /// Temporaries A..H of the formulas.
+    pub const A: u8 = 9;
+    /// B
+    pub const B: u8 = 10;
+    /// C
+    pub const C: u8 = 11;
+    /// D
+    pub const D: u8 = 12;
+    /// E
+    pub const E: u8 = 13;
+    /// F
+    pub const F: u8 = 14;
+    /// G
+    pub const G: u8 = 15;
+    /// H
+    pub const H: u8 = 16;
+    /// Result X.
+    pub const X3: u8 = 17;
+    /// Result Y.
+    pub const Y3: u8 = 18;
+    /// Result Z.
+    pub const Z3: u8 = 19;
+    /// Result T.
+    pub const T3: u8 = 20;
+    /// Number of registers.
+    pub const COUNT: usize = 21;
+}
+
+use reg::*;
+use Op::*;
+
+const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
+    Step { op, dst, a, b }
+}
+
+/// The common tail of the additions: E = B - A, F = D - C, G = D + C, H = B + A,
+/// (X3, Y3, T3, Z3) = (E F, G H, E H, F G).
+macro_rules! addition_tail {
+    ($($head:expr,)*) => {
+        &[
+            $($head,)*
+            s(Sub, E, B, A),
+            s(Sub, F, D, C),
+            s(Add, G, D, C),
+            s(Add, H, B, A),
+            s(Mul, X3, E, F),
+            s(Mul, Y3, G, H),
+            s(Mul, T3, E, H),
+            s(Mul, Z3, F, G),
+        ]
+    };
+}
+
+/// P + Q, Q precomputed as (y' - x', y' + x', k x' y') in (X2, Y2, Z2) (madd-2008-hwcd-3,
+/// a = -1): 7 multiplications.
+pub const MADD: &[Step] = addition_tail![
+    s(Sub, A, Y1, X1),
+    s(Mul, A, A, X2),
+    s(Add, B, Y1, X1),
+    s(Mul, B, B, Y2),
+    s(Mul, C, T1, Z2),
+    s(Add, D, Z1, Z1),
+];
+
+/// P + Q in extended coordinates (add-2008-hwcd-3, a = -1, k = 2d in register K): 9
+/// multiplications. Unified: also right for P = Q.
+pub const ADD: &[Step] = addition_tail![
+    s(Sub, A, Y1, X1),
+    s(Sub, E, Y2, X2),
+    s(Mul, A, A, E),
+    s(Add, B, Y1, X1),
+    s(Add, E, Y2, X2),
+    s(Mul, B, B, E),
+    s(Mul, C, T1, K),
+    s(Mul, C, C, T2),
+    s(Mul, D, Z1, Z2),
+    s(Add, D, D, D),
+];
+
+/// 2P (dbl-2008-hwcd, a = -1): 4 multiplications and 4 squarings. F and H are the paper's
+/// negated (F = 2 Z^2 - G, H = A + B), which negates all four outputs: the same point.
+pub const DOUBLE: &[Step] = &[
+    s(Mul, A, X1, X1),
+    s(Mul, B, Y1, Y1),
+    s(Mul, C, Z1, Z1),
+    s(Add, C, C, C),
+    s(Sub, G, B, A),
+    s(Sub, F, C, G),
+    s(Add, H, A, B),
+    s(Add, E, X1, Y1),
+    s(Mul, E, E, E),
+    s(Sub, E, E, H),
+    s(Mul, X3, E, F),
+    s(Mul, Y3, G, H),
+    s(Mul, T3, E, H),
+    s(Mul, Z3, F, G),
+];
+
+/// The Edwards tables written out as WGSL functions `point_add`, `point_add_mixed` and
+/// `point_double` over curve_edwards.wgsl's `Point` and `Affine`; each result goes through
+/// `point_checked` (the poison rule of the module comment).
+pub fn wgsl_straight_line() -> String {
+    let mut out = String::from(
+        "// Generated from the Edwards step tables of src/gpu/edwards.rs: the formulas written out.\n",
+    );
+    let coords = |p: &str, names: &[&str]| -> Vec<String> {
+        names.iter().map(|n| format!("{p}.{n}")).collect()
+    };
+    let ret = format!("point_checked(Point(r{X3}, r{Y3}, r{Z3}, r{T3}))");
+    let functions: [(&str, &str, &[Step], Vec<String>); 3] = [
+        ("point_add", "p: Point, q: Point", ADD, coords("q", &["x", "y", "z", "t"])),
+        (
+            "point_add_mixed",
+            "p: Point, q: Affine",
+            MADD,
+            coords("q", &["ymx", "ypx", "kt"]),
+        ),
+        ("point_double", "p: Point", DOUBLE, vec![]),
+    ];
+    for (name, args, prog, q) in functions {
+        let mut inputs: Vec<(u8, String)> = [X1, Y1, Z1, T1]
+            .into_iter()
+            .zip(coords("p", &["x", "y", "z", "t"]))
+            .collect();
+        inputs.extend([X2, Y2, Z2, T2].into_iter().zip(q));
+        inputs.push((K, "TE_K".into()));
+        out += &straight_line_fn(name, args, &inputs, COUNT, prog, &ret);
+    }
+    out
+}
+
+/// Runs an Edwards table on the CPU (register K set to k), as the shaders do.
+pub fn interpret(program: &[Step], regs: &mut [Fq; COUNT]) {
+    regs[K as usize] = constants().k;
+    for st in program {
+        let (a, b) = (regs[st.a as usize], regs[st.b as usize]);
+        regs[st.dst as usize] = match st.op {
+            Mul => a * b,
+            Add => a + b,
+            Sub => a - b,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::program::mul_count;
+    use ark_bls12_377::Fr;
+    use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
+    use ark_ff::UniformRand;
+
+    fn points() -> Vec<G1Projective> {
+        let mut rng = ark_std::test_rng();
+        let g = G1Projective::generator();
+        let mut v = vec![G1Projective::zero(), g, -g, g.double(), g * -Fr::from(2u64)];
+        v.extend((0..8).map(|_| g * Fr::rand(&mut rng)));
+        v
+    }
+
+    fn run(prog: &[Step], p: [Fq; 4], q: &[Fq]) -> Option<G1Projective> {
+        let mut r = [Fq::zero(); COUNT];
+        r[..4].copy_from_slice(&p);
+        r[4..4 + q.len()].copy_from_slice(q);
+        interpret(prog, &mut r);
+        from_extended([
+            r[X3 as usize],
+            r[Y3 as usize],
+            r[Z3 as usize],
+            r[T3 as usize],
+        ])
+    }
+
+    #[test]
+    fn constants_define_the_curve_and_the_map_round_trips() {
+        let k = constants();
+        assert_eq!(k.s.square() * Fq::from(3u64), Fq::one());
+        // d is not zero or one (the curve is not singular) and k = 2d.
+        assert!(!k.d.is_zero() && k.d != Fq::one());
+        assert_eq!(k.k, k.d + k.d);
+        for p in points() {
+            let a = p.into_affine();
+            let (x, y) = to_edwards(&a).expect("G1 maps");
+            assert_eq!(-x.square() + y.square(), Fq::one() + k.d * x.square() * y.square());
+            assert_eq!(from_edwards(x, y), Some(a));
+        }
+        // The order-2 point (-1, 0) does not map.
+        assert_eq!(to_edwards(&G1Affine::new_unchecked(-Fq::one(), Fq::zero())), None);
+    }
+
+    #[test]
+    fn the_map_is_a_homomorphism() {
+        // The affine Edwards law (a = -1) on images equals the image of the arkworks sum.
+        let d = constants().d;
+        let ps = points();
+        for p in &ps {
+            for q in &ps {
+                let (x1, y1) = to_edwards(&p.into_affine()).unwrap();
+                let (x2, y2) = to_edwards(&q.into_affine()).unwrap();
+                let t = d * x1 * x2 * y1 * y2;
+                let x3 = (x1 * y2 + y1 * x2) * (Fq::one() + t).inverse().unwrap();
+                let y3 = (y1 * y2 + x1 * x2) * (Fq::one() - t).inverse().unwrap();
+                assert_eq!(to_edwards(&(*p + q).into_affine()), Some((x3, y3)));
+            }
+        }
+    }
+
+    #[test]
+    fn tables_match_arkworks_on_edge_cases() {
+        let ps = points();
+        for p in &ps {
+            let ep = extended(p).unwrap();
+            for q in ps.iter().chain([*p, -*p].iter()) {
+                let sum = Some(*p + q);
+                assert_eq!(run(ADD, ep, &extended(q).unwrap()), sum, "add");
+                let pre = precomputed(&q.into_affine()).unwrap();
+                assert_eq!(run(MADD, ep, &pre), sum, "mixed add");
+            }
+            assert_eq!(run(DOUBLE, ep, &[]), Some(p.double()), "double");
+            // Projective inputs (Z != 1) give the same points.
+            let z = Fq::from(7u64);
+            let scaled = ep.map(|c| c * z);
+            assert_eq!(run(DOUBLE, scaled, &[]), Some(p.double()));
+            assert_eq!(run(ADD, scaled, &extended(&ps[1]).unwrap()), Some(*p + ps[1]));
+        }
+    }
+
+    #[test]
+    fn costs() {
+        assert_eq!(mul_count(MADD), 7);
+        assert_eq!(mul_count(ADD), 9);
+        assert_eq!(mul_count(DOUBLE), 8);
+        for prog in [MADD, ADD, DOUBLE] {
+            for st in prog {
+                assert!([st.dst, st.a, st.b].iter().all(|&r| (r as usize) < COUNT));
+                assert_ne!(st.dst, K, "K is a constant");
+            }
+        }
+        // The mixed addition reads no T2, the doubling no Q at all.
+        assert!(MADD.iter().all(|s| s.a != T2 && s.b != T2));
+        assert!(DOUBLE
+            .iter()
+            .all(|s| [s.a, s.b].iter().all(|r| ![X2, Y2, Z2, T2, K].contains(r))));
+    }
+
+    #[test]
+    fn poisoned_values_absorb() {
+        // (0 : 0 : 0 : 0) in, (0 : 0 : 0 : 0) out, whatever the other operand.
+        let zero = [Fq::zero(); 4];
+        let q = extended(&G1Projective::generator()).unwrap();
+        for (prog, a, b) in [
+            (ADD, zero, q.to_vec()),
+            (ADD, q, zero.to_vec()),
+            (MADD, zero, precomputed(&G1Affine::generator()).unwrap().to_vec()),
+            (DOUBLE, zero, vec![]),
+        ] {
+            let mut r = [Fq::zero(); COUNT];
+            r[..4].copy_from_slice(&a);
+            r[4..4 + b.len()].copy_from_slice(&b);
+            interpret(prog, &mut r);
+            assert!(r[X3 as usize].is_zero() && r[Y3 as usize].is_zero());
+            assert!(r[Z3 as usize].is_zero() && r[T3 as usize].is_zero());
+        }
+        // A poisoned precomputed base (0, 0, 0) gives X = Y = T = 0: off the curve.
+        let mut r = [Fq::zero(); COUNT];
+        r[..4].copy_from_slice(&q);
+        interpret(MADD, &mut r);
+        assert!(r[X3 as usize].is_zero() && r[Y3 as usize].is_zero());
+        assert!(from_extended([r[X3 as usize], r[Y3 as usize], r[Z3 as usize], r[T3 as usize]])
+            .is_none());
+    }
+}
