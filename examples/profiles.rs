@@ -32,8 +32,8 @@ fn main() {
     let max = 1usize << logs.iter().max().copied().unwrap_or(10);
     let bases = inputs::random_bases(max, 1);
     let scalars = inputs::random_scalars(max, 2);
-    println!("| profile | pipelines | first MSM (2^10 or less, JIT) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| profile | pipelines | known-answer test (first dispatches: JIT) | first MSM (2^10 or less) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for a in Arithmetic::ALL {
         let engine = match GpuMsm::with_config(MsmConfig {
             force_backend: Some(Backend::Gpu),
@@ -101,12 +101,15 @@ fn main() {
             );
             let head = if i == 0 {
                 format!(
-                    "| {a:?} | {:.2?} | {first:.2?} | {second:.2?} | {:.2} M |",
+                    "| {a:?} | {:.2?} | {} | {first:.2?} | {second:.2?} | {:.2} M |",
                     engine.pipeline_creation_time(),
+                    engine
+                        .self_test_time()
+                        .map_or("off".to_string(), |t| format!("{t:.2?}")),
                     rate / 1e6
                 )
             } else {
-                "| | | | | |".to_string()
+                "| | | | | | |".to_string()
             };
             println!(
                 "{head} 2^{log} | {gpu:.2?} | {ark:.2?} | {:.1}x |",

@@ -371,7 +371,10 @@ fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
         let mut b = bases.clone();
         b[index] = p;
         let want = reference(&b, &s);
-        for e in [gpu_engine(), default_engine()] {
+        let engines = common::profile_engines()
+            .into_iter()
+            .chain([default_engine()]);
+        for e in engines {
             let resident = e.load_bases(&b).unwrap();
             for (mode, got) in [
                 ("one-shot", e.msm(&b, &s)),
@@ -387,8 +390,9 @@ fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
                     .as_ref()
                     .map_or_else(|e| e.to_string(), |_| "the true sum".into());
                 eprintln!(
-                    "outside G1, {name}, {mode}, {:?}: {outcome}",
-                    e.config().force_backend
+                    "outside G1, {name}, {mode}, {:?}, {:?}: {outcome}",
+                    e.config().force_backend,
+                    e.arithmetic()
                 );
             }
         }
@@ -401,5 +405,86 @@ fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
         let refused = MsmError::BaseNotInSubgroup { index };
         assert_eq!(strict.msm(&b, &s), Err(refused.clone()));
         assert_eq!(strict.load_bases(&b).unwrap_err(), refused);
+    }
+    // The formulas' exceptional case itself: P and -P + T (T of order 2, not (-1, 0)) in
+    // one bucket, so that an addition meets P + Q = T: the complete Weierstrass formulas give
+    // (0 : 0 : 0), the Edwards ones Z = 0, poisoned by the shaders.
+    let root = (-Fq::from(3u64)).sqrt().expect("p = 1 mod 3");
+    let t = G1Affine::new_unchecked((Fq::one() + root) / Fq::from(2u64), Fq::zero());
+    assert!(t.is_on_curve());
+    let (mut b, mut s) = (bases.clone(), s.clone());
+    b[12] = (-b[13] + t).into_affine();
+    s[12] = s[13];
+    let want = reference(&b, &s);
+    for e in common::profile_engines()
+        .into_iter()
+        .chain([default_engine()])
+    {
+        for c in [4, 8] {
+            let e = e
+                .reconfigured(MsmConfig {
+                    window_bits: Some(c),
+                    ..e.config().clone()
+                })
+                .unwrap();
+            let got = e.msm(&b, &s);
+            if c == 8 && e.config().force_backend == Some(Backend::Gpu) {
+                // With 128 buckets per window, P and Q sit alone in their bucket in most
+                // windows, so the GPU path meets the case and must refuse, not guess.
+                assert_eq!(
+                    got,
+                    Err(MsmError::BaseNotInSubgroup { index: 12 }),
+                    "{:?}",
+                    e.arithmetic()
+                );
+            }
+            match got {
+                Ok(g) => assert_eq!(g, want, "{:?}, c = {c}", e.arithmetic()),
+                Err(MsmError::BaseNotInSubgroup { index: 12 }) => {}
+                Err(other) => panic!("{:?}: {other}", e.arithmetic()),
+            }
+        }
+    }
+}
+
+/// The convert stage at its batch boundaries, in every profile (the Edwards one shares one
+/// field inversion among `CONVERT_BATCH` bases): sizes around one and two batches, identity
+/// bases at a batch's start, middle and end, one-shot and resident, and SRE's merged points
+/// converted after a resident prefix, a range that starts inside a batch.
+#[test]
+fn conversion_around_its_batch_size() {
+    use gpu_msm::gpu::field::CONVERT_BATCH;
+    use gpu_msm::sre::{SreOptions, SreStrategy};
+    let b = CONVERT_BATCH as usize;
+    for e in common::profile_engines() {
+        let sre = e
+            .reconfigured(MsmConfig {
+                sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+                ..e.config().clone()
+            })
+            .unwrap();
+        for n in [b - 1, b, b + 1, 2 * b + 1] {
+            let mut bases = random_bases(n, 90 + n as u64);
+            for i in [0, b / 2, b - 1, b] {
+                if i < n {
+                    bases[i] = G1Affine::identity();
+                }
+            }
+            let s = random_scalars(n, 91);
+            let want = reference(&bases, &s);
+            let a = e.arithmetic();
+            assert_eq!(e.msm(&bases, &s).unwrap(), want, "{a:?}, n = {n}, one-shot");
+            let resident = e.load_bases(&bases).unwrap();
+            assert_eq!(
+                e.msm(&resident, &s).unwrap(),
+                want,
+                "{a:?}, n = {n}, resident"
+            );
+            // Equal scalars: SRE merges pairs and appends n / 2 points after the prefix.
+            let equal = vec![s[3]; n];
+            let (got, rep) = sre.msm_with_report(&resident, &equal).unwrap();
+            assert_eq!(got, reference(&bases, &equal), "{a:?}, n = {n}, SRE");
+            assert!(rep.sre.unwrap().stats.pairs > 0);
+        }
     }
 }

@@ -42,8 +42,8 @@ pub struct EngineArgs {
     /// H200 [default: the high-performance adapter, or GPU_MSM_ADAPTER]
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
-    /// Field arithmetic of the shaders [default: limbs32 where the adapter has 64-bit
-    /// integers, else limbs13]
+    /// Arithmetic profile of the shaders [default: limbs32-edwards where the adapter has
+    /// 64-bit integers, else limbs13]
     #[arg(long, value_enum)]
     pub arithmetic: Option<ArithmeticArg>,
     /// Let the engine route each MSM (on a software adapter that means the CPU) instead of

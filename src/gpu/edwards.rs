@@ -89,7 +89,10 @@ pub fn to_edwards(p: &G1Affine) -> Option<(Fq, Fq)> {
     let u = k.s * x1;
     let den = p.y * (u + Fq::one());
     let inv = den.inverse()?;
-    Some((k.c * x1 * (u + Fq::one()) * inv, (u - Fq::one()) * p.y * inv))
+    Some((
+        k.c * x1 * (u + Fq::one()) * inv,
+        (u - Fq::one()) * p.y * inv,
+    ))
 }
 
 /// The G1 point of an Edwards point (x', y'); `None` for (0, -1) and for points off the
@@ -263,7 +266,12 @@ pub fn wgsl_straight_line() -> String {
     };
     let ret = format!("point_checked(Point(r{X3}, r{Y3}, r{Z3}, r{T3}))");
     let functions: [(&str, &str, &[Step], Vec<String>); 3] = [
-        ("point_add", "p: Point, q: Point", ADD, coords("q", &["x", "y", "z", "t"])),
+        (
+            "point_add",
+            "p: Point, q: Point",
+            ADD,
+            coords("q", &["x", "y", "z", "t"]),
+        ),
         (
             "point_add_mixed",
             "p: Point, q: Affine",
@@ -336,11 +344,17 @@ mod tests {
         for p in points() {
             let a = p.into_affine();
             let (x, y) = to_edwards(&a).expect("G1 maps");
-            assert_eq!(-x.square() + y.square(), Fq::one() + k.d * x.square() * y.square());
+            assert_eq!(
+                -x.square() + y.square(),
+                Fq::one() + k.d * x.square() * y.square()
+            );
             assert_eq!(from_edwards(x, y), Some(a));
         }
         // The order-2 point (-1, 0) does not map.
-        assert_eq!(to_edwards(&G1Affine::new_unchecked(-Fq::one(), Fq::zero())), None);
+        assert_eq!(
+            to_edwards(&G1Affine::new_unchecked(-Fq::one(), Fq::zero())),
+            None
+        );
     }
 
     #[test]
@@ -376,7 +390,10 @@ mod tests {
             let z = Fq::from(7u64);
             let scaled = ep.map(|c| c * z);
             assert_eq!(run(DOUBLE, scaled, &[]), Some(p.double()));
-            assert_eq!(run(ADD, scaled, &extended(&ps[1]).unwrap()), Some(*p + ps[1]));
+            assert_eq!(
+                run(ADD, scaled, &extended(&ps[1]).unwrap()),
+                Some(*p + ps[1])
+            );
         }
     }
 
@@ -398,6 +415,41 @@ mod tests {
             .all(|s| [s.a, s.b].iter().all(|r| ![X2, Y2, Z2, T2, K].contains(r))));
     }
 
+    /// A point of order 2 other than (-1, 0): x^2 - x + 1 = 0, y = 0.
+    pub(crate) fn other_order_two() -> G1Affine {
+        let root = (-Fq::from(3u64))
+            .sqrt()
+            .expect("-3 is a square (p = 1 mod 3)");
+        let x = (Fq::one() + root) * Fq::from(2u64).inverse().unwrap();
+        let t = G1Affine::new_unchecked(x, Fq::zero());
+        assert!(t.is_on_curve());
+        t
+    }
+
+    #[test]
+    fn outside_g1_the_exceptional_case_is_real_and_has_z_zero() {
+        // P + Q with Q = -P + T, T of order 2 other than (-1, 0) (so not in G1): the sum T
+        // lies at infinity on the Edwards model, and the formulas' Z3 vanishes, which the
+        // shaders turn into poison.
+        let p = G1Projective::generator() * Fr::from(5u64);
+        let q = -p + other_order_two();
+        let z3 = |prog: &[Step], b: &[Fq]| {
+            let mut r = [Fq::zero(); COUNT];
+            r[..4].copy_from_slice(&extended(&p).unwrap());
+            r[4..4 + b.len()].copy_from_slice(b);
+            interpret(prog, &mut r);
+            r[Z3 as usize]
+        };
+        assert!(z3(ADD, &extended(&q).unwrap()).is_zero());
+        assert!(z3(MADD, &precomputed(&q.into_affine()).unwrap()).is_zero());
+        // P + (P + T): the difference T is at infinity, and that is exceptional too.
+        assert!(z3(ADD, &extended(&(p + other_order_two())).unwrap()).is_zero());
+        // Within G1 (P + 2P, P + P, P - P) Z3 does not vanish.
+        for q in [p.double(), p, -p] {
+            assert!(!z3(ADD, &extended(&q).unwrap()).is_zero());
+        }
+    }
+
     #[test]
     fn poisoned_values_absorb() {
         // (0 : 0 : 0 : 0) in, (0 : 0 : 0 : 0) out, whatever the other operand.
@@ -406,7 +458,11 @@ mod tests {
         for (prog, a, b) in [
             (ADD, zero, q.to_vec()),
             (ADD, q, zero.to_vec()),
-            (MADD, zero, precomputed(&G1Affine::generator()).unwrap().to_vec()),
+            (
+                MADD,
+                zero,
+                precomputed(&G1Affine::generator()).unwrap().to_vec(),
+            ),
             (DOUBLE, zero, vec![]),
         ] {
             let mut r = [Fq::zero(); COUNT];
@@ -421,7 +477,12 @@ mod tests {
         r[..4].copy_from_slice(&q);
         interpret(MADD, &mut r);
         assert!(r[X3 as usize].is_zero() && r[Y3 as usize].is_zero());
-        assert!(from_extended([r[X3 as usize], r[Y3 as usize], r[Z3 as usize], r[T3 as usize]])
-            .is_none());
+        assert!(from_extended([
+            r[X3 as usize],
+            r[Y3 as usize],
+            r[Z3 as usize],
+            r[T3 as usize]
+        ])
+        .is_none());
     }
 }

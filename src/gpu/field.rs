@@ -196,7 +196,12 @@ impl Arithmetic {
         } else {
             (p.x * p.z, p.y, p.z.square() * p.z)
         };
-        Some([x, y, z].iter().flat_map(|c| self.to_shader_words(c)).collect())
+        Some(
+            [x, y, z]
+                .iter()
+                .flat_map(|c| self.to_shader_words(c))
+                .collect(),
+        )
     }
 
     /// A base in the form the mixed addition reads ([`Arithmetic::affine_words`] words):
@@ -210,7 +215,12 @@ impl Arithmetic {
         } else {
             vec![p.x, p.y]
         };
-        Some(coords.iter().flat_map(|c| self.to_shader_words(c)).collect())
+        Some(
+            coords
+                .iter()
+                .flat_map(|c| self.to_shader_words(c))
+                .collect(),
+        )
     }
 
     /// Reads a projective point from the shaders. `None` when a coordinate is not reduced or
@@ -417,7 +427,10 @@ mod tests {
             let mut w = a.point_to_shader_words(&g).unwrap();
             w[0] ^= 1;
             assert_eq!(a.point_from_shader_words(&w), None);
-            assert_eq!(a.point_from_shader_words(&vec![0u32; a.point_words()]), None);
+            assert_eq!(
+                a.point_from_shader_words(&vec![0u32; a.point_words()]),
+                None
+            );
         }
     }
 

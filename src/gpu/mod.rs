@@ -2,9 +2,9 @@
 //! stages (convert bases, accumulate buckets, reduce buckets per window).
 
 pub mod contract;
+pub mod edwards;
 pub mod field;
 pub mod pool;
-pub mod edwards;
 pub mod program;
 pub mod selftest;
 
@@ -408,7 +408,7 @@ impl GpuContext {
                 )))
             }
             Some(a) => a,
-            None if int64 => Arithmetic::Limbs32,
+            None if int64 => Arithmetic::Limbs32Edwards,
             None => Arithmetic::Limbs13,
         };
         let mut required_features = arithmetic.features();
@@ -734,7 +734,13 @@ impl GpuContext {
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
         }
         if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
-            encoder.copy_buffer_to_buffer(&r.buffer, 0, ws.get(Slot::Points), 0, self.arithmetic.point_bytes(n));
+            encoder.copy_buffer_to_buffer(
+                &r.buffer,
+                0,
+                ws.get(Slot::Points),
+                0,
+                self.arithmetic.point_bytes(n),
+            );
         }
     }
 

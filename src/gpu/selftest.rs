@@ -12,7 +12,6 @@ use std::sync::Mutex;
 use super::{create_pipeline_with, GpuContext, SELFTEST_WGSL};
 use crate::error::{MsmError, Result};
 
-
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -232,8 +231,7 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(
-                    &self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpSquare, cases)
     }
@@ -242,8 +240,7 @@ impl<'a> ShaderOps<'a> {
     pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(
-                    &self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpNeg, cases)
     }
@@ -264,9 +261,7 @@ impl<'a> ShaderOps<'a> {
     ) -> Result<Vec<Option<G1Projective>>> {
         let cases = pairs
             .iter()
-            .map(|(a, b)| {
-                self.case(&self.point(a), &self.point(b), 0)
-            })
+            .map(|(a, b)| self.case(&self.point(a), &self.point(b), 0))
             .collect();
         self.point_op(op, cases)
     }
