@@ -45,19 +45,6 @@ fn map_parts(i: u32) -> MapParts {
     return MapParts(fp_mul(fp_mul(MAP_C, x1), up1), fp_mul(um1, y), fp_mul(y, up1));
 }
 
-// a^(p-2) = a^-1 for a != 0, square-and-multiply over the bits of P_MINUS_2.
-fn fp_inverse(a: Fp) -> Fp {
-    var r = FP_ONE;
-    for (var i = 0u; i < 32u * LIMBS; i++) {
-        let bit = 32u * LIMBS - 1u - i;
-        r = fp_square(r);
-        if (((P_MINUS_2[bit / 32u] >> (bit % 32u)) & 1u) == 1u) {
-            r = fp_mul(r, a);
-        }
-    }
-    return r;
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -78,6 +78,7 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         case 10u: { out = point_to_words(point_neg(in_point(base, 0u))); }
         case 11u: { out = point_to_words(point_mul_small(in_point(base, 0u), k)); }
         case 12u: { out = point_to_words(point_identity()); }
+        case 13u: { out = fp_result(fp_inverse(in_fp(base, 0u))); }
         default: { out = fp_result(in_fp(base, 0u)); }
     }
     for (var w = 0u; w < POINT_WORDS; w++) {

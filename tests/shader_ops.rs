@@ -221,3 +221,53 @@ fn point_unary_ops(ops: &ShaderOps) {
         vec![G1Projective::zero(); 3],
     );
 }
+
+#[test]
+fn fp_inverse_by_fermat() {
+    for ops in all_ops() {
+        let mut xs = field_values();
+        xs.extend(boundary_values(ops.arithmetic()));
+        check_field(
+            "inverse",
+            ops.fp_inverse(&xs).unwrap(),
+            xs.iter().map(|a| a.inverse().unwrap_or(Fq::zero())),
+        );
+    }
+}
+
+/// The convert stage of every profile against the host's form of each base: around the
+/// Edwards batch size, with the identity and the two kinds of points the Edwards map cannot
+/// send (order 2: y = 0) stored as zeros, at a batch's start, middle and end.
+#[test]
+fn stored_bases_match_the_host_form() {
+    use gpu_msm::gpu::field::CONVERT_BATCH;
+    let b = CONVERT_BATCH as usize;
+    let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
+    let root = (-Fq::from(3u64)).sqrt().unwrap();
+    let other2 = G1Affine::new_unchecked((Fq::one() + root) / Fq::from(2u64), Fq::zero());
+    for ops in all_ops() {
+        let a = ops.arithmetic();
+        for n in [1, b - 1, b, b + 1, 2 * b + 1] {
+            let mut bases: Vec<G1Affine> = points()
+                .iter()
+                .cycle()
+                .take(n)
+                .map(|p| p.into_affine())
+                .collect();
+            for (i, p) in [(0, order2), (b / 2, G1Affine::identity()), (b - 1, other2)] {
+                if i < n {
+                    bases[i] = p;
+                }
+            }
+            let got = ops.stored_bases(&bases).unwrap();
+            assert_eq!(got.len(), n);
+            for (i, (g, p)) in got.iter().zip(&bases).enumerate() {
+                // The identity is stored as zeros; Edwards poisons what it cannot map.
+                let want = a
+                    .affine_to_shader_words(p)
+                    .unwrap_or_else(|| vec![0; a.affine_words()]);
+                assert_eq!(*g, want, "{a:?}, n = {n}, base {i}");
+            }
+        }
+    }
+}

@@ -280,12 +280,12 @@ impl Arithmetic {
                 s += &wgsl_limbs("FP_ONE", &bigint_words(&one));
             }
         }
+        let mut p_minus_2 = Fq::MODULUS;
+        p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
+        s += &wgsl_limbs("P_MINUS_2", &bigint_words(&p_minus_2));
         if self.is_edwards() {
             let k = super::edwards::constants();
-            let mut p_minus_2 = Fq::MODULUS;
-            p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
             s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
-            s += &wgsl_limbs("P_MINUS_2", &bigint_words(&p_minus_2));
             for (name, v) in [("TE_K", k.k), ("MAP_S", k.s), ("MAP_C", k.c)] {
                 s += &wgsl_limbs(name, &self.to_shader_words(&v));
             }

@@ -24,6 +24,7 @@ use contract::{MergeParams, Params};
 use field::{affine_upload_words, Arithmetic, WORKGROUP_SIZE};
 use pool::{Group, Pool, Slot, Workspace};
 
+const FIELD_OPS_WGSL: &str = include_str!("../../shaders/field_ops.wgsl");
 const CURVE_OPS_WGSL: &str = include_str!("../../shaders/curve_ops.wgsl");
 const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 const ACCUMULATE_WGSL: &str = include_str!("../../shaders/accumulate.wgsl");
@@ -56,6 +57,7 @@ pub(crate) fn stage_source(arithmetic: Arithmetic, stage: &str) -> String {
         arithmetic.wgsl_header().as_str(),
         contract::wgsl().as_str(),
         arithmetic.field_wgsl(),
+        FIELD_OPS_WGSL,
         arithmetic.curve_wgsl(),
         arithmetic.formulas_wgsl().as_str(),
         CURVE_OPS_WGSL,
@@ -1051,6 +1053,23 @@ impl GpuContext {
         let rx = request_read(buffer, buffer.size());
         self.wait()?;
         take_mapped(&rx, buffer, buffer.size())
+    }
+
+    /// The stored words of a resident set, as the stages read them (for tests).
+    pub(crate) fn read_points(&self, r: &ResidentPoints) -> Result<Vec<u32>> {
+        scoped(&self.device, "reading bases", || {
+            let size = r.buffer.size();
+            let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("bases read"),
+                size,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(&r.buffer, 0, &read, 0, size);
+            self.queue.submit([encoder.finish()]);
+            Ok(bytemuck::cast_slice(&self.read_buffer(&read)?).to_vec())
+        })
     }
 }
 

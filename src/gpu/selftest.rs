@@ -29,6 +29,7 @@ enum Op {
     PointNeg = 10,
     PointMulSmall = 11,
     PointIdentity = 12,
+    FpInverse = 13,
 }
 
 /// One case of raw input words: operand a and operand b (a point's words each), then a
@@ -243,6 +244,28 @@ impl<'a> ShaderOps<'a> {
             .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
         self.field_op(Op::FpNeg, cases)
+    }
+
+    /// a^-1 per element (0 for 0), by Fermat.
+    pub fn fp_inverse(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+        let cases = xs
+            .iter()
+            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .collect();
+        self.field_op(Op::FpInverse, cases)
+    }
+
+    /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
+    /// stored words ([`Arithmetic::affine_words`] per base), to compare with
+    /// [`Arithmetic::affine_to_shader_words`].
+    pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
+        let resident = self.gpu.load_points(bases)?;
+        let words = self.gpu.read_points(&resident)?;
+        Ok(words
+            .chunks_exact(self.arithmetic().affine_words())
+            .take(bases.len())
+            .map(|c| c.to_vec())
+            .collect())
     }
 
     /// The conversion of the upload path: from arkworks' words to the shaders' form.
