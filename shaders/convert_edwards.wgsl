@@ -6,9 +6,9 @@
 // one inversion of Z = y (u + 1) per point. Each thread converts CONVERT_BATCH consecutive
 // points with one inversion (Montgomery's trick): the prefix products of the Z's go into
 // the slots' spare words (24..36), one inversion by Fermat (a^(p-2)), then a backward pass.
-// A point the map cannot send (Z = 0: y = 0, or u = -1; the identity, stored as zeros, is
-// one) counts as 1 in the products and becomes (0, 0, 0), the poisoned form the host never
-// places in a bucket from G1 (see edwards.rs).
+// The identity (uploaded as zeros) becomes its precomputed form (1, 1, 0). A point the map
+// cannot send (Z = 0: y = 0, or u = -1, orders 2 and 4, never in G1) becomes (0, 0, 0), the
+// poisoned form (see edwards.rs). Both count as 1 in the products.
 
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
@@ -68,8 +68,12 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
         let j = i - 1u;
         let m = map_parts(j);
         if (fp_is_zero(m.z)) {
-            store_coord(j, 0u, fp_zero());
-            store_coord(j, 1u, fp_zero());
+            var one = fp_zero();
+            if (fp_is_zero(load_coord(j, 0u)) && fp_is_zero(load_coord(j, 1u))) {
+                one = FP_ONE;
+            }
+            store_coord(j, 0u, one);
+            store_coord(j, 1u, one);
             store_coord(j, 2u, fp_zero());
             continue;
         }

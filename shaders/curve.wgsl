@@ -52,6 +52,16 @@ fn affine_from_words(w: AffineWords) -> Affine {
     return Affine(fp_unpack(x), fp_unpack(y));
 }
 
+// A stored base of all zeros is the identity ((0, 0) is not on the curve); the mixed addition
+// must never see it, so the GPU bucket sort places nothing for it.
+fn stored_base_is_identity(w: AffineWords) -> bool {
+    var acc = 0u;
+    for (var i = 0u; i < AFFINE_WORDS; i++) {
+        acc |= w[i];
+    }
+    return acc == 0u;
+}
+
 fn point_from_words(w: PointWords) -> Point {
     var x: Packed;
     var y: Packed;

@@ -59,6 +59,17 @@ fn affine_from_words(w: AffineWords) -> Affine {
     return Affine(fp_unpack(a), fp_unpack(b), fp_unpack(c));
 }
 
+// The identity is stored as its precomputed form (1, 1, 0), which a mixed addition would add
+// exactly; the GPU bucket sort skips it all the same, as the host does.
+fn stored_base_is_identity(w: AffineWords) -> bool {
+    let one = fp_pack(FP_ONE);
+    var differ = 0u;
+    for (var i = 0u; i < PACKED_WORDS; i++) {
+        differ |= (w[i] ^ one[i]) | (w[PACKED_WORDS + i] ^ one[i]) | w[2u * PACKED_WORDS + i];
+    }
+    return differ == 0u;
+}
+
 fn point_from_words(w: PointWords) -> Point {
     var x: Packed;
     var y: Packed;

@@ -76,6 +76,23 @@ pub enum SelfTest {
     Off,
 }
 
+/// Where a GPU call's scalars become bucket entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BucketSort {
+    /// On the GPU, unless SRE plans the call (SRE searches the digits on the host).
+    #[default]
+    Auto,
+    /// On the host (`src/digits.rs`): digits, bucket lists cut into chunks, merged in levels.
+    /// Runs only the windows the largest scalar needs, which helps small scalars, at a host
+    /// cost per scalar (docs/PERF.md).
+    Host,
+    /// On the GPU: the scalars are uploaded as they are, decomposed, counted, prefix-summed
+    /// and scattered into buckets, then accumulated in equal slices (`shaders/sort.wgsl`,
+    /// `scan.wgsl`, `balanced.wgsl`). No host work per scalar beyond the copy. SRE calls
+    /// still plan on the host.
+    Gpu,
+}
+
 /// Configuration of a [`crate::GpuMsm`] engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
@@ -121,6 +138,9 @@ pub struct MsmConfig {
     /// Refuse to build an engine without a GPU adapter ([`MsmError::NoAdapter`]). By default
     /// an engine with no adapter at all still works, on the CPU paths, and says so.
     pub require_gpu: bool,
+    /// Where the bucket entries of a GPU call are made ([`BucketSort::Auto`]: on the GPU
+    /// unless SRE plans the call).
+    pub bucket_sort: BucketSort,
 }
 
 impl Default for MsmConfig {
@@ -138,6 +158,7 @@ impl Default for MsmConfig {
             self_test: SelfTest::Refuse,
             self_test_inject_fault: false,
             require_gpu: false,
+            bucket_sort: BucketSort::Auto,
         }
     }
 }

@@ -467,7 +467,7 @@ pub struct MergeLevel {
 /// How the chunk sums become bucket sums: levels of at most [`MERGE_FANIN`] inputs per
 /// output, all of one bucket; the last level has exactly one group per bucket (empty for an
 /// empty bucket), so it writes the bucket sums.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MergePlan {
     /// Every level's group boundaries, level after level.
     pub groups: Vec<u32>,

@@ -13,13 +13,14 @@ use rayon::prelude::*;
 
 use crate::bases::{Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{MsmConfig, SelfTest};
+use crate::config::{BucketSort, MsmConfig, SelfTest};
 use crate::digits::{
-    best_window_bits_for, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+    best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
+    windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
-use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, Points};
+use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, JobPlan, Points};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::routing::{self, AdapterFacts};
 use crate::sre::policy::{Placement, SrePolicy};
@@ -53,10 +54,19 @@ struct Prepared<'a> {
     bases: BasesRef<'a>,
     n: usize,
     c: u32,
-    plan: BucketPlan,
+    plan: PreparedPlan,
+    scalars: &'a [Fr],
     merged: Vec<G1Affine>,
     /// Time spent on other calls' host work while this one was in flight (a batch).
     overlapped: Duration,
+}
+
+/// How a prepared call's bucket entries are made.
+enum PreparedPlan {
+    /// The host's bucket lists (SRE, or [`BucketSort::Host`]).
+    Host(BucketPlan),
+    /// On the GPU, from the scalars: W windows of c bits (c is the call's).
+    Gpu { num_windows: u32 },
 }
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
@@ -362,7 +372,7 @@ impl GpuMsm {
     }
 
     /// Validation, routing and all host work before the GPU.
-    fn prepare<'a>(&self, src: BasesRef<'a>, scalars: &[Fr]) -> Result<Step<'a>> {
+    fn prepare<'a>(&self, src: BasesRef<'a>, scalars: &'a [Fr]) -> Result<Step<'a>> {
         let start = Instant::now();
         let bases = self.validate(src, scalars)?;
         let n = scalars.len();
@@ -412,6 +422,32 @@ impl GpuMsm {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
             self.sre.plan(&self.config, bases, scalars, &mut report)
         };
+        let gpu_sort = placement.sre.is_none()
+            && placement.digits.is_none()
+            && self.config.bucket_sort != BucketSort::Host;
+        if gpu_sort {
+            // Everything per scalar happens on the GPU; the window covers every scalar bit.
+            let c = placement
+                .c
+                .or(self.config.window_bits)
+                .unwrap_or_else(|| best_window_bits(n));
+            let w = num_windows(c);
+            report.window_bits = Some(c);
+            report.num_windows = w;
+            report.num_buckets = w * buckets_per_window(c);
+            report.route += "; bucket sort on the GPU";
+            return Ok(Step::Gpu(Box::new(Prepared {
+                report,
+                start,
+                bases: src,
+                n,
+                c,
+                plan: PreparedPlan::Gpu { num_windows: w },
+                scalars,
+                merged: Vec::new(),
+                overlapped: Duration::ZERO,
+            })));
+        }
         let (c, plan, merged) = match placement {
             Placement {
                 c: Some(c),
@@ -452,7 +488,8 @@ impl GpuMsm {
             bases: src,
             n,
             c,
-            plan,
+            plan: PreparedPlan::Host(plan),
+            scalars,
             merged,
             overlapped: Duration::ZERO,
         })))
@@ -488,7 +525,7 @@ impl GpuMsm {
 
     /// Uploads a prepared call and submits its stages (no wait).
     fn submit(&self, gpu: &GpuContext, p: &Prepared) -> Result<InFlight> {
-        let _s = tracing::info_span!("gpu_msm.upload", entries = p.plan.entries.len()).entered();
+        let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
         let points = match p.bases {
             BasesRef::Host(b) => Points::Host(b),
             BasesRef::Resident(b) => match b.resident() {
@@ -499,7 +536,14 @@ impl GpuMsm {
         gpu.submit(&Job {
             points,
             merged: &p.merged,
-            plan: &p.plan,
+            plan: match &p.plan {
+                PreparedPlan::Host(plan) => JobPlan::Host(plan),
+                PreparedPlan::Gpu { num_windows } => JobPlan::Gpu {
+                    scalars: p.scalars,
+                    window_bits: p.c,
+                    num_windows: *num_windows,
+                },
+            },
         })
     }
 
@@ -549,6 +593,10 @@ impl GpuMsm {
         ph.window_reduction = t.elapsed();
         ph.upload = times.upload;
         ph.point_conversion = times.point_conversion;
+        ph.bucket_sort = times.bucket_sort;
+        if let Some(e) = times.entries {
+            report.num_entries = e as usize;
+        }
         ph.bucket_accumulation = times.bucket_accumulation;
         ph.bucket_reduction = times.bucket_reduction;
         ph.download = times.download;
@@ -562,6 +610,7 @@ impl GpuMsm {
             timing = ?report.gpu_timing,
             upload_ms = ms(times.upload),
             point_conversion_ms = ms(times.point_conversion),
+            bucket_sort_ms = ms(times.bucket_sort),
             bucket_accumulation_ms = ms(times.bucket_accumulation),
             bucket_reduction_ms = ms(times.bucket_reduction),
             download_ms = ms(times.download),

@@ -47,7 +47,7 @@ pub mod sre;
 
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
-pub use config::{AdapterChoice, MsmConfig, PowerPreference, SelfTest, SreMode};
+pub use config::{AdapterChoice, BucketSort, MsmConfig, PowerPreference, SelfTest, SreMode};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};
 pub use gpu::field::Arithmetic;

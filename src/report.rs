@@ -39,6 +39,8 @@ pub struct PhaseTimes {
     pub upload: Duration,
     /// Bases from arkworks' Montgomery form to the shaders' (GPU).
     pub point_conversion: Duration,
+    /// Scalar decomposition and the bucket sort on the GPU (count, prefix sum, scatter).
+    pub bucket_sort: Duration,
     /// Bucket accumulation, the point-merging phase (GPU).
     pub bucket_accumulation: Duration,
     /// Bucket reduction to one sum per window (GPU).
@@ -154,6 +156,7 @@ impl fmt::Display for MsmReport {
             ("merged points", p.merged_points),
             ("upload", p.upload),
             ("point conversion", p.point_conversion),
+            ("bucket sort", p.bucket_sort),
             ("bucket accumulation", p.bucket_accumulation),
             ("bucket reduction", p.bucket_reduction),
             ("download", p.download),

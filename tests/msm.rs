@@ -247,20 +247,36 @@ fn one_engine_many_threads() {
     });
 }
 
-/// All-one scalars put every point into the one bucket of the one window they need: the
-/// chunks of that bucket are cut at MIN_CHUNK_ENTRIES (these sizes are far below
-/// TARGET_CHUNKS chunks' worth), and merged over one, two and three levels of MERGE_FANIN.
+/// All-one scalars put every point into one bucket. On the host's bucket lists (only the one
+/// window they need) the chunks of that bucket are cut at MIN_CHUNK_ENTRIES (these sizes are
+/// far below TARGET_CHUNKS chunks' worth), and merged over one, two and three levels of
+/// MERGE_FANIN; on the GPU bucket sort (every window) the bucket is spread over equal slices.
 #[test]
 fn hot_bucket_around_the_chunk_cap_and_merge_fanin() {
     use gpu_msm::digits::{chunk_entries, MERGE_FANIN, MIN_CHUNK_ENTRIES};
     let m = MIN_CHUNK_ENTRIES as usize;
     let f = MERGE_FANIN as usize;
+    let host = gpu_engine()
+        .reconfigured(MsmConfig {
+            bucket_sort: gpu_msm::BucketSort::Host,
+            ..gpu_engine().config().clone()
+        })
+        .unwrap();
     for n in [m - 1, m, m + 1, m * f, m * f + 1, m * f * f + 1] {
         assert_eq!(chunk_entries(n), MIN_CHUNK_ENTRIES);
         let bases = random_bases(n, 40 + n as u64);
-        let report = check("hot bucket", gpu_engine(), &bases, &vec![Fr::one(); n]);
+        let report = check("hot bucket", &host, &bases, &vec![Fr::one(); n]);
         assert_eq!(report.backend, Backend::Gpu);
         assert_eq!((report.num_windows, report.num_entries), (1, n), "n = {n}");
+        let report = check(
+            "hot bucket, GPU sort",
+            gpu_engine(),
+            &bases,
+            &vec![Fr::one(); n],
+        );
+        let c = report.window_bits.unwrap();
+        assert_eq!(report.num_windows, digits::num_windows(c), "n = {n}");
+        assert_eq!(report.num_entries, n, "n = {n}");
     }
 }
 
@@ -274,7 +290,17 @@ fn every_profile_on_adversarial_inputs_and_every_window() {
     bases[3] = bases[2];
     bases[5] = -bases[4];
     let random = random_scalars(n, 62);
-    for e in common::profile_engines() {
+    let both_sorts = common::profile_engines().into_iter().flat_map(|e| {
+        [gpu_msm::BucketSort::Host, gpu_msm::BucketSort::Gpu].map(|bucket_sort| {
+            e.reconfigured(MsmConfig {
+                bucket_sort,
+                ..e.config().clone()
+            })
+            .unwrap()
+        })
+    });
+    for e in both_sorts {
+        let e = &e;
         let a = e.arithmetic();
         for (name, s) in gpu_msm::inputs::adversarial_scalars(n, 63) {
             let rep = check(name, e, &bases, &s);

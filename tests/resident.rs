@@ -150,11 +150,18 @@ fn batches_equal_one_by_one_results() {
     assert!(e.batch_msm(&handle, &[]).unwrap().is_empty());
 }
 
-/// Small scalars run only the windows they need; zero scalars place nothing and cost no GPU
-/// work.
+/// On the host's bucket lists small scalars run only the windows they need, and zero scalars
+/// place nothing and cost no GPU work; the GPU bucket sort runs every window (the host never
+/// looks at a scalar) and skips the empty ones in the reduction.
 #[test]
 fn small_scalars_run_fewer_windows() {
-    let e = gpu_engine();
+    let host = gpu_engine()
+        .reconfigured(gpu_msm::MsmConfig {
+            bucket_sort: gpu_msm::BucketSort::Host,
+            ..gpu_engine().config().clone()
+        })
+        .unwrap();
+    let e = &host;
     let n = 200;
     let bases = random_bases(n, 15);
     let handle = e.load_bases(&bases).unwrap();
@@ -178,6 +185,22 @@ fn small_scalars_run_fewer_windows() {
     // One nonzero scalar among zeros.
     let mut one = zeros.clone();
     one[n - 1] = -Fr::one();
+    assert_eq!(
+        e.msm(&handle, &one).unwrap(),
+        G1Projective::from(-bases[n - 1])
+    );
+    // The same on the GPU bucket sort.
+    let e = gpu_engine();
+    for bits in [1u32, 8, 65] {
+        let s = scalars(ScalarDistribution::SmallBits(bits), n, bits as u64);
+        let (got, rep) = e.msm_with_report(&handle, &s).unwrap();
+        assert_eq!(got, reference(&bases, &s), "GPU sort, bits = {bits}");
+        let c = rep.window_bits.unwrap();
+        assert_eq!(rep.num_windows, gpu_msm::digits::num_windows(c));
+    }
+    let (got, rep) = e.msm_with_report(&handle, &zeros).unwrap();
+    assert!(got.is_zero());
+    assert_eq!(rep.num_entries, 0);
     assert_eq!(
         e.msm(&handle, &one).unwrap(),
         G1Projective::from(-bases[n - 1])

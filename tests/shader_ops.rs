@@ -262,7 +262,8 @@ fn stored_bases_match_the_host_form() {
             let got = ops.stored_bases(&bases).unwrap();
             assert_eq!(got.len(), n);
             for (i, (g, p)) in got.iter().zip(&bases).enumerate() {
-                // The identity is stored as zeros; Edwards poisons what it cannot map.
+                // The identity is stored as zeros (Edwards: as (1, 1, 0)); Edwards poisons
+                // what it cannot map.
                 let want = a
                     .affine_to_shader_words(p)
                     .unwrap_or_else(|| vec![0; a.affine_words()]);

@@ -119,6 +119,7 @@ pub fn report_json(r: &MsmReport) -> serde_json::Value {
             "merged_points": ms(p.merged_points),
             "upload": ms(p.upload),
             "point_conversion": ms(p.point_conversion),
+            "bucket_sort": ms(p.bucket_sort),
             "bucket_accumulation": ms(p.bucket_accumulation),
             "bucket_reduction": ms(p.bucket_reduction),
             "download": ms(p.download),

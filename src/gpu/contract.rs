@@ -51,10 +51,32 @@ shader_struct! {
         num_chunks,
         /// First point the convert stage converts.
         first_point,
-        /// Padding to a multiple of 16 bytes.
+        /// Window size c (the GPU bucket sort's digits).
+        window_bits,
+        /// Balanced accumulation threads T (each adds at most ceil(E / T) entries).
+        num_slices,
+    }
+}
+
+shader_struct! {
+    /// One level of the prefix sum (scan.wgsl) or of the carry reduction (balanced.wgsl).
+    pub struct LevelParams {
+        /// Values (scan) or items (carry) the level reads.
+        count_in,
+        /// Block totals (scan) or items (carry) the level writes.
+        count_out,
+        /// Scan: where the level's values start in the scan buffer.
+        in_base,
+        /// Scan: where its block totals go.
+        out_base,
+        /// 1 on the top level (scan: no totals to write; carry: write the buckets).
+        last,
+        /// Padding to 32 bytes.
         pad0,
         /// Padding.
         pad1,
+        /// Padding.
+        pad2,
     }
 }
 
@@ -87,6 +109,8 @@ pub fn wgsl() -> String {
     let mut s = String::from("// Generated from src/gpu/contract.rs.\n");
     s += &Params::wgsl();
     s += &MergeParams::wgsl();
+    s += &LevelParams::wgsl();
+    s += &super::sort::wgsl_constants();
     s += &SelfTestParams::wgsl();
     s += &format!(
         "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",

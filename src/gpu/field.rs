@@ -205,9 +205,11 @@ impl Arithmetic {
     }
 
     /// A base in the form the mixed addition reads ([`Arithmetic::affine_words`] words):
-    /// (x, y), or the Edwards precomputed triple. `None` for the identity.
+    /// (x, y), or the Edwards precomputed triple (the identity's is (1, 1, 0)). `None` for the
+    /// identity in short Weierstrass (stored as zeros) and for points the Edwards map cannot
+    /// send.
     pub fn affine_to_shader_words(self, p: &G1Affine) -> Option<Vec<u32>> {
-        if p.is_zero() {
+        if p.is_zero() && !self.is_edwards() {
             return None;
         }
         let coords = if self.is_edwards() {

@@ -7,12 +7,13 @@ pub mod field;
 pub mod pool;
 pub mod program;
 pub mod selftest;
+pub mod sort;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::G1Affine;
+use ark_bls12_377::{Fr, G1Affine};
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
@@ -20,7 +21,7 @@ use crate::config::{MsmConfig, PowerPreference};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
-use contract::{MergeParams, Params};
+use contract::{LevelParams, MergeParams, Params};
 use field::{affine_upload_words, Arithmetic, WORKGROUP_SIZE};
 use pool::{Group, Pool, Slot, Workspace};
 
@@ -30,6 +31,9 @@ const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
 const ACCUMULATE_WGSL: &str = include_str!("../../shaders/accumulate.wgsl");
 const MERGE_WGSL: &str = include_str!("../../shaders/merge.wgsl");
 const REDUCE_WGSL: &str = include_str!("../../shaders/reduce.wgsl");
+const SORT_WGSL: &str = include_str!("../../shaders/sort.wgsl");
+const SCAN_WGSL: &str = include_str!("../../shaders/scan.wgsl");
+const BALANCED_WGSL: &str = include_str!("../../shaders/balanced.wgsl");
 pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl");
 
 /// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
@@ -37,8 +41,17 @@ pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
 /// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
-/// reduce windows.
-const MAX_PASSES: usize = 4 + MAX_MERGE_LEVELS;
+/// reduce windows; or, with the GPU bucket sort, convert, init, count, the scan levels up and
+/// back, scatter, accumulate, the carry levels and the two reduction passes.
+const MAX_PASSES: usize = {
+    let host = 4 + MAX_MERGE_LEVELS;
+    let gpu = 7 + 2 * sort::MAX_SCAN_LEVELS + sort::MAX_CARRY_LEVELS;
+    if host > gpu {
+        host
+    } else {
+        gpu
+    }
+};
 
 /// Timestamp queries: a begin and an end for each pass.
 const TIMESTAMP_QUERIES: u32 = 2 * MAX_PASSES as u32;
@@ -69,20 +82,28 @@ pub(crate) fn stage_source(arithmetic: Arithmetic, stage: &str) -> String {
 
 impl Params {
     fn new(first_point: u32, num_points: u32, plan: &BucketPlan) -> Self {
-        let b = plan.buckets_per_window;
+        Self {
+            num_chunks: plan.num_chunks(),
+            ..Self::for_windows(first_point, num_points, plan.window_bits, plan.num_windows)
+        }
+    }
+
+    /// The parameters that depend on the window shape only.
+    fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
+        let b = crate::digits::buckets_per_window(c);
         let run_length = REDUCTION_RUN_LENGTH.min(b);
         let segments = b / run_length;
         Self {
             num_points,
-            num_windows: plan.num_windows,
+            num_windows: windows,
             buckets_per_window: b,
-            total_buckets: plan.total_buckets(),
+            total_buckets: windows * b,
             segments,
             log2_segments: segments.trailing_zeros(),
             run_length,
-            total_segments: plan.num_windows * segments,
-            num_chunks: plan.num_chunks(),
+            total_segments: windows * segments,
             first_point,
+            window_bits: c,
             ..Default::default()
         }
     }
@@ -99,6 +120,10 @@ pub struct GpuTimes {
     pub bucket_accumulation: Duration,
     /// Both bucket-reduction passes.
     pub bucket_reduction: Duration,
+    /// Decomposition and bucket sort on the GPU.
+    pub bucket_sort: Duration,
+    /// Bucket entries the GPU bucket sort placed (read back with the window sums).
+    pub entries: Option<u64>,
     /// Mapping and copying out the window sums.
     pub download: Duration,
     /// Host time spent blocked on the GPU (waiting for a submission or a mapping).
@@ -109,6 +134,13 @@ pub struct GpuTimes {
 
 struct Pipelines {
     convert: wgpu::ComputePipeline,
+    init_buckets: wgpu::ComputePipeline,
+    count_digits: wgpu::ComputePipeline,
+    scan_blocks: wgpu::ComputePipeline,
+    scan_add: wgpu::ComputePipeline,
+    scatter_digits: wgpu::ComputePipeline,
+    accumulate_balanced: wgpu::ComputePipeline,
+    carry_level: wgpu::ComputePipeline,
     accumulate: wgpu::ComputePipeline,
     merge: wgpu::ComputePipeline,
     reduce_segments: wgpu::ComputePipeline,
@@ -178,24 +210,50 @@ impl Points<'_> {
 }
 
 /// One MSM's GPU work: its points, the SRE merged points appended to them (indices from
-/// the points' length on), and the bucket plan.
+/// the points' length on), and how its entries reach the buckets.
 pub(crate) struct Job<'a> {
     pub points: Points<'a>,
     pub merged: &'a [G1Affine],
-    pub plan: &'a BucketPlan,
+    pub plan: JobPlan<'a>,
+}
+
+/// How a job's bucket entries are made.
+pub(crate) enum JobPlan<'a> {
+    /// By the host (`src/digits.rs`): chunked bucket lists, merged in levels.
+    Host(&'a BucketPlan),
+    /// On the GPU from the scalars as they are: decomposition, bucket sort, balanced
+    /// accumulation (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`).
+    Gpu {
+        /// The scalars, one per point.
+        scalars: &'a [Fr],
+        /// Window size c.
+        window_bits: u32,
+        /// Windows W.
+        num_windows: u32,
+    },
 }
 
 /// Which phase a pass belongs to.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Convert,
+    Sort,
     Accumulate,
     Reduce,
+}
+
+/// The level plans of a job on the GPU bucket sort.
+struct SortLayout {
+    scan: Vec<LevelParams>,
+    carry: Vec<LevelParams>,
+    /// Byte offset of the entry count (the last offset) in the scan buffer.
+    entry_count_at: u64,
 }
 
 /// Sizes and parameters of one job ([`GpuContext::layout`]).
 struct JobLayout {
     merge: MergePlan,
+    sort: Option<SortLayout>,
     params: Params,
     /// The first point uploaded by the call (0 for one-shot bases, n for the SRE merged
     /// points after resident ones), if the call uploads any: they live in the workspace's
@@ -204,8 +262,15 @@ struct JobLayout {
     /// The uploaded points need the convert stage (the profile's radix is not arkworks').
     convert: bool,
     /// Bytes of each scratch slot.
-    sizes: [(Slot, u64); 7],
+    sizes: Vec<(Slot, u64)>,
     sum_bytes: u64,
+}
+
+impl JobLayout {
+    /// Bytes read back: the window sums, then the entry count on the GPU bucket sort.
+    fn read_bytes(&self) -> u64 {
+        self.sum_bytes + if self.sort.is_some() { 4 } else { 0 }
+    }
 }
 
 /// One compute pass: its phase, pipeline, bind group and dispatch size.
@@ -246,6 +311,7 @@ pub(crate) struct InFlight {
     timestamps: Option<MapReceiver>,
     phases: Vec<Phase>,
     sum_bytes: u64,
+    read_bytes: u64,
     times: GpuTimes,
 }
 
@@ -325,7 +391,10 @@ impl Arithmetic {
 struct Uploads<'a> {
     params: Params,
     merge: &'a MergePlan,
-    plan: &'a BucketPlan,
+    /// The host's bucket lists, or (GPU bucket sort) the scalars and the level plans.
+    plan: Option<&'a BucketPlan>,
+    scalars: Option<&'a [Fr]>,
+    levels: Vec<LevelParams>,
     /// Host points in arkworks' form (one-shot bases and merged points).
     points: Vec<&'a [G1Affine]>,
     /// The profile, for the stored bases' layout.
@@ -336,14 +405,22 @@ impl Uploads<'_> {
     /// (slot, offset in staging, bytes) of every section; the total size last.
     fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
         let points: usize = self.points.iter().map(|p| p.len()).sum();
-        let sections = [
-            (Slot::Params, std::mem::size_of::<Params>() as u64),
-            (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
-            (Slot::ChunkOffsets, self.plan.chunk_offsets.len() as u64 * 4),
-            (Slot::Entries, self.plan.entries.len() as u64 * 4),
-            (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
-            (Slot::Points, self.arithmetic.point_bytes(points)),
-        ];
+        let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
+        if let Some(plan) = self.plan {
+            sections.extend([
+                (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
+                (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
+                (Slot::Entries, plan.entries.len() as u64 * 4),
+                (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
+            ]);
+        }
+        if let Some(s) = self.scalars {
+            sections.extend([
+                (Slot::LevelParams, self.levels.len() as u64 * SECTION_ALIGN),
+                (Slot::Scalars, s.len() as u64 * 32),
+            ]);
+        }
+        sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
         let mut at = 0;
         let mut out = Vec::new();
         for (slot, bytes) in sections {
@@ -372,10 +449,31 @@ impl Uploads<'_> {
                     out[at..at + 16].copy_from_slice(bytemuck::bytes_of(&p));
                 }
             }
-            Slot::ChunkOffsets => {
-                out.copy_from_slice(bytemuck::cast_slice(&self.plan.chunk_offsets))
+            Slot::LevelParams => {
+                out.fill(0);
+                for (i, lv) in self.levels.iter().enumerate() {
+                    let at = i * SECTION_ALIGN as usize;
+                    let bytes = bytemuck::bytes_of(lv);
+                    out[at..at + bytes.len()].copy_from_slice(bytes);
+                }
             }
-            Slot::Entries => out.copy_from_slice(bytemuck::cast_slice(&self.plan.entries)),
+            Slot::Scalars => {
+                let scalars = self.scalars.expect("a GPU bucket sort");
+                out.par_chunks_mut(32).zip(scalars).for_each(|(o, s)| {
+                    // arkworks' Montgomery form, as little-endian words.
+                    for (o, l) in o.chunks_mut(8).zip(s.0 .0) {
+                        o.copy_from_slice(&l.to_le_bytes());
+                    }
+                });
+            }
+            Slot::ChunkOffsets => {
+                let plan = self.plan.expect("host plan");
+                out.copy_from_slice(bytemuck::cast_slice(&plan.chunk_offsets))
+            }
+            Slot::Entries => {
+                let plan = self.plan.expect("host plan");
+                out.copy_from_slice(bytemuck::cast_slice(&plan.entries))
+            }
             Slot::MergeGroups => out.copy_from_slice(bytemuck::cast_slice(&self.merge.groups)),
             Slot::Points => {
                 let words: &mut [u32] = bytemuck::cast_slice_mut(out);
@@ -437,6 +535,13 @@ impl GpuContext {
             let reduce = [REDUCE_WGSL, arithmetic.reduce_segments_wgsl()].join("\n");
             Ok(Pipelines {
                 convert: make(arithmetic.convert_wgsl(), "convert"),
+                init_buckets: make(BALANCED_WGSL, "init_buckets"),
+                count_digits: make(SORT_WGSL, "count_digits"),
+                scan_blocks: make(SCAN_WGSL, "scan_blocks"),
+                scan_add: make(SCAN_WGSL, "scan_add"),
+                scatter_digits: make(SORT_WGSL, "scatter_digits"),
+                accumulate_balanced: make(BALANCED_WGSL, "accumulate_balanced"),
+                carry_level: make(BALANCED_WGSL, "carry_level"),
                 accumulate: make(ACCUMULATE_WGSL, "accumulate"),
                 merge: make(MERGE_WGSL, "merge"),
                 reduce_segments: make(&reduce, "reduce_segments"),
@@ -593,7 +698,17 @@ impl GpuContext {
 
     /// Sizes and parameters of a job, checked against the adapter's limits.
     fn layout(&self, job: &Job) -> Result<JobLayout> {
-        let plan = job.plan;
+        match job.plan {
+            JobPlan::Host(plan) => self.host_layout(job, plan),
+            JobPlan::Gpu {
+                window_bits,
+                num_windows,
+                ..
+            } => self.sort_layout(job, window_bits, num_windows),
+        }
+    }
+
+    fn host_layout(&self, job: &Job, plan: &BucketPlan) -> Result<JobLayout> {
         let n = job.points.len();
         let total_points = n + job.merged.len();
         let merge = MergePlan::new(&plan.bucket_chunks, MERGE_FANIN);
@@ -619,7 +734,7 @@ impl GpuContext {
             .unwrap_or(0);
         let a = self.arithmetic;
         let sum_bytes = a.sums_bytes(params.num_windows as u64);
-        let sizes = [
+        let sizes = vec![
             (Slot::Points, a.point_bytes(total_points)),
             (Slot::ChunkSums, a.sums_bytes(tmp_items)),
             (Slot::MergeTmp, a.sums_bytes(tmp_items)),
@@ -644,9 +759,78 @@ impl GpuContext {
         )?;
         Ok(JobLayout {
             merge,
+            sort: None,
             params,
             convert_from,
             convert: convert_from.is_some() && self.arithmetic.converts_bases(),
+            sizes,
+            sum_bytes,
+        })
+    }
+
+    /// The layout of a job on the GPU bucket sort: every size from n, c and W alone.
+    fn sort_layout(&self, job: &Job, c: u32, windows: u32) -> Result<JobLayout> {
+        let n = job.points.len();
+        debug_assert!(job.merged.is_empty(), "SRE plans on the host");
+        let slices = sort::accumulation_threads(n, windows);
+        let params = Params {
+            num_slices: slices,
+            ..Params::for_windows(0, n as u32, c, windows)
+        };
+        let buckets = params.total_buckets as u64;
+        let (scan, scan_len) = sort::scan_levels(params.total_buckets + 1);
+        let carry = sort::carry_levels(slices);
+        if scan.len() > sort::MAX_SCAN_LEVELS || carry.len() > sort::MAX_CARRY_LEVELS {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} scan and {} carry levels",
+                scan.len(),
+                carry.len()
+            )));
+        }
+        let a = self.arithmetic;
+        let sum_bytes = a.sums_bytes(windows as u64);
+        let max_entries = n as u64 * windows as u64;
+        let items = a.sums_bytes(2 * slices as u64);
+        let sizes = vec![
+            (Slot::Points, a.point_bytes(n)),
+            (Slot::Scan, scan_len as u64 * 4),
+            (Slot::Counters, buckets * 4),
+            (Slot::Entries, max_entries * 4),
+            (Slot::EntryBuckets, max_entries * 4),
+            (Slot::ItemKeysA, slices as u64 * 8),
+            (Slot::ItemSumsA, items),
+            (Slot::ItemKeysB, slices as u64 * 8),
+            (Slot::ItemSumsB, items),
+            (Slot::Buckets, a.sums_bytes(buckets)),
+            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
+            (Slot::Sums, sum_bytes),
+            (Slot::Readback, sum_bytes + 4),
+        ];
+        let checked: Vec<(&str, u64)> = sizes
+            .iter()
+            .map(|&(s, b)| (slot_name(s), b))
+            .chain([("scalars", n as u64 * 32)])
+            .collect();
+        self.check_sizes(
+            &checked,
+            &[
+                ("convert", a.convert_threads(n as u64)),
+                ("decompose", n as u64),
+                ("init", buckets),
+                ("accumulate", slices as u64),
+            ],
+        )?;
+        let convert_from = matches!(job.points, Points::Host(_)).then_some(0);
+        Ok(JobLayout {
+            merge: MergePlan::default(),
+            sort: Some(SortLayout {
+                scan,
+                carry,
+                entry_count_at: buckets * 4,
+            }),
+            params,
+            convert_from,
+            convert: convert_from.is_some() && a.converts_bases(),
             sizes,
             sum_bytes,
         })
@@ -691,7 +875,7 @@ impl GpuContext {
                 ws.ensure(dev, slot, bytes);
             }
         }
-        for (slot, bytes) in lay.sizes {
+        for &(slot, bytes) in &lay.sizes {
             if slot != Slot::Points || lay.convert_from.is_some() {
                 ws.ensure(dev, slot, bytes);
             }
@@ -735,6 +919,11 @@ impl GpuContext {
             };
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
         }
+        if lay.sort.is_some() {
+            // The bucket counts (scan level 0) and the scatter's cursors start at zero.
+            encoder.clear_buffer(ws.get(Slot::Scan), 0, None);
+            encoder.clear_buffer(ws.get(Slot::Counters), 0, None);
+        }
         if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
             encoder.copy_buffer_to_buffer(
                 &r.buffer,
@@ -760,10 +949,21 @@ impl GpuContext {
         if lay.convert_from.is_some() {
             points.push(job.merged);
         }
+        let (plan, scalars) = match job.plan {
+            JobPlan::Host(plan) => (Some(plan), None),
+            JobPlan::Gpu { scalars, .. } => (None, Some(scalars)),
+        };
+        let levels = lay
+            .sort
+            .as_ref()
+            .map(|s| s.scan.iter().chain(&s.carry).copied().collect())
+            .unwrap_or_default();
         let uploads = Uploads {
             params: lay.params,
             merge: &lay.merge,
-            plan: job.plan,
+            plan,
+            scalars,
+            levels,
             points,
             arithmetic: self.arithmetic,
         };
@@ -786,18 +986,26 @@ impl GpuContext {
             let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
                 self.encode_copies(e, ws, &sections, job, &lay)
             };
+            let tail = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
+                let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
+                e.copy_buffer_to_buffer(sums, 0, read, 0, lay.sum_bytes);
+                if let Some(s) = &lay.sort {
+                    let scan = ws.get(Slot::Scan);
+                    e.copy_buffer_to_buffer(scan, s.entry_count_at, read, lay.sum_bytes, 4);
+                }
+            };
             let submission = if self.timestamps {
-                self.submit_timestamped(&ws, &passes, copies, lay.sum_bytes)
+                self.submit_timestamped(&ws, &passes, copies, tail)
             } else {
                 let t = Instant::now();
-                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, lay.sum_bytes)?;
+                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail)?;
                 times.wait += t.elapsed();
                 let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
                 add_stage_times(&mut times, &phases, &ns);
                 index
             };
             ws.remap_staging();
-            let readback = request_read(ws.get(Slot::Readback), lay.sum_bytes);
+            let readback = request_read(ws.get(Slot::Readback), lay.read_bytes());
             let timestamps = self
                 .timestamps
                 .then(|| request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
@@ -809,6 +1017,7 @@ impl GpuContext {
                 timestamps,
                 phases: passes.iter().map(|p| p.phase).collect(),
                 sum_bytes: lay.sum_bytes,
+                read_bytes: lay.read_bytes(),
                 times,
             })
         })
@@ -821,7 +1030,7 @@ impl GpuContext {
         ws: &Workspace,
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-        sum_bytes: u64,
+        tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
     ) -> wgpu::SubmissionIndex {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         copies(&mut encoder, ws);
@@ -837,8 +1046,7 @@ impl GpuContext {
             });
             p.record(&mut pass);
         }
-        let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
-        encoder.copy_buffer_to_buffer(sums, 0, read, 0, sum_bytes);
+        tail(&mut encoder, ws);
         let q = 2 * passes.len() as u32;
         let resolve = ws.get(Slot::TimestampResolve);
         encoder.resolve_query_set(queries, 0..q, resolve, 0);
@@ -854,7 +1062,7 @@ impl GpuContext {
         ws: &Workspace,
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-        sum_bytes: u64,
+        tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
     ) -> Result<(wgpu::SubmissionIndex, Vec<f64>)> {
         let dev = &self.device;
         let mut encoder = dev.create_command_encoder(&Default::default());
@@ -867,14 +1075,156 @@ impl GpuContext {
             let mut encoder = dev.create_command_encoder(&Default::default());
             p.record(&mut encoder.begin_compute_pass(&Default::default()));
             if i + 1 == passes.len() {
-                let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
-                encoder.copy_buffer_to_buffer(sums, 0, read, 0, sum_bytes);
+                tail(&mut encoder, ws);
             }
             last = self.queue.submit([encoder.finish()]);
             self.wait_for(last.clone())?;
             ns.push(t.elapsed().as_nanos() as f64);
         }
         Ok((last, ns))
+    }
+
+    /// The GPU bucket sort's passes: buckets to the identity, count, prefix sum, scatter,
+    /// balanced accumulation and the carry levels, which leave every bucket sum in place.
+    fn sort_passes(
+        &self,
+        ws: &mut Workspace,
+        sort: &SortLayout,
+        params: &Params,
+        points_id: u64,
+        resident: Option<&wgpu::Buffer>,
+        out: &mut Vec<Pass>,
+    ) {
+        let p = &self.pipelines;
+        fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
+            ws.get(s).as_entire_binding()
+        }
+        fn points_of<'w>(
+            ws: &'w Workspace,
+            resident: Option<&'w wgpu::Buffer>,
+        ) -> wgpu::BindingResource<'w> {
+            match resident {
+                Some(b) => b.as_entire_binding(),
+                None => whole(ws, Slot::Points),
+            }
+        }
+        fn level(ws: &Workspace, i: usize) -> wgpu::BindingResource<'_> {
+            wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: ws.get(Slot::LevelParams),
+                offset: i as u64 * SECTION_ALIGN,
+                size: wgpu::BufferSize::new(std::mem::size_of::<LevelParams>() as u64),
+            })
+        }
+        let threads = |t: u64| self.dispatch_dims(t);
+        let g = ws.group(Group::InitBuckets, WORKSPACE_POINTS, |ws| {
+            let b = &p.init_buckets;
+            self.bind(
+                b,
+                &[(4, whole(ws, Slot::Buckets)), (9, whole(ws, Slot::Params))],
+            )
+        });
+        let buckets = params.total_buckets as u64;
+        out.push(Pass::new(Phase::Sort, &p.init_buckets, g, threads(buckets)));
+        let n = params.num_points as u64;
+        let g = ws.group(Group::CountDigits, points_id, |ws| {
+            self.bind(
+                &p.count_digits,
+                &[
+                    (0, whole(ws, Slot::Scalars)),
+                    (1, points_of(ws, resident)),
+                    (2, whole(ws, Slot::Scan)),
+                    (6, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        out.push(Pass::new(Phase::Sort, &p.count_digits, g, threads(n)));
+        for (i, lv) in sort.scan.iter().enumerate() {
+            let g = ws.group(Group::ScanBlocks(i), WORKSPACE_POINTS, |ws| {
+                self.bind(
+                    &p.scan_blocks,
+                    &[(0, whole(ws, Slot::Scan)), (1, level(ws, i))],
+                )
+            });
+            let dims = threads(lv.count_out as u64 * WORKGROUP_SIZE as u64);
+            out.push(Pass::new(Phase::Sort, &p.scan_blocks, g, dims));
+        }
+        for (i, lv) in sort.scan.iter().enumerate().rev().skip(1) {
+            let g = ws.group(Group::ScanAdd(i), WORKSPACE_POINTS, |ws| {
+                self.bind(
+                    &p.scan_add,
+                    &[(0, whole(ws, Slot::Scan)), (1, level(ws, i))],
+                )
+            });
+            let dims = threads(lv.count_in as u64);
+            out.push(Pass::new(Phase::Sort, &p.scan_add, g, dims));
+        }
+        let g = ws.group(Group::Scatter, points_id, |ws| {
+            self.bind(
+                &p.scatter_digits,
+                &[
+                    (0, whole(ws, Slot::Scalars)),
+                    (1, points_of(ws, resident)),
+                    (2, whole(ws, Slot::Counters)),
+                    (3, whole(ws, Slot::Scan)),
+                    (4, whole(ws, Slot::Entries)),
+                    (5, whole(ws, Slot::EntryBuckets)),
+                    (6, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        out.push(Pass::new(Phase::Sort, &p.scatter_digits, g, threads(n)));
+        let g = ws.group(Group::Balanced, points_id, |ws| {
+            self.bind(
+                &p.accumulate_balanced,
+                &[
+                    (0, points_of(ws, resident)),
+                    (1, whole(ws, Slot::Scan)),
+                    (2, whole(ws, Slot::Entries)),
+                    (3, whole(ws, Slot::EntryBuckets)),
+                    (4, whole(ws, Slot::Buckets)),
+                    (7, whole(ws, Slot::ItemKeysA)),
+                    (8, whole(ws, Slot::ItemSumsA)),
+                    (9, whole(ws, Slot::Params)),
+                ],
+            )
+        });
+        let slices = params.num_slices as u64;
+        out.push(Pass::new(
+            Phase::Accumulate,
+            &p.accumulate_balanced,
+            g,
+            threads(slices),
+        ));
+        for (i, lv) in sort.carry.iter().enumerate() {
+            let (src, dst) = if i % 2 == 0 {
+                (
+                    (Slot::ItemKeysA, Slot::ItemSumsA),
+                    (Slot::ItemKeysB, Slot::ItemSumsB),
+                )
+            } else {
+                (
+                    (Slot::ItemKeysB, Slot::ItemSumsB),
+                    (Slot::ItemKeysA, Slot::ItemSumsA),
+                )
+            };
+            let at = sort.scan.len() + i;
+            let g = ws.group(Group::Carry(i, at), WORKSPACE_POINTS, |ws| {
+                self.bind(
+                    &p.carry_level,
+                    &[
+                        (4, whole(ws, Slot::Buckets)),
+                        (5, whole(ws, src.0)),
+                        (6, whole(ws, src.1)),
+                        (7, whole(ws, dst.0)),
+                        (8, whole(ws, dst.1)),
+                        (9, whole(ws, Slot::Params)),
+                        (10, level(ws, at)),
+                    ],
+                )
+            });
+            let dims = threads(lv.count_out as u64);
+            out.push(Pass::new(Phase::Accumulate, &p.carry_level, g, dims));
+        }
     }
 
     /// The passes of a job, with their bind groups (cached in the workspace).
@@ -907,59 +1257,63 @@ impl GpuContext {
                 self.dispatch_dims(threads),
             ));
         }
-        let g = ws.group(Group::Accumulate, points_id, |ws| {
-            let points = match resident {
-                Some(b) => b.as_entire_binding(),
-                None => whole(ws, Slot::Points),
-            };
-            self.bind(
-                &p.accumulate,
-                &[
-                    (0, points),
-                    (1, whole(ws, Slot::ChunkOffsets)),
-                    (2, whole(ws, Slot::Entries)),
-                    (3, whole(ws, Slot::ChunkSums)),
-                    (4, whole(ws, Slot::Params)),
-                ],
-            )
-        });
-        out.push(Pass::new(
-            Phase::Accumulate,
-            &p.accumulate,
-            g,
-            self.dispatch_dims(params.num_chunks as u64),
-        ));
-        let levels = merge.levels.len();
-        for (i, lv) in merge.levels.iter().enumerate() {
-            let last = i + 1 == levels;
-            let g = ws.group(Group::Merge(i, last), WORKSPACE_POINTS, |ws| {
-                let (src, dst) = match (i % 2, last) {
-                    (0, true) => (Slot::ChunkSums, Slot::Buckets),
-                    (_, true) => (Slot::MergeTmp, Slot::Buckets),
-                    (0, false) => (Slot::ChunkSums, Slot::MergeTmp),
-                    (_, false) => (Slot::MergeTmp, Slot::ChunkSums),
-                };
-                let mp = wgpu::BufferBinding {
-                    buffer: ws.get(Slot::MergeParams),
-                    offset: i as u64 * SECTION_ALIGN,
-                    size: wgpu::BufferSize::new(std::mem::size_of::<MergeParams>() as u64),
+        if let Some(sort) = &lay.sort {
+            self.sort_passes(ws, sort, params, points_id, resident, &mut out);
+        } else {
+            let g = ws.group(Group::Accumulate, points_id, |ws| {
+                let points = match resident {
+                    Some(b) => b.as_entire_binding(),
+                    None => whole(ws, Slot::Points),
                 };
                 self.bind(
-                    &p.merge,
+                    &p.accumulate,
                     &[
-                        (0, whole(ws, src)),
-                        (1, whole(ws, Slot::MergeGroups)),
-                        (2, whole(ws, dst)),
-                        (3, wgpu::BindingResource::Buffer(mp)),
+                        (0, points),
+                        (1, whole(ws, Slot::ChunkOffsets)),
+                        (2, whole(ws, Slot::Entries)),
+                        (3, whole(ws, Slot::ChunkSums)),
+                        (4, whole(ws, Slot::Params)),
                     ],
                 )
             });
             out.push(Pass::new(
                 Phase::Accumulate,
-                &p.merge,
+                &p.accumulate,
                 g,
-                self.dispatch_dims(lv.num_groups as u64),
+                self.dispatch_dims(params.num_chunks as u64),
             ));
+            let levels = merge.levels.len();
+            for (i, lv) in merge.levels.iter().enumerate() {
+                let last = i + 1 == levels;
+                let g = ws.group(Group::Merge(i, last), WORKSPACE_POINTS, |ws| {
+                    let (src, dst) = match (i % 2, last) {
+                        (0, true) => (Slot::ChunkSums, Slot::Buckets),
+                        (_, true) => (Slot::MergeTmp, Slot::Buckets),
+                        (0, false) => (Slot::ChunkSums, Slot::MergeTmp),
+                        (_, false) => (Slot::MergeTmp, Slot::ChunkSums),
+                    };
+                    let mp = wgpu::BufferBinding {
+                        buffer: ws.get(Slot::MergeParams),
+                        offset: i as u64 * SECTION_ALIGN,
+                        size: wgpu::BufferSize::new(std::mem::size_of::<MergeParams>() as u64),
+                    };
+                    self.bind(
+                        &p.merge,
+                        &[
+                            (0, whole(ws, src)),
+                            (1, whole(ws, Slot::MergeGroups)),
+                            (2, whole(ws, dst)),
+                            (3, wgpu::BindingResource::Buffer(mp)),
+                        ],
+                    )
+                });
+                out.push(Pass::new(
+                    Phase::Accumulate,
+                    &p.merge,
+                    g,
+                    self.dispatch_dims(lv.num_groups as u64),
+                ));
+            }
         }
         let g = ws.group(Group::ReduceSegments, WORKSPACE_POINTS, |ws| {
             self.bind(
@@ -1006,15 +1360,19 @@ impl GpuContext {
             timestamps,
             phases,
             sum_bytes,
+            read_bytes,
             mut times,
         } = f;
         let w = Instant::now();
         self.wait_for(submission)?;
         times.wait += w.elapsed();
         let t = Instant::now();
-        let sums: Vec<u32> =
-            bytemuck::cast_slice(&take_mapped(&readback, ws.get(Slot::Readback), sum_bytes)?)
-                .to_vec();
+        let read = take_mapped(&readback, ws.get(Slot::Readback), read_bytes)?;
+        let words: &[u32] = bytemuck::cast_slice(&read);
+        let sums = words[..sum_bytes as usize / 4].to_vec();
+        if read_bytes > sum_bytes {
+            times.entries = Some(words[sum_bytes as usize / 4] as u64);
+        }
         times.download = t.elapsed();
         if let Some(rx) = timestamps {
             let raw = take_mapped(&rx, ws.get(Slot::TimestampRead), 16 * phases.len() as u64)?;
@@ -1027,6 +1385,49 @@ impl GpuContext {
         }
         self.pool.put(ws);
         Ok((sums, times))
+    }
+
+    /// The GPU bucket sort of one call, for the tests: runs the whole job and returns the
+    /// bucket offsets (W B + 1 of them) and the sorted entries.
+    pub(crate) fn bucket_sort(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+        c: u32,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        let windows = crate::digits::num_windows(c);
+        let job = Job {
+            points: Points::Host(bases),
+            merged: &[],
+            plan: JobPlan::Gpu {
+                scalars,
+                window_bits: c,
+                num_windows: windows,
+            },
+        };
+        let f = self.submit(&job)?;
+        self.wait_for(f.submission.clone())?;
+        let buckets = windows as u64 * crate::digits::buckets_per_window(c) as u64;
+        let read = |slot: Slot, words: u64| -> Result<Vec<u32>> {
+            let bytes = (words * 4).max(4);
+            let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sort read"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(f.ws.get(slot), 0, &buf, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+            let mut v: Vec<u32> = bytemuck::cast_slice(&self.read_buffer(&buf)?).to_vec();
+            v.truncate(words as usize);
+            Ok(v)
+        };
+        let offsets = read(Slot::Scan, buckets + 1)?;
+        let total = *offsets.last().expect("W B + 1 offsets") as u64;
+        let entries = read(Slot::Entries, total)?;
+        self.finish(f)?;
+        Ok((offsets, entries))
     }
 
     /// Blocks until all submitted work is done.
@@ -1099,6 +1500,20 @@ fn take_mapped(rx: &MapReceiver, buffer: &wgpu::Buffer, bytes: u64) -> Result<Ve
     Ok(out)
 }
 
+/// A slot's name in size errors.
+fn slot_name(slot: Slot) -> &'static str {
+    match slot {
+        Slot::Points => "bases",
+        Slot::Entries => "entries",
+        Slot::EntryBuckets => "entry buckets",
+        Slot::Buckets => "buckets",
+        Slot::Partials => "partials",
+        Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
+        Slot::Scan => "bucket offsets",
+        _ => "scratch",
+    }
+}
+
 /// Packs affine points into `out` in the upload layout, in parallel.
 fn pack_affine<'a>(
     points: impl IndexedParallelIterator<Item = &'a G1Affine>,
@@ -1116,6 +1531,7 @@ fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]) {
         let d = Duration::from_nanos(*ns as u64);
         match ph {
             Phase::Convert => times.point_conversion += d,
+            Phase::Sort => times.bucket_sort += d,
             Phase::Accumulate => times.bucket_accumulation += d,
             Phase::Reduce => times.bucket_reduction += d,
         }

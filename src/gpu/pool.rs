@@ -51,6 +51,24 @@ pub(crate) enum Slot {
     TimestampResolve,
     /// Timestamps, mapped for reading.
     TimestampRead,
+    /// Scalars as arkworks keeps them (the GPU bucket sort's input).
+    Scalars,
+    /// The bucket counts and their prefix-sum levels (the GPU bucket sort).
+    Scan,
+    /// Per-bucket cursors of the scatter.
+    Counters,
+    /// The bucket of each sorted entry.
+    EntryBuckets,
+    /// Carry items (keys), even levels' input.
+    ItemKeysA,
+    /// Carry items (sums), even levels' input.
+    ItemSumsA,
+    /// Carry items (keys), odd levels' input.
+    ItemKeysB,
+    /// Carry items (sums), odd levels' input.
+    ItemSumsB,
+    /// One parameter block per scan or carry level.
+    LevelParams,
 }
 
 impl Slot {
@@ -58,11 +76,20 @@ impl Slot {
         use wgpu::BufferUsages as U;
         match self {
             Slot::Points => U::STORAGE | U::COPY_DST,
-            Slot::ChunkOffsets | Slot::Entries | Slot::MergeGroups => U::STORAGE | U::COPY_DST,
+            Slot::ChunkOffsets | Slot::MergeGroups | Slot::Scalars => U::STORAGE | U::COPY_DST,
+            // Read back by the bucket-sort tests.
+            Slot::Entries => U::STORAGE | U::COPY_DST | U::COPY_SRC,
+            Slot::Scan => U::STORAGE | U::COPY_DST | U::COPY_SRC,
+            Slot::Counters => U::STORAGE | U::COPY_DST,
+            Slot::EntryBuckets
+            | Slot::ItemKeysA
+            | Slot::ItemSumsA
+            | Slot::ItemKeysB
+            | Slot::ItemSumsB => U::STORAGE,
             Slot::ChunkSums | Slot::MergeTmp | Slot::Buckets | Slot::Partials => U::STORAGE,
             Slot::Sums => U::STORAGE | U::COPY_SRC,
             Slot::Readback | Slot::TimestampRead => U::MAP_READ | U::COPY_DST,
-            Slot::Params | Slot::MergeParams => U::UNIFORM | U::COPY_DST,
+            Slot::Params | Slot::MergeParams | Slot::LevelParams => U::UNIFORM | U::COPY_DST,
             Slot::Staging => U::MAP_WRITE | U::COPY_SRC,
             Slot::TimestampResolve => U::QUERY_RESOLVE | U::COPY_SRC,
         }
@@ -83,6 +110,21 @@ pub(crate) enum Group {
     Merge(usize, bool),
     ReduceSegments,
     ReduceWindows,
+    /// The GPU bucket sort and balanced accumulation.
+    InitBuckets,
+    /// Counting the digits.
+    CountDigits,
+    /// Scan level i going up.
+    ScanBlocks(usize),
+    /// Scan level i adding back.
+    ScanAdd(usize),
+    /// Scattering the entries.
+    Scatter,
+    /// Balanced accumulation.
+    Balanced,
+    /// Carry level i, with its parameter block at index j of the level parameters (after
+    /// the scan levels, so j depends on the call's bucket count too).
+    Carry(usize, usize),
 }
 
 /// The buffers, cached bind groups and timestamp queries of one call in flight.
@@ -192,6 +234,13 @@ impl Workspace {
 
 fn slot_label(slot: Slot) -> &'static str {
     match slot {
+        Slot::Scalars => "scalars",
+        Slot::Scan => "bucket counts and offsets",
+        Slot::Counters => "scatter cursors",
+        Slot::EntryBuckets => "entry buckets",
+        Slot::ItemKeysA | Slot::ItemKeysB => "carry keys",
+        Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
+        Slot::LevelParams => "level params",
         Slot::Points => "points",
         Slot::ChunkOffsets => "chunk offsets",
         Slot::Entries => "entries",

@@ -268,6 +268,17 @@ impl<'a> ShaderOps<'a> {
             .collect())
     }
 
+    /// The GPU bucket sort at window size c (for the tests): the W B + 1 bucket offsets and
+    /// the entries (point index, sign in bit 31), each bucket's range in no fixed order.
+    pub fn bucket_sort(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[ark_bls12_377::Fr],
+        c: u32,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        self.gpu.bucket_sort(bases, scalars, c)
+    }
+
     /// The conversion of the upload path: from arkworks' words to the shaders' form.
     pub fn fp_from_arkworks(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
         let cases = xs

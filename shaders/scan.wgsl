@@ -1,0 +1,57 @@
+// Exclusive prefix sum of the bucket counts, in levels (the host plans them from the bucket
+// count alone): scan_blocks scans blocks of SCAN_BLOCK = WORKGROUP_SIZE * SCAN_RUN values in
+// place and writes each block's total into the next level's section; scan_add adds the
+// scanned block totals back. All levels live in one buffer at offsets the level gives.
+
+@group(0) @binding(0) var<storage, read_write> scan: array<u32>;
+@group(0) @binding(1) var<uniform> level: LevelParams;
+
+const SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;
+
+var<workgroup> lane_sums: array<u32, WORKGROUP_SIZE>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scan_blocks(@builtin(workgroup_id) wid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lane: u32) {
+    let block = wid.x + wid.y * nwg.x;
+    let first = block * SCAN_BLOCK + lane * SCAN_RUN;
+    var sum = 0u;
+    for (var j = 0u; j < SCAN_RUN; j++) {
+        if (first + j < level.count_in) {
+            sum += scan[level.in_base + first + j];
+        }
+    }
+    lane_sums[lane] = sum;
+    workgroupBarrier();
+    // Inclusive scan of the lanes' sums (Hillis-Steele).
+    for (var d = 1u; d < WORKGROUP_SIZE; d <<= 1u) {
+        var v = 0u;
+        if (lane >= d) {
+            v = lane_sums[lane - d];
+        }
+        workgroupBarrier();
+        lane_sums[lane] += v;
+        workgroupBarrier();
+    }
+    var run = lane_sums[lane] - sum;
+    for (var j = 0u; j < SCAN_RUN; j++) {
+        if (first + j < level.count_in) {
+            let x = scan[level.in_base + first + j];
+            scan[level.in_base + first + j] = run;
+            run += x;
+        }
+    }
+    if (lane == WORKGROUP_SIZE - 1u && level.last == 0u && block < level.count_out) {
+        scan[level.out_base + block] = lane_sums[lane];
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scan_add(@builtin(global_invocation_id) gid: vec3<u32>,
+            @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
+    if (i < level.count_in) {
+        scan[level.in_base + i] += scan[level.out_base + i / SCAN_BLOCK];
+    }
+}

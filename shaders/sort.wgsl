@@ -1,0 +1,155 @@
+// The bucket sort on the GPU (a counting sort, the sparse-matrix transpose of cuZK and of
+// Derei and Koh's WebGPU MSM): count_digits counts the entries of every bucket, scan.wgsl
+// turns the counts into offsets, scatter_digits writes each entry at its bucket's offset.
+// The host uploads the scalars as arkworks keeps them (Fr in Montgomery form, 8 words each)
+// and does no work per scalar.
+//
+// Both kernels recompute a scalar's digits (one Montgomery reduction and W windows, cheap
+// next to the bucket additions) rather than store an n x W digit matrix. Digits are the
+// host's (src/digits.rs, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
+// least significant first, a carry into the next window; digit d of window w places
+// point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
+// Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
+
+@group(0) @binding(0) var<storage, read> scalars: array<u32>;
+@group(0) @binding(1) var<storage, read> points: array<u32>;
+@group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read> offsets: array<u32>;
+@group(0) @binding(4) var<storage, read_write> entries: array<u32>;
+@group(0) @binding(5) var<storage, read_write> entry_buckets: array<u32>;
+@group(0) @binding(6) var<uniform> params: Params;
+
+// (lo, hi) of a * b with 32-bit integers only (16-bit halves), so that every profile runs it.
+fn mul_wide(a: u32, b: u32) -> vec2<u32> {
+    let a0 = a & 0xffffu;
+    let a1 = a >> 16u;
+    let b0 = b & 0xffffu;
+    let b1 = b >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let lo = (p00 & 0xffffu) | (mid << 16u);
+    let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+    return vec2<u32>(lo, hi);
+}
+
+// Scalar i as an integer: its Montgomery form a = k 2^256 mod r reduced, k = a 2^-256 mod r
+// (8 rounds of word-wise Montgomery reduction by FR_MODULUS, FR_INV = -r^-1 mod 2^32).
+fn scalar_integer(i: u32) -> array<u32, 8> {
+    var t: array<u32, 9>;
+    for (var j = 0u; j < 8u; j++) {
+        t[j] = scalars[i * 8u + j];
+    }
+    for (var round = 0u; round < 8u; round++) {
+        let m = t[0] * FR_INV;
+        var carry = 0u;
+        for (var j = 0u; j < 8u; j++) {
+            // t[j] + m r_j + carry < 2^64: the high word never overflows.
+            let p = mul_wide(m, FR_MODULUS[j]);
+            let s1 = t[j] + p.x;
+            let s2 = s1 + carry;
+            carry = p.y + select(0u, 1u, s1 < p.x) + select(0u, 1u, s2 < s1);
+            t[j] = s2;
+        }
+        t[8] += carry;
+        // t[0] is now zero: shift down one word.
+        for (var j = 0u; j < 8u; j++) {
+            t[j] = t[j + 1u];
+        }
+        t[8] = 0u;
+    }
+    // t < 2r: subtract r once if t >= r.
+    var d: array<u32, 8>;
+    var borrow = 0u;
+    for (var j = 0u; j < 8u; j++) {
+        let x = t[j] - FR_MODULUS[j];
+        let y = x - borrow;
+        borrow = select(0u, 1u, t[j] < FR_MODULUS[j]) + select(0u, 1u, x < borrow);
+        d[j] = y;
+    }
+    var k: array<u32, 8>;
+    for (var j = 0u; j < 8u; j++) {
+        k[j] = select(d[j], t[j], borrow == 1u);
+    }
+    return k;
+}
+
+// Bits [start, start + c) of k.
+fn window_of(k: array<u32, 8>, start: u32, c: u32) -> u32 {
+    let word = start / 32u;
+    let off = start % 32u;
+    if (word >= 8u) {
+        return 0u;
+    }
+    var v = k[word] >> off;
+    if (off + c > 32u && word + 1u < 8u) {
+        v |= k[word + 1u] << (32u - off);
+    }
+    return v & ((1u << c) - 1u);
+}
+
+// Whether base i places nothing (the identity, as the profile stores it).
+fn base_places_nothing(i: u32) -> bool {
+    var w: AffineWords;
+    for (var k = 0u; k < AFFINE_WORDS; k++) {
+        w[k] = points[i * AFFINE_WORDS + k];
+    }
+    return stored_base_is_identity(w);
+}
+
+// Digit of window w (magnitude and sign bit) given the carry in; updates the carry.
+struct Digit {
+    magnitude: u32,
+    sign: u32,
+    carry: u32,
+}
+
+fn digit(k: array<u32, 8>, w: u32, carry: u32) -> Digit {
+    let c = params.window_bits;
+    let raw = window_of(k, w * c, c) + carry;
+    let half = 1u << (c - 1u);
+    if (raw > half) {
+        return Digit((1u << c) - raw, SIGN_BIT, 1u);
+    }
+    return Digit(raw, 0u, 0u);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
+    if (i >= params.num_points || base_places_nothing(i)) {
+        return;
+    }
+    let k = scalar_integer(i);
+    var carry = 0u;
+    for (var w = 0u; w < params.num_windows; w++) {
+        let d = digit(k, w, carry);
+        carry = d.carry;
+        if (d.magnitude != 0u) {
+            atomicAdd(&counters[w * params.buckets_per_window + d.magnitude - 1u], 1u);
+        }
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
+                  @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
+    if (i >= params.num_points || base_places_nothing(i)) {
+        return;
+    }
+    let k = scalar_integer(i);
+    var carry = 0u;
+    for (var w = 0u; w < params.num_windows; w++) {
+        let d = digit(k, w, carry);
+        carry = d.carry;
+        if (d.magnitude != 0u) {
+            let g = w * params.buckets_per_window + d.magnitude - 1u;
+            let at = offsets[g] + atomicAdd(&counters[g], 1u);
+            entries[at] = i | d.sign;
+            entry_buckets[at] = g;
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Host side of the GPU bucket pipeline (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`):
+//! the tuning constants, the level plans of the prefix sum and of the carry reduction (both
+//! fixed by sizes the host knows, never by the data, so that every stage goes into one
+//! submission), and a CPU model of the balanced accumulation that the tests run on skewed
+//! bucket shapes.
+
+use ark_ff::{BigInteger, PrimeField};
+
+use super::contract::LevelParams;
+use crate::digits::MAX_CHUNK_ENTRIES;
+
+/// Values each thread of the prefix sum adds serially; a workgroup scans
+/// `WORKGROUP_SIZE * SCAN_RUN` values per level.
+pub const SCAN_RUN: u32 = 16;
+
+/// Items each thread of a carry level merges: at most `2 * CARRY_FANIN - 1` additions per
+/// thread, and log_CARRY_FANIN(threads) levels.
+pub const CARRY_FANIN: u32 = 16;
+
+/// Most entries one accumulation thread adds (its slice of the sorted entries), whatever the
+/// scalars: the pipeline runs ceil(n W / ACCUMULATE_SLICE) accumulation threads.
+pub const ACCUMULATE_SLICE: u32 = 64;
+
+/// Most levels of the prefix sum: SCAN_BLOCK^4 = 2^40 counts.
+pub const MAX_SCAN_LEVELS: usize = 4;
+
+/// Most carry levels: CARRY_FANIN^8 = 2^32 accumulation threads.
+pub const MAX_CARRY_LEVELS: usize = 8;
+
+/// Values one workgroup of the prefix sum scans.
+pub fn scan_block() -> u32 {
+    super::field::WORKGROUP_SIZE * SCAN_RUN
+}
+
+const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES);
+
+/// Levels of the exclusive prefix sum over `count` values that start at element 0 of the
+/// scan buffer: level i scans `count_in` values at `in_base` and (unless `last`) writes its
+/// block totals at `out_base`, the next level's input. Returns the levels and the buffer's
+/// length in elements.
+pub fn scan_levels(count: u32) -> (Vec<LevelParams>, u32) {
+    let block = scan_block();
+    let mut levels = Vec::new();
+    let (mut base, mut len) = (0u32, count);
+    loop {
+        let blocks = len.div_ceil(block).max(1);
+        let last = blocks == 1;
+        levels.push(LevelParams {
+            count_in: len,
+            count_out: blocks,
+            in_base: base,
+            out_base: base + len,
+            last: last as u32,
+            ..Default::default()
+        });
+        if last {
+            return (levels, base + len);
+        }
+        base += len;
+        len = blocks;
+    }
+}
+
+/// Accumulation threads for n scalars in W windows (at most n W entries).
+pub fn accumulation_threads(n: usize, windows: u32) -> u32 {
+    ((n as u64 * windows as u64).div_ceil(ACCUMULATE_SLICE as u64)).max(1) as u32
+}
+
+/// Levels of the carry reduction of `items` items: each level merges CARRY_FANIN items per
+/// thread until one thread (the last level) remains.
+pub fn carry_levels(items: u32) -> Vec<LevelParams> {
+    let mut levels = Vec::new();
+    let mut count = items;
+    loop {
+        let out = count.div_ceil(CARRY_FANIN);
+        levels.push(LevelParams {
+            count_in: count,
+            count_out: out,
+            last: (out == 1) as u32,
+            ..Default::default()
+        });
+        if out == 1 {
+            return levels;
+        }
+        count = out;
+    }
+}
+
+/// WGSL constants of the GPU bucket pipeline: the tuning constants and F_r's modulus (to
+/// take the scalars out of Montgomery form).
+pub fn wgsl_constants() -> String {
+    let r = ark_bls12_377::Fr::MODULUS;
+    let words: Vec<String> = r
+        .to_bytes_le()
+        .chunks(4)
+        .map(|c| format!("{}u", u32::from_le_bytes(c.try_into().expect("4 bytes"))))
+        .collect();
+    let r0 = r.0[0] as u32;
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
+    }
+    format!(
+        "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
+         const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
+        inv.wrapping_neg(),
+        words.join(", ")
+    )
+}
+
+/// The balanced accumulation and carry levels of balanced.wgsl run on the CPU over sorted
+/// bucket keys with integer "points" (each entry adds 1): returns each bucket's sum and how
+/// many times it was written. The shaders' logic, step for step, for the tests.
+pub fn model(keys: &[u32], buckets: usize, threads: u32) -> (Vec<u64>, Vec<u32>) {
+    let mut sums = vec![0u64; buckets];
+    let mut writes = vec![0u32; buckets];
+    let mut store = |runs: Vec<(u32, u64)>| {
+        for (k, v) in runs {
+            sums[k as usize] = v;
+            writes[k as usize] += 1;
+        }
+    };
+    let total = keys.len() as u32;
+    let slice = total.div_ceil(threads);
+    let mut items: Vec<ModelItem> = (0..threads)
+        .map(|t| {
+            let start = (t * slice).min(total);
+            let end = (start + slice).min(total);
+            let (item, done) =
+                merge_runs(keys[start as usize..end as usize].iter().map(|&k| (k, 1)));
+            store(done);
+            item
+        })
+        .collect();
+    for level in carry_levels(threads) {
+        let mut next = Vec::new();
+        for group in items.chunks(CARRY_FANIN as usize) {
+            let halves = group
+                .iter()
+                .flat_map(|&(hk, hv, tk, tv)| [(hk, hv), (tk, tv)])
+                .filter(|&(k, _)| k != NO_KEY);
+            let (item, done) = merge_runs(halves);
+            store(done);
+            next.push(item);
+        }
+        if level.last != 0 {
+            let (hk, hv, tk, tv) = next[0];
+            store(
+                [(hk, hv), (tk, tv)]
+                    .into_iter()
+                    .filter(|&(k, _)| k != NO_KEY)
+                    .collect(),
+            );
+            break;
+        }
+        items = next;
+    }
+    (sums, writes)
+}
+
+const NO_KEY: u32 = u32::MAX;
+
+/// (head key, head sum, tail key, tail sum) of the model.
+type ModelItem = (u32, u64, u32, u64);
+
+/// Merges (key, sum) pairs in order: the first and last runs come back as an item, the runs
+/// in between (complete) as the second value.
+fn merge_runs(halves: impl Iterator<Item = (u32, u64)>) -> (ModelItem, Vec<(u32, u64)>) {
+    let (mut key, mut acc, mut head) = (NO_KEY, 0u64, (NO_KEY, 0u64));
+    let mut done = Vec::new();
+    for (k, v) in halves {
+        if key == NO_KEY {
+            (key, acc) = (k, v);
+        } else if k == key {
+            acc += v;
+        } else {
+            if head.0 == NO_KEY {
+                head = (key, acc);
+            } else {
+                done.push((key, acc));
+            }
+            (key, acc) = (k, v);
+        }
+    }
+    let item = if head.0 == NO_KEY {
+        (key, acc, NO_KEY, 0)
+    } else {
+        (head.0, head.1, key, acc)
+    };
+    (item, done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(keys: &[u32], buckets: usize, threads: u32) {
+        let (sums, writes) = model(keys, buckets, threads);
+        let mut want = vec![0u64; buckets];
+        for &k in keys {
+            want[k as usize] += 1;
+        }
+        for b in 0..buckets {
+            assert_eq!(sums[b], want[b], "bucket {b}, {threads} threads");
+            // Every nonempty bucket written exactly once; empty ones never (they keep the
+            // identity that init_buckets wrote).
+            assert_eq!(
+                writes[b],
+                (want[b] > 0) as u32,
+                "bucket {b}, {threads} threads"
+            );
+        }
+    }
+
+    #[test]
+    fn skewed_shapes_around_the_fanin_and_slice() {
+        let f = CARRY_FANIN;
+        for threads in [1, 2, f - 1, f, f + 1, f * f - 1, f * f, f * f + 1] {
+            // One hot bucket, all entries.
+            check(&vec![3; 5000], 8, threads);
+            // Every bucket one entry; buckets with gaps.
+            let keys: Vec<u32> = (0..300).map(|i| 2 * i).collect();
+            check(&keys, 600, threads);
+            // A hot bucket between small ones, at both ends.
+            let mut keys = vec![0, 1, 1];
+            keys.extend(std::iter::repeat_n(2, 1000));
+            keys.extend([5, 6, 6, 7]);
+            check(&keys, 8, threads);
+            // Fewer entries than threads.
+            check(&[4, 4, 9], 10, threads);
+            check(&[], 4, threads);
+        }
+    }
+
+    #[test]
+    fn level_plans() {
+        let (levels, len) = scan_levels(1);
+        assert_eq!(levels.len(), 1);
+        assert_eq!(len, 1);
+        let b = scan_block();
+        for count in [b - 1, b, b + 1, b * b, b * b + 1] {
+            let (levels, len) = scan_levels(count);
+            assert_eq!(levels[0].count_in, count);
+            assert_eq!(levels.last().unwrap().last, 1);
+            assert_eq!(levels.last().unwrap().count_out, 1);
+            for w in levels.windows(2) {
+                assert_eq!(w[1].count_in, w[0].count_out);
+                assert_eq!(w[1].in_base, w[0].out_base);
+            }
+            let top = levels.last().unwrap();
+            assert_eq!(len, top.in_base + top.count_in);
+            assert!(levels.len() <= MAX_SCAN_LEVELS);
+        }
+        for items in [1, 2, CARRY_FANIN, CARRY_FANIN + 1, 1 << 20] {
+            let levels = carry_levels(items);
+            assert_eq!(levels[0].count_in, items);
+            assert_eq!(levels.last().unwrap().count_out, 1);
+            assert!(levels.len() <= MAX_CARRY_LEVELS);
+        }
+        assert_eq!(accumulation_threads(0, 20), 1);
+        assert_eq!(accumulation_threads(64, 1), 1);
+        assert_eq!(accumulation_threads(65, 1), 2);
+    }
+
+    #[test]
+    fn fr_constants() {
+        let s = wgsl_constants();
+        // -r^-1 mod 2^32: r = 1 mod 2^32 for BLS12-377's scalar field.
+        assert!(
+            s.contains(&format!("const FR_INV: u32 = {}u;", u32::MAX)),
+            "{s}"
+        );
+        assert!(s.contains("const FR_MODULUS: array<u32, 8>"));
+    }
+
+    proptest! {
+        #[test]
+        fn model_matches_counts(
+            sizes in proptest::collection::vec(0u32..200, 1..40),
+            threads in 1u32..300,
+        ) {
+            let keys: Vec<u32> = sizes
+                .iter()
+                .enumerate()
+                .flat_map(|(b, &s)| std::iter::repeat_n(b as u32, s as usize))
+                .collect();
+            check(&keys, sizes.len(), threads);
+        }
+    }
+}
