@@ -22,6 +22,7 @@
 @group(0) @binding(1) var<storage, read_write> partials: array<u32>;
 @group(0) @binding(2) var<storage, read_write> window_sums: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> window_offsets: array<u32>;
 
 fn load_bucket(g: u32) -> Point {
     var w: PointWords;
@@ -55,9 +56,15 @@ fn segment(t: u32) -> Segment {
     let s = t & (params.segments - 1u);
     let k = s + 1u;
     let kbits = 32u - countLeadingZeros(k);
+    let b = params.buckets_per_window;
+    if (params.skip_empty_windows != 0u && window_offsets[w * b] == window_offsets[(w + 1u) * b]) {
+        // No entry in the window (small scalars on the GPU bucket sort): its share is the
+        // identity, one addition of identities in the loop's last step.
+        return Segment(w * b + s, k, kbits, 0u, 0u, 0u);
+    }
     let n0 = 2u * params.run_length;
     let n1 = n0 + params.log2_segments;
-    return Segment(w * params.buckets_per_window + s, k, kbits, n0, n1, n1 + 2u * kbits);
+    return Segment(w * b + s, k, kbits, n0, n1, n1 + 2u * kbits);
 }
 
 // The points of the segment loop (indices of SegmentStep's operands).

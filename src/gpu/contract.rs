@@ -55,6 +55,15 @@ shader_struct! {
         window_bits,
         /// Balanced accumulation threads T (each adds at most ceil(E / T) entries).
         num_slices,
+        /// 1 when the reduction may skip windows without entries (it reads the bucket
+        /// offsets of the GPU bucket sort); 0 on the host's bucket lists.
+        skip_empty_windows,
+        /// Padding to a multiple of 16 bytes.
+        pad0,
+        /// Padding.
+        pad1,
+        /// Padding.
+        pad2,
     }
 }
 

@@ -742,6 +742,8 @@ impl GpuContext {
             (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
             (Slot::Sums, sum_bytes),
             (Slot::Readback, sum_bytes),
+            // Bound by the reduction, which reads it only on the GPU bucket sort.
+            (Slot::Scan, 4),
         ];
         self.check_sizes(
             &[
@@ -775,6 +777,7 @@ impl GpuContext {
         let slices = sort::accumulation_threads(n, windows);
         let params = Params {
             num_slices: slices,
+            skip_empty_windows: 1,
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;
@@ -1322,6 +1325,7 @@ impl GpuContext {
                     (0, whole(ws, Slot::Buckets)),
                     (1, whole(ws, Slot::Partials)),
                     (3, whole(ws, Slot::Params)),
+                    (4, whole(ws, Slot::Scan)),
                 ],
             )
         });
