@@ -1,8 +1,10 @@
 // Balanced bucket accumulation over the sorted entries (after sort.wgsl and scan.wgsl).
 //
-// accumulate_balanced: thread t takes entries [t L, (t + 1) L) with L = ceil(E / T), E the
-// entry count (the last offset) and T = params.num_slices threads, whatever the buckets look
-// like: no thread adds more than L points, and a hot bucket is spread over many threads.
+// accumulate_balanced: thread t takes entries [t L, (t + 1) L) with
+// L = max(ceil(E / T), MIN_SLICE), E the entry count (the last offset) and T =
+// params.num_slices threads (the host picks T so that ceil(n W / T) <= ACCUMULATE_SLICE),
+// whatever the buckets look like: no thread adds more than L points, and a hot bucket is
+// spread over many threads.
 // A bucket whose entries lie strictly inside the slice (neither the slice's first nor its
 // last bucket) is complete: the thread writes its sum. The first and last buckets of the
 // slice may continue in the neighbouring slices, so the thread hands them on as an item:
@@ -38,14 +40,21 @@ fn store_bucket(g: u32, p: Point) {
     }
 }
 
+// A half whose key is NO_KEY is never read: its sum is not written.
 fn store_item(k: u32, count: u32, head_key: u32, head: Point, tail_key: u32, tail: Point) {
     out_keys[2u * k] = head_key;
     out_keys[2u * k + 1u] = tail_key;
-    let h = point_to_words(head);
-    let t = point_to_words(tail);
-    for (var i = 0u; i < POINT_WORDS; i++) {
-        out_sums[i * 2u * count + 2u * k] = h[i];
-        out_sums[i * 2u * count + 2u * k + 1u] = t[i];
+    if (head_key != NO_KEY) {
+        let h = point_to_words(head);
+        for (var i = 0u; i < POINT_WORDS; i++) {
+            out_sums[i * 2u * count + 2u * k] = h[i];
+        }
+    }
+    if (tail_key != NO_KEY) {
+        let t = point_to_words(tail);
+        for (var i = 0u; i < POINT_WORDS; i++) {
+            out_sums[i * 2u * count + 2u * k + 1u] = t[i];
+        }
     }
 }
 
@@ -83,7 +92,7 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
         return;
     }
     let total = offsets[params.total_buckets];
-    let slice = (total + count - 1u) / count;
+    let slice = max((total + count - 1u) / count, MIN_SLICE);
     let start = min(t * slice, total);
     let end = min(start + slice, total);
     if (start == end) {

@@ -83,15 +83,22 @@ pub enum ScalarDistribution {
     FewDistinct(usize),
     /// Uniform below 2^bits (small witnesses).
     SmallBits(u32),
+    /// Zero except for this percentage (1..=100) of uniform scalars at random positions.
+    Sparse(u32),
 }
 
 impl ScalarDistribution {
-    /// Parses `uniform`, `distinct:K` or `bits:B`.
+    /// Parses `uniform`, `distinct:K`, `bits:B` or `sparse:P`.
     pub fn parse(s: &str) -> Option<Self> {
         match s.split_once(':') {
             None if s == "uniform" => Some(Self::Uniform),
             Some(("distinct", k)) => k.parse().ok().filter(|&k| k > 0).map(Self::FewDistinct),
             Some(("bits", b)) => b.parse().ok().filter(|&b| b <= 253).map(Self::SmallBits),
+            Some(("sparse", p)) => p
+                .parse()
+                .ok()
+                .filter(|p| (1..=100).contains(p))
+                .map(Self::Sparse),
             _ => None,
         }
     }
@@ -103,6 +110,7 @@ impl std::fmt::Display for ScalarDistribution {
             Self::Uniform => write!(f, "uniform"),
             Self::FewDistinct(k) => write!(f, "distinct:{k}"),
             Self::SmallBits(b) => write!(f, "bits:{b}"),
+            Self::Sparse(p) => write!(f, "sparse:{p}"),
         }
     }
 }
@@ -130,20 +138,33 @@ pub fn scalars(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<Fr> {
                 Fr::from_bigint(ark_ff::BigInt(limbs)).unwrap_or_default()
             })
             .collect(),
+        ScalarDistribution::Sparse(percent) => {
+            let values = random_scalars(n, seed);
+            values
+                .into_iter()
+                .map(|v| {
+                    if rng.gen_range(0..100) < percent {
+                        v
+                    } else {
+                        Fr::from(0u64)
+                    }
+                })
+                .collect()
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ff::{BigInteger, PrimeField};
+    use ark_ff::{BigInteger, PrimeField, Zero};
 
     #[test]
     fn distributions_parse_and_hold() {
-        for s in ["uniform", "distinct:3", "bits:32"] {
+        for s in ["uniform", "distinct:3", "bits:32", "sparse:1"] {
             assert_eq!(ScalarDistribution::parse(s).unwrap().to_string(), s);
         }
-        for s in ["", "distinct:0", "bits:254", "bits:x", "other:1"] {
+        for s in ["", "distinct:0", "bits:254", "bits:x", "other:1", "sparse:0", "sparse:101"] {
             assert_eq!(ScalarDistribution::parse(s), None, "{s}");
         }
         let k = scalars(ScalarDistribution::FewDistinct(3), 500, 1);
@@ -154,5 +175,8 @@ mod tests {
         let k = scalars(ScalarDistribution::SmallBits(70), 500, 1);
         assert!(k.iter().all(|s| s.into_bigint().num_bits() <= 70));
         assert!(k.iter().any(|s| s.into_bigint().num_bits() > 64));
+        let k = scalars(ScalarDistribution::Sparse(10), 1000, 1);
+        let nonzero = k.iter().filter(|s| !s.is_zero()).count();
+        assert!((50..150).contains(&nonzero), "{nonzero}");
     }
 }

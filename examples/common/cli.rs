@@ -102,10 +102,10 @@ pub fn parse_sre(s: &str) -> Result<SreMode, String> {
     }
 }
 
-/// `uniform`, `distinct:K` or `bits:B`.
+/// `uniform`, `distinct:K`, `bits:B` or `sparse:P`.
 pub fn parse_scalars(s: &str) -> Result<ScalarDistribution, String> {
     ScalarDistribution::parse(s)
-        .ok_or_else(|| format!("{s:?}: expected uniform, distinct:K (K >= 1) or bits:B (B <= 253)"))
+        .ok_or_else(|| format!("{s:?}: expected uniform, distinct:K (K >= 1), bits:B (B <= 253) or sparse:P (1..=100 percent nonzero)"))
 }
 
 /// The main job: random inputs, MSMs on the chosen adapter, each verified against arkworks.
@@ -131,7 +131,8 @@ pub struct MsmCli {
     /// optional :THRESHOLD (0..=1, default 0.8) or :none
     #[arg(long, default_value = "off", value_parser = parse_sre)]
     pub sre: SreMode,
-    /// Scalar distribution: uniform, distinct:K (K distinct values) or bits:B (below 2^B)
+    /// Scalar distribution: uniform, distinct:K (K distinct values), bits:B (below 2^B) or
+    /// sparse:P (P percent nonzero)
     #[arg(long, default_value = "uniform", value_parser = parse_scalars)]
     pub scalars: ScalarDistribution,
     /// Print the reports as JSON lines instead of tables

@@ -21,6 +21,15 @@ pub const CARRY_FANIN: u32 = 16;
 /// scalars: the pipeline runs ceil(n W / ACCUMULATE_SLICE) accumulation threads.
 pub const ACCUMULATE_SLICE: u32 = 64;
 
+/// Fewest entries an accumulation thread takes while there are entries left (when E / T is
+/// smaller: sparse or small scalars), so that few entries do not each become a carried item.
+pub const MIN_SLICE: u32 = 8;
+
+/// Entries per accumulation thread for E entries over T threads.
+pub fn slice_len(entries: u32, threads: u32) -> u32 {
+    entries.div_ceil(threads).max(MIN_SLICE)
+}
+
 /// Most levels of the prefix sum: SCAN_BLOCK^4 = 2^40 counts.
 pub const MAX_SCAN_LEVELS: usize = 4;
 
@@ -32,7 +41,7 @@ pub fn scan_block() -> u32 {
     super::field::WORKGROUP_SIZE * SCAN_RUN
 }
 
-const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES);
+const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES && MIN_SLICE <= ACCUMULATE_SLICE);
 
 /// Levels of the exclusive prefix sum over `count` values that start at element 0 of the
 /// scan buffer: level i scans `count_in` values at `in_base` and (unless `last`) writes its
@@ -102,6 +111,7 @@ pub fn wgsl_constants() -> String {
     }
     format!(
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
+         const MIN_SLICE: u32 = {MIN_SLICE}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         inv.wrapping_neg(),
         words.join(", ")
@@ -121,7 +131,7 @@ pub fn model(keys: &[u32], buckets: usize, threads: u32) -> (Vec<u64>, Vec<u32>)
         }
     };
     let total = keys.len() as u32;
-    let slice = total.div_ceil(threads);
+    let slice = slice_len(total, threads);
     let mut items: Vec<ModelItem> = (0..threads)
         .map(|t| {
             let start = (t * slice).min(total);
@@ -217,6 +227,10 @@ mod tests {
     fn skewed_shapes_around_the_fanin_and_slice() {
         let f = CARRY_FANIN;
         for threads in [1, 2, f - 1, f, f + 1, f * f - 1, f * f, f * f + 1] {
+            // Fewer entries than MIN_SLICE per thread, around it.
+            for e in [MIN_SLICE - 1, MIN_SLICE, MIN_SLICE + 1] {
+                check(&vec![1; (e * threads) as usize], 3, threads);
+            }
             // One hot bucket, all entries.
             check(&vec![3; 5000], 8, threads);
             // Every bucket one entry; buckets with gaps.
