@@ -20,6 +20,7 @@ fn main() {
         window_bits: cli.window,
         shader_runtime_checks: cli.checked,
         sre: cli.sre,
+        bucket_sort: cli.bucket_sort.into(),
         ..cli.engine.config()
     };
     let n = 1usize << cli.log_n;
@@ -51,10 +52,24 @@ fn main() {
         println!("arkworks VariableBaseMSM::msm: {cpu_time:.2?}");
     }
 
+    let resident = cli.resident.then(|| {
+        let t = Instant::now();
+        let handle = engine.load_bases(&bases).unwrap_or_else(|e| {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        });
+        if !cli.json {
+            println!("load_bases: {:.2?}", t.elapsed());
+        }
+        handle
+    });
     let mut ok = true;
     for r in 0..cli.repeat {
         let progress = Progress::start(format!("run {r}"));
-        let out = engine.msm_with_report(&bases, &scalars);
+        let out = match &resident {
+            Some(handle) => engine.msm_with_report(handle, &scalars),
+            None => engine.msm_with_report(&bases, &scalars),
+        };
         drop(progress);
         match out {
             Ok((got, report)) => {

@@ -118,9 +118,11 @@ pub struct MsmConfig {
     /// examples force [`Backend::Gpu`] so that the shaders run on a software adapter too).
     /// `None` (the default) routes each call.
     pub force_backend: Option<Backend>,
-    /// The shaders' arithmetic profile. `None` (the default) picks per adapter: 32-bit limbs
-    /// with 64-bit products and twisted Edwards buckets ([`Arithmetic::Limbs32Edwards`])
-    /// where the adapter has `SHADER_INT64`, else 13-bit limbs. Asking
+    /// The shaders' arithmetic profile. `None` (the default) picks per adapter
+    /// ([`Arithmetic::auto`]): 32-bit limbs with 64-bit products and twisted Edwards buckets
+    /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^20
+    /// Edwards bases, [`Arithmetic::Limbs32`] where it has `SHADER_INT64` only, else 13-bit
+    /// limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,
     /// Check every base for membership in the prime-order subgroup G1 before any work

@@ -164,7 +164,15 @@ mod tests {
         for s in ["uniform", "distinct:3", "bits:32", "sparse:1"] {
             assert_eq!(ScalarDistribution::parse(s).unwrap().to_string(), s);
         }
-        for s in ["", "distinct:0", "bits:254", "bits:x", "other:1", "sparse:0", "sparse:101"] {
+        for s in [
+            "",
+            "distinct:0",
+            "bits:254",
+            "bits:x",
+            "other:1",
+            "sparse:0",
+            "sparse:101",
+        ] {
             assert_eq!(ScalarDistribution::parse(s), None, "{s}");
         }
         let k = scalars(ScalarDistribution::FewDistinct(3), 500, 1);

@@ -25,11 +25,12 @@
 //! # let _ = (c, sums); Ok(()) }
 //! ```
 //!
-//! The pipeline mirrors the modules: [`routing`] (which path runs a call), [`digits`]
-//! (scalars to signed digits and bucket entry lists, on the host), [`sre`] (optional scalar
-//! redundancy elimination), [`gpu`] (WGSL stages: base conversion, bucket accumulation, chunk
-//! merging, bucket reduction, over pooled buffers), [`cpu`] (small-MSM double-and-add and the
-//! final window reduction), and [`engine`] (the facade and its reports).
+//! The pipeline mirrors the modules: [`routing`] (which path runs a call), [`gpu`] (WGSL
+//! stages over pooled buffers, one submission per call: base conversion, scalar
+//! decomposition and bucket sort, balanced bucket accumulation, bucket reduction), [`digits`]
+//! (the same decomposition on the host: the test oracle, and the path of [`sre`], optional
+//! scalar redundancy elimination), [`cpu`] (small-MSM double-and-add and the final window
+//! reduction), and [`engine`] (the facade and its reports).
 
 pub mod bases;
 pub mod calibration;

@@ -35,6 +35,27 @@ impl From<ArithmeticArg> for Arithmetic {
     }
 }
 
+/// `MsmConfig::bucket_sort` on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BucketSortArg {
+    /// On the GPU unless SRE plans the call.
+    Auto,
+    /// Host digits and bucket lists.
+    Host,
+    /// Decomposition and bucket sort on the GPU.
+    Gpu,
+}
+
+impl From<BucketSortArg> for gpu_msm::BucketSort {
+    fn from(a: BucketSortArg) -> Self {
+        match a {
+            BucketSortArg::Auto => gpu_msm::BucketSort::Auto,
+            BucketSortArg::Host => gpu_msm::BucketSort::Host,
+            BucketSortArg::Gpu => gpu_msm::BucketSort::Gpu,
+        }
+    }
+}
+
 /// Options shared by the examples that build an engine.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineArgs {
@@ -43,7 +64,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
     /// Arithmetic profile of the shaders [default: limbs32-edwards where the adapter has
-    /// 64-bit integers, else limbs13]
+    /// 64-bit integers and binds 2^20 Edwards bases, limbs32 where it has 64-bit integers
+    /// only (lavapipe), else limbs13]
     #[arg(long, value_enum)]
     pub arithmetic: Option<ArithmeticArg>,
     /// Let the engine route each MSM (on a software adapter that means the CPU) instead of
@@ -138,6 +160,13 @@ pub struct MsmCli {
     /// Print the reports as JSON lines instead of tables
     #[arg(long)]
     pub json: bool,
+    /// Load the bases on the device once (`load_bases`) and run every call on the handle, as
+    /// a prover does
+    #[arg(long)]
+    pub resident: bool,
+    /// Where the bucket entries are made: auto (the GPU unless SRE), host or gpu
+    #[arg(long, value_enum, default_value = "auto")]
+    pub bucket_sort: BucketSortArg,
     #[command(flatten)]
     pub engine: EngineArgs,
 }

@@ -63,6 +63,20 @@ impl Arithmetic {
         }
     }
 
+    /// The profile an adapter gets by default: Limbs32Edwards where it has 64-bit integers
+    /// and one storage binding holds [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases,
+    /// Limbs32 where it has 64-bit integers only (its bases take two thirds of the bytes, so
+    /// larger MSMs fit one binding), else Limbs13.
+    pub fn auto(int64: bool, max_binding_bytes: u64) -> Arithmetic {
+        let edwards_bases =
+            max_binding_bytes / (Arithmetic::Limbs32Edwards.affine_words() * 4) as u64;
+        match (int64, edwards_bases >= EDWARDS_MIN_BINDABLE_BASES) {
+            (true, true) => Arithmetic::Limbs32Edwards,
+            (true, false) => Arithmetic::Limbs32,
+            (false, _) => Arithmetic::Limbs13,
+        }
+    }
+
     /// Whether the buckets live on the twisted Edwards curve.
     pub fn is_edwards(self) -> bool {
         self == Arithmetic::Limbs32Edwards
@@ -301,6 +315,10 @@ pub const PACKED_WORDS: usize = 12;
 /// Words of one base as uploaded (arkworks' x, y); the profile's stored form may be wider
 /// ([`Arithmetic::affine_words`]).
 pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
+/// Fewest bases one storage binding must hold for the default profile to be the Edwards one
+/// (144 bytes a base against Limbs32's 96): 2^20, so that an adapter that binds 128 MiB
+/// (lavapipe) keeps 2^20-point MSMs in one binding with Limbs32 rather than losing them.
+pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 20;
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
@@ -434,6 +452,19 @@ mod tests {
                 None
             );
         }
+    }
+
+    #[test]
+    fn default_profile_by_features_and_binding_size() {
+        let edwards = EDWARDS_MIN_BINDABLE_BASES * 144;
+        assert_eq!(Arithmetic::auto(true, edwards), Arithmetic::Limbs32Edwards);
+        assert_eq!(
+            Arithmetic::auto(true, edwards + 1),
+            Arithmetic::Limbs32Edwards
+        );
+        assert_eq!(Arithmetic::auto(true, edwards - 1), Arithmetic::Limbs32);
+        assert_eq!(Arithmetic::auto(true, 128 << 20), Arithmetic::Limbs32); // lavapipe
+        assert_eq!(Arithmetic::auto(false, u64::MAX), Arithmetic::Limbs13);
     }
 
     #[test]

@@ -432,6 +432,20 @@ impl Uploads<'_> {
         (out, at)
     }
 
+    /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
+    /// straight into the mapped staging buffer.
+    fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
+        let scalars = self.scalars.expect("a GPU bucket sort");
+        let (chunks, _) = out.into_chunks::<32>();
+        chunks.write_iter(scalars.iter().map(|s| {
+            let mut b = [0u8; 32];
+            for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
+                o.copy_from_slice(&l.to_le_bytes());
+            }
+            b
+        }));
+    }
+
     /// Writes section `slot` into `out` (its bytes).
     fn write(&self, slot: Slot, out: &mut [u8]) {
         match slot {
@@ -457,15 +471,7 @@ impl Uploads<'_> {
                     out[at..at + bytes.len()].copy_from_slice(bytes);
                 }
             }
-            Slot::Scalars => {
-                let scalars = self.scalars.expect("a GPU bucket sort");
-                out.par_chunks_mut(32).zip(scalars).for_each(|(o, s)| {
-                    // arkworks' Montgomery form, as little-endian words.
-                    for (o, l) in o.chunks_mut(8).zip(s.0 .0) {
-                        o.copy_from_slice(&l.to_le_bytes());
-                    }
-                });
-            }
+            Slot::Scalars => unreachable!("written by write_scalars"),
             Slot::ChunkOffsets => {
                 let plan = self.plan.expect("host plan");
                 out.copy_from_slice(bytemuck::cast_slice(&plan.chunk_offsets))
@@ -499,6 +505,7 @@ impl GpuContext {
                 .map(|v| v != "wallclock")
                 .unwrap_or(true);
         let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let binding = adapter.limits().max_storage_buffer_binding_size;
         let arithmetic = match config.arithmetic {
             Some(a) if !adapter.features().contains(a.features()) => {
                 return Err(MsmError::InvalidConfig(format!(
@@ -508,8 +515,7 @@ impl GpuContext {
                 )))
             }
             Some(a) => a,
-            None if int64 => Arithmetic::Limbs32Edwards,
-            None => Arithmetic::Limbs13,
+            None => Arithmetic::auto(int64, binding),
         };
         let mut required_features = arithmetic.features();
         if timestamps {
@@ -866,11 +872,18 @@ impl GpuContext {
             let mut view = staging
                 .get_mapped_range_mut(..staging_bytes.max(SECTION_ALIGN))
                 .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
-            let mut host = vec![0u8; staging_bytes as usize];
             for &(slot, at, bytes) in sections {
-                uploads.write(slot, &mut host[at as usize..(at + bytes) as usize]);
+                let range = at as usize..(at + bytes) as usize;
+                if slot == Slot::Scalars {
+                    // The one section that grows with n on resident bases: streamed into the
+                    // mapping once, with no host copy in between.
+                    uploads.write_scalars(view.slice(range));
+                } else {
+                    let mut host = vec![0u8; bytes as usize];
+                    uploads.write(slot, &mut host);
+                    view.slice(range).copy_from_slice(&host);
+                }
             }
-            view.slice(..staging_bytes as usize).copy_from_slice(&host);
         }
         staging.unmap();
         for &(slot, _, bytes) in sections {
