@@ -184,12 +184,9 @@ pub mod reg {
     pub const COUNT: usize = 21;
 }
 
+use super::program::s;
 use reg::*;
 use Op::*;
-
-const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
-    Step { op, dst, a, b }
-}
 
 /// The common tail of the additions: E = B - A, F = D - C, G = D + C, H = B + A,
 /// (X3, Y3, T3, Z3) = (E F, G H, E H, F G).
@@ -295,14 +292,7 @@ pub fn wgsl_straight_line() -> String {
 /// Runs an Edwards table on the CPU (register K set to k), as the shaders do.
 pub fn interpret(program: &[Step], regs: &mut [Fq; COUNT]) {
     regs[K as usize] = constants().k;
-    for st in program {
-        let (a, b) = (regs[st.a as usize], regs[st.b as usize]);
-        regs[st.dst as usize] = match st.op {
-            Mul => a * b,
-            Add => a + b,
-            Sub => a - b,
-        };
-    }
+    super::program::interpret(program, regs);
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub mod reg {
 use reg::*;
 use Op::*;
 
-const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
+pub(crate) const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
     Step { op, dst, a, b }
 }
 
@@ -282,8 +282,9 @@ pub(crate) fn straight_line_fn(
     out + &format!("    return {ret};\n}}\n\n")
 }
 
-/// Runs a program on the CPU over arkworks field elements, as the shaders do.
-pub fn interpret(program: &[Step], regs: &mut [Fq; reg::COUNT]) {
+/// Runs a program on the CPU over arkworks field elements, as the shaders do (the registers
+/// of the program's table: [`reg::COUNT`] here, [`super::edwards::reg::COUNT`] for Edwards).
+pub fn interpret(program: &[Step], regs: &mut [Fq]) {
     for st in program {
         let (a, b) = (regs[st.a as usize], regs[st.b as usize]);
         regs[st.dst as usize] = match st.op {
