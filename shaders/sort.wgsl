@@ -115,9 +115,10 @@ fn digit(k: array<u32, 8>, w: u32, carry: u32) -> Digit {
     return Digit(raw, 0u, 0u);
 }
 
-// Scalar i's digits: counted (`scatter` false) or placed at their bucket's next slot. Both
-// entry points call it with a constant, so each compiles to one of the two.
-fn place_digits(i: u32, scatter: bool) {
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread_index(gid, nwg);
     if (i >= params.num_points || base_places_nothing(i)) {
         return;
     }
@@ -126,28 +127,29 @@ fn place_digits(i: u32, scatter: bool) {
     for (var w = 0u; w < params.num_windows; w++) {
         let d = digit(k, w, carry);
         carry = d.carry;
-        if (d.magnitude == 0u) {
-            continue;
-        }
-        let g = w * params.buckets_per_window + d.magnitude - 1u;
-        if (scatter) {
-            let at = offsets[g] + atomicAdd(&counters[g], 1u);
-            entries[at] = i | d.sign;
-            entry_buckets[at] = g;
-        } else {
-            atomicAdd(&counters[g], 1u);
+        if (d.magnitude != 0u) {
+            atomicAdd(&counters[w * params.buckets_per_window + d.magnitude - 1u], 1u);
         }
     }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    place_digits(thread_index(gid, nwg), false);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
 fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
-    place_digits(thread_index(gid, nwg), true);
+    let i = thread_index(gid, nwg);
+    if (i >= params.num_points || base_places_nothing(i)) {
+        return;
+    }
+    let k = scalar_integer(i);
+    var carry = 0u;
+    for (var w = 0u; w < params.num_windows; w++) {
+        let d = digit(k, w, carry);
+        carry = d.carry;
+        if (d.magnitude != 0u) {
+            let g = w * params.buckets_per_window + d.magnitude - 1u;
+            let at = offsets[g] + atomicAdd(&counters[g], 1u);
+            entries[at] = i | d.sign;
+            entry_buckets[at] = g;
+        }
+    }
 }

@@ -143,6 +143,11 @@ pub struct MsmConfig {
     /// Where the bucket entries of a GPU call are made ([`BucketSort::Auto`]: on the GPU
     /// unless SRE plans the call).
     pub bucket_sort: BucketSort,
+    /// Most points one GPU call of a one-shot MSM takes: larger MSMs on host bases run in
+    /// slices whose sums are added on the host. `None` (the default): as many as the
+    /// adapter's storage-binding limit holds ([`crate::GpuMsm::max_slice_points`]). Tests set
+    /// it low to force slicing on small inputs.
+    pub max_slice_points: Option<usize>,
 }
 
 impl Default for MsmConfig {
@@ -161,6 +166,7 @@ impl Default for MsmConfig {
             self_test_inject_fault: false,
             require_gpu: false,
             bucket_sort: BucketSort::Auto,
+            max_slice_points: None,
         }
     }
 }
@@ -174,6 +180,11 @@ impl MsmConfig {
                     "window_bits {c} outside {MIN_WINDOW_BITS}..={MAX_WINDOW_BITS}"
                 )));
             }
+        }
+        if self.max_slice_points == Some(0) {
+            return Err(MsmError::InvalidConfig(
+                "max_slice_points must be at least 1".into(),
+            ));
         }
         if let SreMode::On(o) = &self.sre {
             if let Some(t) = o.early_stop {

@@ -276,7 +276,18 @@ impl GpuMsm {
             backend = tracing::field::Empty
         );
         let _call = span.enter();
-        match self.prepare(bases.bases_ref(), scalars)? {
+        let src = bases.bases_ref();
+        if let (BasesRef::Host(points), Some(slice)) = (src, self.slice_for(scalars.len())) {
+            if points.len() == scalars.len() {
+                return self.sliced(points, scalars, slice);
+            }
+        }
+        self.one_call(src, scalars)
+    }
+
+    /// One MSM in one GPU call (or on a CPU path).
+    fn one_call(&self, src: BasesRef<'_>, scalars: &[Fr]) -> Result<(G1Projective, MsmReport)> {
+        match self.prepare(src, scalars)? {
             Step::Done(r, rep) => Ok((r, *rep)),
             Step::Gpu(p) => {
                 let gpu = self.gpu_context()?;
@@ -284,6 +295,56 @@ impl GpuMsm {
                 self.complete(*p, self.finish(gpu, f))
             }
         }
+    }
+
+    /// Most points one GPU call takes on this engine's adapter at the window size the cost
+    /// model picks for n points (or `MsmConfig::window_bits`); `None` without a GPU.
+    pub fn max_slice_points(&self, n: usize) -> Option<usize> {
+        let gpu = self.gpu.as_ref()?;
+        let c = self
+            .config
+            .window_bits
+            .unwrap_or_else(|| best_window_bits(n));
+        Some(gpu.max_points(c))
+    }
+
+    /// The slice length when an n-point call on host bases must run in slices: larger than
+    /// [`MsmConfig::max_slice_points`] or than the adapter holds, and routed to the GPU.
+    fn slice_for(&self, n: usize) -> Option<usize> {
+        let cap = match self.config.max_slice_points {
+            Some(s) => s,
+            None => self.max_slice_points(n)?,
+        };
+        let (backend, _) =
+            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        (n > cap && backend == Backend::Gpu).then_some(cap)
+    }
+
+    /// An MSM over host bases in slices of at most `slice` points, one GPU call each, the
+    /// sums added on the host; the report adds up the slices' counts and times.
+    fn sliced(
+        &self,
+        points: &[G1Affine],
+        scalars: &[Fr],
+        slice: usize,
+    ) -> Result<(G1Projective, MsmReport)> {
+        let start = Instant::now();
+        let mut sum = G1Projective::zero();
+        let mut report: Option<MsmReport> = None;
+        let slices = scalars.len().div_ceil(slice);
+        for (b, s) in points.chunks(slice).zip(scalars.chunks(slice)) {
+            let (r, rep) = self.one_call(BasesRef::Host(b), s)?;
+            sum += r;
+            report = Some(match report {
+                None => rep,
+                Some(acc) => acc.plus_slice(rep),
+            });
+        }
+        let mut report = report.expect("at least one slice");
+        report.n = scalars.len();
+        report.route += &format!("; {slices} slices of at most {slice} points");
+        report.phases.total = start.elapsed();
+        Ok((sum, report))
     }
 
     /// Many MSMs over the same resident bases, one per scalar vector (each at most as long

@@ -107,6 +107,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+impl MsmReport {
+    /// This report with the next slice's added: counts and phase times summed, the first
+    /// slice's window shape and route kept.
+    pub(crate) fn plus_slice(mut self, other: MsmReport) -> MsmReport {
+        self.num_entries += other.num_entries;
+        self.buffers_allocated += other.buffers_allocated;
+        self.host_time += other.host_time;
+        let (p, q) = (&mut self.phases, other.phases);
+        p.digits += q.digits;
+        p.sre_search += q.sre_search;
+        p.merged_points += q.merged_points;
+        p.upload += q.upload;
+        p.point_conversion += q.point_conversion;
+        p.bucket_sort += q.bucket_sort;
+        p.bucket_accumulation += q.bucket_accumulation;
+        p.bucket_reduction += q.bucket_reduction;
+        p.download += q.download;
+        p.window_reduction += q.window_reduction;
+        self
+    }
+}
+
 impl fmt::Display for MsmReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "backend      {:?} on {}", self.backend, self.adapter)?;

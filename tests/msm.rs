@@ -514,3 +514,46 @@ fn conversion_around_its_batch_size() {
         }
     }
 }
+
+/// One-shot MSMs larger than `MsmConfig::max_slice_points` run in slices summed on the host:
+/// sizes around the slice length and several slices, every profile, adversarial scalars and
+/// bases with the identity, duplicates and P, -P pairs that straddle slice boundaries.
+#[test]
+fn one_shot_msms_in_slices() {
+    let s = 20;
+    for e in common::profile_engines() {
+        let sliced = e
+            .reconfigured(MsmConfig {
+                max_slice_points: Some(s),
+                ..e.config().clone()
+            })
+            .unwrap();
+        let a = e.arithmetic();
+        for n in [s, s + 1, 2 * s + 1] {
+            let mut bases = random_bases(n, 300 + n as u64);
+            if n > s {
+                bases[s - 1] = G1Affine::identity();
+                bases[s] = bases[s - 2]; // a duplicate in the next slice
+                bases[n - 1] = -bases[0]; // P and -P in different slices
+            }
+            let sets = gpu_msm::inputs::adversarial_scalars(n, 301);
+            let picked = ["random", "all equal", "one nonzero", "k and -k"];
+            for (name, scalars) in sets.into_iter().filter(|(m, _)| picked.contains(m)) {
+                let (got, rep) = sliced.msm_with_report(&bases, &scalars).unwrap();
+                assert_eq!(got, reference(&bases, &scalars), "{a:?}, n = {n}, {name}");
+                assert_eq!(rep.n, n);
+                assert_eq!(rep.route.contains("slices"), n > s, "{}", rep.route);
+            }
+        }
+    }
+    let zero = MsmConfig {
+        max_slice_points: Some(0),
+        ..gpu_engine().config().clone()
+    };
+    assert!(matches!(
+        gpu_engine().reconfigured(zero),
+        Err(MsmError::InvalidConfig(_))
+    ));
+    // The adapter's own cap holds every buffer of a call: far above these sizes.
+    assert!(gpu_engine().max_slice_points(1 << 16).unwrap() > 1 << 16);
+}

@@ -619,6 +619,31 @@ impl GpuContext {
         Ok(())
     }
 
+    /// Most points one call can take at window size c: every buffer that grows with n
+    /// (stored bases, scalars, entries and their buckets, carry items) within the adapter's
+    /// storage-binding and buffer limits.
+    pub(crate) fn max_points(&self, c: u32) -> usize {
+        let limits = self.device.limits();
+        let bind = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let a = self.arithmetic;
+        let w = crate::digits::num_windows(c) as u64;
+        let per_point = [
+            a.affine_words() as u64 * 4,
+            32,
+            4 * w,
+            // Carry items: two sums per accumulation thread, a thread per ACCUMULATE_SLICE.
+            (2 * a.point_words() as u64 * 4 * w).div_ceil(sort::ACCUMULATE_SLICE as u64),
+        ]
+        .into_iter()
+        .max()
+        .expect("non-empty");
+        ((bind / per_point) as usize)
+            .min(crate::digits::SIGN_BIT as usize - 1)
+            .max(1)
+    }
+
     fn dispatch_dims(&self, threads: u64) -> (u32, u32) {
         let groups = threads.div_ceil(WORKGROUP_SIZE as u64).max(1);
         let max = self.device.limits().max_compute_workgroups_per_dimension as u64;
