@@ -22,18 +22,42 @@ pub struct Bases {
 struct Inner {
     device: u64,
     host: Vec<G1Affine>,
-    resident: Option<ResidentPoints>,
+    /// The device copy in parts of `part_len` bases (one part unless the set exceeds what
+    /// one call can bind); empty on a CPU-only engine.
+    parts: Vec<ResidentPoints>,
+    part_len: usize,
 }
 
 impl Bases {
-    pub(crate) fn new(device: u64, host: Vec<G1Affine>, resident: Option<ResidentPoints>) -> Self {
+    pub(crate) fn new(
+        device: u64,
+        host: Vec<G1Affine>,
+        parts: Vec<ResidentPoints>,
+        part_len: usize,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 device,
                 host,
-                resident,
+                parts,
+                part_len: part_len.max(1),
             }),
         }
+    }
+
+    /// Bases per device part: calls longer than this run in slices, one per part.
+    pub fn part_len(&self) -> usize {
+        self.inner.part_len
+    }
+
+    /// The number of device parts.
+    pub(crate) fn parts(&self) -> usize {
+        self.inner.parts.len()
+    }
+
+    /// Device part k (bases `k * part_len ..`).
+    pub(crate) fn part(&self, k: usize) -> Option<&ResidentPoints> {
+        self.inner.parts.get(k)
     }
 
     /// Number of bases.
@@ -53,7 +77,7 @@ impl Bases {
 
     /// Bytes the set holds on the device (zero on an engine without a GPU).
     pub fn device_bytes(&self) -> u64 {
-        self.inner.resident.as_ref().map_or(0, |r| r.bytes())
+        self.inner.parts.iter().map(|r| r.bytes()).sum()
     }
 
     /// The device identity of the engine that loaded the set.
@@ -63,7 +87,7 @@ impl Bases {
 
     /// The converted points on the device, if the engine has one.
     pub(crate) fn resident(&self) -> Option<&ResidentPoints> {
-        self.inner.resident.as_ref()
+        self.part(0)
     }
 }
 
@@ -83,6 +107,9 @@ pub enum BasesRef<'a> {
     Host(&'a [G1Affine]),
     /// A resident set; the call uses its first `scalars.len()` bases.
     Resident(&'a Bases),
+    /// Device part k of a resident set (its bases from `k * part_len` on): one slice of a
+    /// call longer than a part.
+    ResidentPart(&'a Bases, usize),
 }
 
 impl<'a> BasesRef<'a> {
@@ -91,6 +118,10 @@ impl<'a> BasesRef<'a> {
         match self {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
+            BasesRef::ResidentPart(b, k) => {
+                let start = (k * b.part_len()).min(b.len());
+                &b.points()[start..(start + b.part_len()).min(b.len())]
+            }
         }
     }
 }

@@ -251,11 +251,20 @@ impl GpuMsm {
     pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
-        let resident = match &self.gpu {
-            Some(g) => Some(g.load_points(bases)?),
-            None => None,
+        let part_len = self
+            .config
+            .max_slice_points
+            .or_else(|| self.max_slice_points(bases.len()))
+            .unwrap_or(bases.len())
+            .max(1);
+        let parts = match &self.gpu {
+            Some(g) => bases
+                .chunks(part_len)
+                .map(|part| g.load_points(part))
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
         };
-        Ok(Bases::new(self.device, bases.to_vec(), resident))
+        Ok(Bases::new(self.device, bases.to_vec(), parts, part_len))
     }
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
@@ -277,10 +286,21 @@ impl GpuMsm {
         );
         let _call = span.enter();
         let src = bases.bases_ref();
-        if let (BasesRef::Host(points), Some(slice)) = (src, self.slice_for(scalars.len())) {
-            if points.len() == scalars.len() {
-                return self.sliced(points, scalars, slice);
+        match src {
+            BasesRef::Host(points) if points.len() == scalars.len() => {
+                if let Some(slice) = self.slice_for(scalars.len()) {
+                    return self.sliced(scalars, slice, |k| {
+                        BasesRef::Host(&points[k * slice..((k + 1) * slice).min(points.len())])
+                    });
+                }
             }
+            BasesRef::Resident(b) if b.parts() > 1 && scalars.len() > b.part_len() => {
+                if b.device() != self.device {
+                    return Err(MsmError::ForeignBases);
+                }
+                return self.sliced(scalars, b.part_len(), |k| BasesRef::ResidentPart(b, k));
+            }
+            _ => {}
         }
         self.one_call(src, scalars)
     }
@@ -320,20 +340,21 @@ impl GpuMsm {
         (n > cap && backend == Backend::Gpu).then_some(cap)
     }
 
-    /// An MSM over host bases in slices of at most `slice` points, one GPU call each, the
-    /// sums added on the host; the report adds up the slices' counts and times.
-    fn sliced(
+    /// An MSM in slices of at most `slice` points (the bases of slice k from `bases(k)`),
+    /// one call each, the sums added on the host; the report adds up the slices' counts and
+    /// times.
+    fn sliced<'a>(
         &self,
-        points: &[G1Affine],
         scalars: &[Fr],
         slice: usize,
+        bases: impl Fn(usize) -> BasesRef<'a>,
     ) -> Result<(G1Projective, MsmReport)> {
         let start = Instant::now();
         let mut sum = G1Projective::zero();
         let mut report: Option<MsmReport> = None;
         let slices = scalars.len().div_ceil(slice);
-        for (b, s) in points.chunks(slice).zip(scalars.chunks(slice)) {
-            let (r, rep) = self.one_call(BasesRef::Host(b), s)?;
+        for (k, s) in scalars.chunks(slice).enumerate() {
+            let (r, rep) = self.one_call(bases(k), s)?;
             sum += r;
             report = Some(match report {
                 None => rep,
@@ -374,6 +395,14 @@ impl GpuMsm {
         // Every vector is checked before any work starts.
         for (k, s) in scalars.iter().enumerate() {
             self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
+        }
+        if bases.parts() > 1 {
+            // Bases in several device parts: each vector runs sliced, one after the other.
+            return scalars
+                .iter()
+                .enumerate()
+                .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
+                .collect();
         }
         let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
         let mut in_flight: Option<(usize, Box<Prepared>, InFlight)> = None;
@@ -427,7 +456,15 @@ impl GpuMsm {
                 bases: all.len(),
                 scalars: scalars.len(),
             }),
-            BasesRef::Resident(b) if b.device() != self.device => Err(MsmError::ForeignBases),
+            BasesRef::Resident(b) | BasesRef::ResidentPart(b, _) if b.device() != self.device => {
+                Err(MsmError::ForeignBases)
+            }
+            BasesRef::ResidentPart(..) if scalars.len() > all.len() => {
+                Err(MsmError::LengthMismatch {
+                    bases: all.len(),
+                    scalars: scalars.len(),
+                })
+            }
             _ => Ok(&all[..scalars.len()]),
         }
     }
@@ -452,7 +489,7 @@ impl GpuMsm {
             arithmetic: None,
             adapter: self.adapter_name().to_string(),
             sre: None,
-            resident_bases: matches!(src, BasesRef::Resident(_)),
+            resident_bases: matches!(src, BasesRef::Resident(_) | BasesRef::ResidentPart(..)),
             buffers_allocated: 0,
             host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
@@ -592,6 +629,10 @@ impl GpuMsm {
             BasesRef::Resident(b) => match b.resident() {
                 Some(r) => Points::Resident(r, p.n),
                 None => Points::Host(&b.points()[..p.n]),
+            },
+            BasesRef::ResidentPart(b, k) => match b.part(k) {
+                Some(r) => Points::Resident(r, p.n),
+                None => Points::Host(&p.bases.points()[..p.n]),
             },
         };
         gpu.submit(&Job {

@@ -206,3 +206,51 @@ fn small_scalars_run_fewer_windows() {
         G1Projective::from(-bases[n - 1])
     );
 }
+
+/// Resident sets larger than one part (`MsmConfig::max_slice_points` forces small parts):
+/// calls on prefixes within the first part, across parts and over all of them, a batch, and
+/// SRE's merged points appended to a part, in every profile, against arkworks.
+#[test]
+fn resident_sets_in_parts() {
+    use gpu_msm::sre::{SreOptions, SreStrategy};
+    let part = 20;
+    for base in common::profile_engines() {
+        let e = base
+            .reconfigured(gpu_msm::MsmConfig {
+                max_slice_points: Some(part),
+                ..base.config().clone()
+            })
+            .unwrap();
+        let a = e.arithmetic();
+        let n = 2 * part + 5;
+        let mut bases = random_bases(n, 500);
+        bases[part] = G1Affine::identity();
+        bases[part + 1] = bases[part - 1];
+        let handle = e.load_bases(&bases).unwrap();
+        assert_eq!(handle.part_len(), part);
+        for m in [part - 1, part, part + 1, n] {
+            let s = random_scalars(m, 501 + m as u64);
+            let (got, rep) = e.msm_with_report(&handle, &s).unwrap();
+            assert_eq!(got, reference(&bases[..m], &s), "{a:?}, prefix {m}");
+            assert!(rep.resident_bases);
+            assert_eq!(rep.route.contains("slices"), m > part, "{}", rep.route);
+        }
+        let vectors = [random_scalars(n, 502), vec![Fr::one(); part + 3]];
+        let refs: Vec<&[Fr]> = vectors.iter().map(|v| v.as_slice()).collect();
+        for (s, got) in refs.iter().zip(e.batch_msm(&handle, &refs).unwrap()) {
+            assert_eq!(got, reference(&bases[..s.len()], s), "{a:?}, batch");
+        }
+        let sre = e
+            .reconfigured(gpu_msm::MsmConfig {
+                sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+                ..e.config().clone()
+            })
+            .unwrap();
+        let equal = vec![random_scalars(1, 503)[0]; n];
+        assert_eq!(
+            sre.msm(&handle, &equal).unwrap(),
+            reference(&bases, &equal),
+            "{a:?}, SRE"
+        );
+    }
+}
