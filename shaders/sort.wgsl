@@ -115,6 +115,10 @@ fn digit(k: array<u32, 8>, w: u32, carry: u32) -> Digit {
     return Digit(raw, 0u, 0u);
 }
 
+// count_digits and scatter_digits keep their own loops: one function shared by both with a
+// flag makes the count kernel reference every buffer of the scatter, so its bind group would
+// need them all (and the scan buffer bound both as counters and as read-only offsets, which
+// WebGPU forbids in one dispatch).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
