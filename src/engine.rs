@@ -65,8 +65,8 @@ struct Prepared<'a> {
 enum PreparedPlan {
     /// The host's bucket lists (SRE, or [`BucketSort::Host`]).
     Host(BucketPlan),
-    /// On the GPU, from the scalars: W windows of c bits (c is the call's).
-    Gpu { num_windows: u32 },
+    /// On the GPU, from the scalars, at the call's window size c.
+    Gpu,
 }
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
@@ -540,7 +540,7 @@ impl GpuMsm {
                 bases: src,
                 n,
                 c,
-                plan: PreparedPlan::Gpu { num_windows: w },
+                plan: PreparedPlan::Gpu,
                 scalars,
                 merged: Vec::new(),
                 overlapped: Duration::ZERO,
@@ -640,10 +640,9 @@ impl GpuMsm {
             merged: &p.merged,
             plan: match &p.plan {
                 PreparedPlan::Host(plan) => JobPlan::Host(plan),
-                PreparedPlan::Gpu { num_windows } => JobPlan::Gpu {
+                PreparedPlan::Gpu => JobPlan::Gpu {
                     scalars: p.scalars,
                     window_bits: p.c,
-                    num_windows: *num_windows,
                 },
             },
         })

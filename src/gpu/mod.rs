@@ -218,6 +218,7 @@ pub(crate) struct Job<'a> {
 }
 
 /// How a job's bucket entries are made.
+#[derive(Clone, Copy)]
 pub(crate) enum JobPlan<'a> {
     /// By the host (`src/digits.rs`): chunked bucket lists, merged in levels.
     Host(&'a BucketPlan),
@@ -226,10 +227,8 @@ pub(crate) enum JobPlan<'a> {
     Gpu {
         /// The scalars, one per point.
         scalars: &'a [Fr],
-        /// Window size c.
+        /// Window size c (every scalar bit is covered: `num_windows(c)` windows).
         window_bits: u32,
-        /// Windows W.
-        num_windows: u32,
     },
 }
 
@@ -391,9 +390,9 @@ impl Arithmetic {
 struct Uploads<'a> {
     params: Params,
     merge: &'a MergePlan,
-    /// The host's bucket lists, or (GPU bucket sort) the scalars and the level plans.
-    plan: Option<&'a BucketPlan>,
-    scalars: Option<&'a [Fr]>,
+    /// The host's bucket lists, or (GPU bucket sort) the scalars.
+    plan: JobPlan<'a>,
+    /// The GPU bucket sort's level parameters (scan levels, then carry levels).
     levels: Vec<LevelParams>,
     /// Host points in arkworks' form (one-shot bases and merged points).
     points: Vec<&'a [G1Affine]>,
@@ -406,19 +405,17 @@ impl Uploads<'_> {
     fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
         let points: usize = self.points.iter().map(|p| p.len()).sum();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
-        if let Some(plan) = self.plan {
-            sections.extend([
+        match self.plan {
+            JobPlan::Host(plan) => sections.extend([
                 (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
                 (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
-            ]);
-        }
-        if let Some(s) = self.scalars {
-            sections.extend([
+            ]),
+            JobPlan::Gpu { scalars, .. } => sections.extend([
                 (Slot::LevelParams, self.levels.len() as u64 * SECTION_ALIGN),
-                (Slot::Scalars, s.len() as u64 * 32),
-            ]);
+                (Slot::Scalars, scalars.len() as u64 * 32),
+            ]),
         }
         sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
         let mut at = 0;
@@ -435,7 +432,9 @@ impl Uploads<'_> {
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
     /// straight into the mapped staging buffer.
     fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
-        let scalars = self.scalars.expect("a GPU bucket sort");
+        let JobPlan::Gpu { scalars, .. } = self.plan else {
+            unreachable!("scalars are uploaded for the GPU bucket sort only")
+        };
         let (chunks, _) = out.into_chunks::<32>();
         chunks.write_iter(scalars.iter().map(|s| {
             let mut b = [0u8; 32];
@@ -472,13 +471,15 @@ impl Uploads<'_> {
                 }
             }
             Slot::Scalars => unreachable!("written by write_scalars"),
-            Slot::ChunkOffsets => {
-                let plan = self.plan.expect("host plan");
-                out.copy_from_slice(bytemuck::cast_slice(&plan.chunk_offsets))
-            }
-            Slot::Entries => {
-                let plan = self.plan.expect("host plan");
-                out.copy_from_slice(bytemuck::cast_slice(&plan.entries))
+            Slot::ChunkOffsets | Slot::Entries => {
+                let JobPlan::Host(plan) = self.plan else {
+                    unreachable!("bucket lists are uploaded for the host plan only")
+                };
+                let words = match slot {
+                    Slot::ChunkOffsets => &plan.chunk_offsets,
+                    _ => &plan.entries,
+                };
+                out.copy_from_slice(bytemuck::cast_slice(words))
             }
             Slot::MergeGroups => out.copy_from_slice(bytemuck::cast_slice(&self.merge.groups)),
             Slot::Points => {
@@ -731,11 +732,7 @@ impl GpuContext {
     fn layout(&self, job: &Job) -> Result<JobLayout> {
         match job.plan {
             JobPlan::Host(plan) => self.host_layout(job, plan),
-            JobPlan::Gpu {
-                window_bits,
-                num_windows,
-                ..
-            } => self.sort_layout(job, window_bits, num_windows),
+            JobPlan::Gpu { window_bits, .. } => self.sort_layout(job, window_bits),
         }
     }
 
@@ -801,9 +798,10 @@ impl GpuContext {
         })
     }
 
-    /// The layout of a job on the GPU bucket sort: every size from n, c and W alone.
-    fn sort_layout(&self, job: &Job, c: u32, windows: u32) -> Result<JobLayout> {
+    /// The layout of a job on the GPU bucket sort: every size from n and c alone.
+    fn sort_layout(&self, job: &Job, c: u32) -> Result<JobLayout> {
         let n = job.points.len();
+        let windows = crate::digits::num_windows(c);
         debug_assert!(job.merged.is_empty(), "SRE plans on the host");
         let slices = sort::accumulation_threads(n, windows);
         let params = Params {
@@ -990,10 +988,6 @@ impl GpuContext {
         if lay.convert_from.is_some() {
             points.push(job.merged);
         }
-        let (plan, scalars) = match job.plan {
-            JobPlan::Host(plan) => (Some(plan), None),
-            JobPlan::Gpu { scalars, .. } => (None, Some(scalars)),
-        };
         let levels = lay
             .sort
             .as_ref()
@@ -1002,8 +996,7 @@ impl GpuContext {
         let uploads = Uploads {
             params: lay.params,
             merge: &lay.merge,
-            plan,
-            scalars,
+            plan: job.plan,
             levels,
             points,
             arithmetic: self.arithmetic,
@@ -1137,18 +1130,6 @@ impl GpuContext {
         out: &mut Vec<Pass>,
     ) {
         let p = &self.pipelines;
-        fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
-            ws.get(s).as_entire_binding()
-        }
-        fn points_of<'w>(
-            ws: &'w Workspace,
-            resident: Option<&'w wgpu::Buffer>,
-        ) -> wgpu::BindingResource<'w> {
-            match resident {
-                Some(b) => b.as_entire_binding(),
-                None => whole(ws, Slot::Points),
-            }
-        }
         fn level(ws: &Workspace, i: usize) -> wgpu::BindingResource<'_> {
             wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                 buffer: ws.get(Slot::LevelParams),
@@ -1273,9 +1254,6 @@ impl GpuContext {
         let (merge, params) = (&lay.merge, &lay.params);
         let convert = lay.convert;
         let p = &self.pipelines;
-        fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
-            ws.get(s).as_entire_binding()
-        }
         let (points_id, resident) = match (&job.points, lay.convert_from) {
             (Points::Resident(r, _), None) => (r.id, Some(&r.buffer)),
             _ => (WORKSPACE_POINTS, None),
@@ -1302,10 +1280,7 @@ impl GpuContext {
             self.sort_passes(ws, sort, params, points_id, resident, &mut out);
         } else {
             let g = ws.group(Group::Accumulate, points_id, |ws| {
-                let points = match resident {
-                    Some(b) => b.as_entire_binding(),
-                    None => whole(ws, Slot::Points),
-                };
+                let points = points_of(ws, resident);
                 self.bind(
                     &p.accumulate,
                     &[
@@ -1437,37 +1412,21 @@ impl GpuContext {
         scalars: &[Fr],
         c: u32,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
-        let windows = crate::digits::num_windows(c);
         let job = Job {
             points: Points::Host(bases),
             merged: &[],
             plan: JobPlan::Gpu {
                 scalars,
                 window_bits: c,
-                num_windows: windows,
             },
         };
         let f = self.submit(&job)?;
         self.wait_for(f.submission.clone())?;
-        let buckets = windows as u64 * crate::digits::buckets_per_window(c) as u64;
-        let read = |slot: Slot, words: u64| -> Result<Vec<u32>> {
-            let bytes = (words * 4).max(4);
-            let buf = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("sort read"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            let mut encoder = self.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(f.ws.get(slot), 0, &buf, 0, bytes);
-            self.queue.submit([encoder.finish()]);
-            let mut v: Vec<u32> = bytemuck::cast_slice(&self.read_buffer(&buf)?).to_vec();
-            v.truncate(words as usize);
-            Ok(v)
-        };
-        let offsets = read(Slot::Scan, buckets + 1)?;
+        let buckets =
+            crate::digits::num_windows(c) as u64 * crate::digits::buckets_per_window(c) as u64;
+        let offsets = self.read_words(f.ws.get(Slot::Scan), buckets + 1)?;
         let total = *offsets.last().expect("W B + 1 offsets") as u64;
-        let entries = read(Slot::Entries, total)?;
+        let entries = self.read_words(f.ws.get(Slot::Entries), total)?;
         self.finish(f)?;
         Ok((offsets, entries))
     }
@@ -1500,18 +1459,26 @@ impl GpuContext {
 
     /// The stored words of a resident set, as the stages read them (for tests).
     pub(crate) fn read_points(&self, r: &ResidentPoints) -> Result<Vec<u32>> {
-        scoped(&self.device, "reading bases", || {
-            let size = r.buffer.size();
+        self.read_words(&r.buffer, r.buffer.size() / 4)
+    }
+
+    /// The first `words` u32 words of a COPY_SRC buffer, copied out through a mapped one
+    /// (for tests; waits for the GPU).
+    fn read_words(&self, src: &wgpu::Buffer, words: u64) -> Result<Vec<u32>> {
+        scoped(&self.device, "reading a buffer", || {
+            let bytes = (words * 4).max(4);
             let read = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bases read"),
-                size,
+                label: Some("test read"),
+                size: bytes,
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
             let mut encoder = self.device.create_command_encoder(&Default::default());
-            encoder.copy_buffer_to_buffer(&r.buffer, 0, &read, 0, size);
+            encoder.copy_buffer_to_buffer(src, 0, &read, 0, bytes);
             self.queue.submit([encoder.finish()]);
-            Ok(bytemuck::cast_slice(&self.read_buffer(&read)?).to_vec())
+            let mut v: Vec<u32> = bytemuck::cast_slice(&self.read_buffer(&read)?).to_vec();
+            v.truncate(words as usize);
+            Ok(v)
         })
     }
 }
@@ -1540,6 +1507,22 @@ fn take_mapped(rx: &MapReceiver, buffer: &wgpu::Buffer, bytes: u64) -> Result<Ve
         .to_vec();
     buffer.unmap();
     Ok(out)
+}
+
+/// A whole slot's buffer as a binding.
+fn whole(ws: &Workspace, s: Slot) -> wgpu::BindingResource<'_> {
+    ws.get(s).as_entire_binding()
+}
+
+/// The bases a call's stages read: a resident set's buffer, or the workspace's points.
+fn points_of<'w>(
+    ws: &'w Workspace,
+    resident: Option<&'w wgpu::Buffer>,
+) -> wgpu::BindingResource<'w> {
+    match resident {
+        Some(b) => b.as_entire_binding(),
+        None => whole(ws, Slot::Points),
+    }
 }
 
 /// A slot's name in size errors.
