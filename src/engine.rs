@@ -738,11 +738,13 @@ fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Pro
 /// `MsmError::InvalidBase` for the first base off the curve (the identity is fine); with
 /// `subgroup`, `MsmError::BaseNotInSubgroup` for the first one outside G1.
 ///
-/// Why a base outside G1 can never give a wrong sum on the GPU path: the complete formulas
-/// are exact for every pair P, Q unless P - Q has order 2, and then they return (0 : 0 : 0)
-/// (Renes, Costello and Batina, 2016). (0 : 0 : 0) absorbs every later addition (each output
-/// coordinate is a sum of products with one of its coordinates), so the window sum comes back
-/// as (0 : 0 : 0), which is not a point and fails the host's check, and the call ends here.
+/// Why a base outside G1 can never give a wrong sum on the GPU path: the complete short
+/// Weierstrass formulas are exact for every pair P, Q unless P - Q has order 2, and then they
+/// return (0 : 0 : 0) (Renes, Costello and Batina, 2016). (0 : 0 : 0) absorbs every later
+/// addition (each output coordinate is a sum of products with one of its coordinates), so
+/// the window sum comes back as (0 : 0 : 0), which is not a point and fails the host's check,
+/// and the call ends here. The Edwards profile poisons its exceptional case the same way
+/// (`src/gpu/edwards.rs`).
 fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
     if let Some(index) = bases.par_iter().position_first(|p| !p.is_on_curve()) {
         return Err(MsmError::InvalidBase { index });

@@ -49,6 +49,8 @@ use super::program::{straight_line_fn, Op, Step};
 pub struct EdwardsConstants {
     /// s = 1/sqrt(3), the Montgomery scaling (u = s (x + 1)).
     pub s: Fq,
+    /// 1/s, for the way back (x = u / s - 1).
+    pub s_inv: Fq,
     /// c = sqrt(-a_te), the scaling of x to a = -1.
     pub c: Fq,
     /// d of the a = -1 curve.
@@ -71,7 +73,13 @@ pub fn constants() -> &'static EdwardsConstants {
             let d_te = (a_mont - Fq::from(2u64)) * b_inv;
             if let Some(c) = (-a_te).sqrt() {
                 let d = -d_te * a_te.inverse().expect("a_te != 0");
-                return EdwardsConstants { s, c, d, k: d + d };
+                return EdwardsConstants {
+                    s,
+                    s_inv: r,
+                    c,
+                    d,
+                    k: d + d,
+                };
             }
         }
         panic!("no choice of sqrt(3) makes -a_te a square");
@@ -108,8 +116,7 @@ pub fn from_edwards(x: Fq, y: Fq) -> Option<G1Affine> {
     // u = (1 + y') / (1 - y'), v = u / x_te = u c / x'; x = u / s - 1, y = v / s.
     let u = (Fq::one() + y) * (Fq::one() - y).inverse()?;
     let v = u * k.c * x.inverse()?;
-    let s_inv = k.s.inverse()?;
-    let p = G1Affine::new_unchecked(u * s_inv - Fq::one(), v * s_inv);
+    let p = G1Affine::new_unchecked(u * k.s_inv - Fq::one(), v * k.s_inv);
     p.is_on_curve().then_some(p)
 }
 
@@ -328,6 +335,7 @@ mod tests {
     fn constants_define_the_curve_and_the_map_round_trips() {
         let k = constants();
         assert_eq!(k.s.square() * Fq::from(3u64), Fq::one());
+        assert_eq!(k.s * k.s_inv, Fq::one());
         // d is not zero or one (the curve is not singular) and k = 2d.
         assert!(!k.d.is_zero() && k.d != Fq::one());
         assert_eq!(k.k, k.d + k.d);

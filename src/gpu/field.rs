@@ -196,12 +196,28 @@ impl Arithmetic {
         Some(Fq::new_unchecked(v) * self.shift().1)
     }
 
+    /// Coordinates packed one after another, as the shaders store a point.
+    fn coords_to_shader_words(self, coords: &[Fq]) -> Vec<u32> {
+        coords
+            .iter()
+            .flat_map(|c| self.to_shader_words(c))
+            .collect()
+    }
+
+    /// N coordinates stored one after another; `None` if one is not reduced.
+    fn coords_from_shader_words<const N: usize>(self, w: &[u32]) -> Option<[Fq; N]> {
+        let mut c = [Fq::zero(); N];
+        for (i, x) in c.iter_mut().enumerate() {
+            *x = self.from_shader_words(&w[i * PACKED_WORDS..(i + 1) * PACKED_WORDS])?;
+        }
+        Some(c)
+    }
+
     /// A projective point in the shaders' coordinates, packed ([`Arithmetic::point_words`]
     /// words). `None` only for Edwards, on points the map cannot send (order 2 or 4).
     pub fn point_to_shader_words(self, p: &G1Projective) -> Option<Vec<u32>> {
         if self.is_edwards() {
-            let c = super::edwards::extended(p)?;
-            return Some(c.iter().flat_map(|x| self.to_shader_words(x)).collect());
+            return Some(self.coords_to_shader_words(&super::edwards::extended(p)?));
         }
         // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the
         // same point.
@@ -210,12 +226,7 @@ impl Arithmetic {
         } else {
             (p.x * p.z, p.y, p.z.square() * p.z)
         };
-        Some(
-            [x, y, z]
-                .iter()
-                .flat_map(|c| self.to_shader_words(c))
-                .collect(),
-        )
+        Some(self.coords_to_shader_words(&[x, y, z]))
     }
 
     /// A base in the form the mixed addition reads ([`Arithmetic::affine_words`] words):
@@ -231,12 +242,7 @@ impl Arithmetic {
         } else {
             vec![p.x, p.y]
         };
-        Some(
-            coords
-                .iter()
-                .flat_map(|c| self.to_shader_words(c))
-                .collect(),
-        )
+        Some(self.coords_to_shader_words(&coords))
     }
 
     /// Reads a projective point from the shaders. `None` when a coordinate is not reduced or
@@ -244,15 +250,9 @@ impl Arithmetic {
     /// result).
     pub fn point_from_shader_words(self, w: &[u32]) -> Option<G1Projective> {
         if self.is_edwards() {
-            let mut c = [Fq::zero(); 4];
-            for (i, x) in c.iter_mut().enumerate() {
-                *x = self.from_shader_words(&w[i * PACKED_WORDS..(i + 1) * PACKED_WORDS])?;
-            }
-            return super::edwards::from_extended(c);
+            return super::edwards::from_extended(self.coords_from_shader_words(w)?);
         }
-        let x = self.from_shader_words(&w[..PACKED_WORDS])?;
-        let y = self.from_shader_words(&w[PACKED_WORDS..2 * PACKED_WORDS])?;
-        let z = self.from_shader_words(&w[2 * PACKED_WORDS..3 * PACKED_WORDS])?;
+        let [x, y, z] = self.coords_from_shader_words(w)?;
         if z.is_zero() {
             // The identity is (0 : Y : 0) with Y != 0.
             return (x.is_zero() && !y.is_zero()).then(G1Projective::zero);
