@@ -11,21 +11,12 @@
 // Chunk sums are stored limb-major ("structure of arrays"): word i of chunk k sits at
 // i * num_chunks + k, so neighbouring threads write neighbouring words.
 
-@group(0) @binding(0) var<storage, read> points: array<u32>;
+// Binding 0, the bases, comes from bases.wgsl.
 @group(0) @binding(1) var<storage, read> chunk_offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> entries: array<u32>;
 @group(0) @binding(3) var<storage, read_write> chunk_sums: array<u32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-
-fn load_affine(idx: u32) -> Affine {
-    let base = idx * AFFINE_WORDS;
-    var w: AffineWords;
-    for (var k = 0u; k < AFFINE_WORDS; k++) {
-        w[k] = points[base + k];
-    }
-    return affine_from_words(w);
-}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
@@ -37,12 +28,7 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
     var acc = point_identity();
     let end = chunk_offsets[k + 1u];
     for (var e = chunk_offsets[k]; e < end; e++) {
-        let entry = entries[e];
-        var q = load_affine(entry & ~SIGN_BIT);
-        if ((entry & SIGN_BIT) != 0u) {
-            q = affine_neg(q);
-        }
-        acc = point_add_mixed(acc, q);
+        acc = point_add_mixed(acc, entry_base(entries[e]));
     }
     let w = point_to_words(acc);
     for (var i = 0u; i < POINT_WORDS; i++) {

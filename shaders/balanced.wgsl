@@ -19,7 +19,7 @@
 // Items and bucket sums are stored limb-major: word i of (item k, half h) of a level of
 // `count` items sits at i * 2 count + 2 k + h; word i of bucket g at i * total_buckets + g.
 
-@group(0) @binding(0) var<storage, read> points: array<u32>;
+// Binding 0, the bases, comes from bases.wgsl.
 @group(0) @binding(1) var<storage, read> offsets: array<u32>;
 @group(0) @binding(2) var<storage, read> entries: array<u32>;
 @group(0) @binding(3) var<storage, read> entry_buckets: array<u32>;
@@ -66,14 +66,6 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
     return point_from_words(w);
 }
 
-fn load_base(idx: u32) -> Affine {
-    var w: AffineWords;
-    for (var k = 0u; k < AFFINE_WORDS; k++) {
-        w[k] = points[idx * AFFINE_WORDS + k];
-    }
-    return affine_from_words(w);
-}
-
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn init_buckets(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -115,12 +107,7 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
             key = b;
             acc = point_identity();
         }
-        let entry = entries[e];
-        var q = load_base(entry & ~SIGN_BIT);
-        if ((entry & SIGN_BIT) != 0u) {
-            q = affine_neg(q);
-        }
-        acc = point_add_mixed(acc, q);
+        acc = point_add_mixed(acc, entry_base(entries[e]));
     }
     if (head_key == NO_KEY) {
         store_item(t, count, key, acc, NO_KEY, point_identity());

@@ -11,8 +11,8 @@
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
-@group(0) @binding(0) var<storage, read> scalars: array<u32>;
-@group(0) @binding(1) var<storage, read> points: array<u32>;
+// Binding 0, the bases, comes from bases.wgsl.
+@group(0) @binding(1) var<storage, read> scalars: array<u32>;
 @group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>>;
 @group(0) @binding(3) var<storage, read> offsets: array<u32>;
 @group(0) @binding(4) var<storage, read_write> entries: array<u32>;
@@ -91,11 +91,7 @@ fn window_of(k: array<u32, 8>, start: u32, c: u32) -> u32 {
 
 // Whether base i places nothing (the identity, as the profile stores it).
 fn base_places_nothing(i: u32) -> bool {
-    var w: AffineWords;
-    for (var k = 0u; k < AFFINE_WORDS; k++) {
-        w[k] = points[i * AFFINE_WORDS + k];
-    }
-    return stored_base_is_identity(w);
+    return stored_base_is_identity(stored_base(i));
 }
 
 // Digit of window w (magnitude and sign bit) given the carry in; updates the carry.

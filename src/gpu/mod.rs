@@ -28,6 +28,7 @@ use pool::{Group, Pool, Slot, Workspace};
 const FIELD_OPS_WGSL: &str = include_str!("../../shaders/field_ops.wgsl");
 const CURVE_OPS_WGSL: &str = include_str!("../../shaders/curve_ops.wgsl");
 const DISPATCH_WGSL: &str = include_str!("../../shaders/dispatch.wgsl");
+const BASES_WGSL: &str = include_str!("../../shaders/bases.wgsl");
 const ACCUMULATE_WGSL: &str = include_str!("../../shaders/accumulate.wgsl");
 const MERGE_WGSL: &str = include_str!("../../shaders/merge.wgsl");
 const REDUCE_WGSL: &str = include_str!("../../shaders/reduce.wgsl");
@@ -540,16 +541,20 @@ impl GpuContext {
         let pipelines = scoped(&device, "pipeline creation", || {
             let make = |stage, entry| create_pipeline(&device, arithmetic, stage, entry, checks);
             let reduce = [REDUCE_WGSL, arithmetic.reduce_segments_wgsl()].join("\n");
+            // The stages that read the stored bases share their binding and readers.
+            let reading_bases = |stage: &str| [BASES_WGSL, stage].join("\n");
+            let sort_src = reading_bases(SORT_WGSL);
+            let balanced_src = reading_bases(BALANCED_WGSL);
             Ok(Pipelines {
                 convert: make(arithmetic.convert_wgsl(), "convert"),
-                init_buckets: make(BALANCED_WGSL, "init_buckets"),
-                count_digits: make(SORT_WGSL, "count_digits"),
+                init_buckets: make(&balanced_src, "init_buckets"),
+                count_digits: make(&sort_src, "count_digits"),
                 scan_blocks: make(SCAN_WGSL, "scan_blocks"),
                 scan_add: make(SCAN_WGSL, "scan_add"),
-                scatter_digits: make(SORT_WGSL, "scatter_digits"),
-                accumulate_balanced: make(BALANCED_WGSL, "accumulate_balanced"),
-                carry_level: make(BALANCED_WGSL, "carry_level"),
-                accumulate: make(ACCUMULATE_WGSL, "accumulate"),
+                scatter_digits: make(&sort_src, "scatter_digits"),
+                accumulate_balanced: make(&balanced_src, "accumulate_balanced"),
+                carry_level: make(&balanced_src, "carry_level"),
+                accumulate: make(&reading_bases(ACCUMULATE_WGSL), "accumulate"),
                 merge: make(MERGE_WGSL, "merge"),
                 reduce_segments: make(&reduce, "reduce_segments"),
                 reduce_windows: make(&reduce, "reduce_windows"),
@@ -1152,8 +1157,8 @@ impl GpuContext {
             self.bind(
                 &p.count_digits,
                 &[
-                    (0, whole(ws, Slot::Scalars)),
-                    (1, points_of(ws, resident)),
+                    (0, points_of(ws, resident)),
+                    (1, whole(ws, Slot::Scalars)),
                     (2, whole(ws, Slot::Scan)),
                     (6, whole(ws, Slot::Params)),
                 ],
@@ -1184,8 +1189,8 @@ impl GpuContext {
             self.bind(
                 &p.scatter_digits,
                 &[
-                    (0, whole(ws, Slot::Scalars)),
-                    (1, points_of(ws, resident)),
+                    (0, points_of(ws, resident)),
+                    (1, whole(ws, Slot::Scalars)),
                     (2, whole(ws, Slot::Counters)),
                     (3, whole(ws, Slot::Scan)),
                     (4, whole(ws, Slot::Entries)),

@@ -1,0 +1,22 @@
+// The stored bases, binding 0 of every stage that reads them (sort, accumulate, balanced;
+// the convert stages write them and declare their own), and the two ways they are read.
+
+@group(0) @binding(0) var<storage, read> points: array<u32>;
+
+// Base idx's stored words (the profile's form: AFFINE_WORDS words).
+fn stored_base(idx: u32) -> AffineWords {
+    var w: AffineWords;
+    for (var k = 0u; k < AFFINE_WORDS; k++) {
+        w[k] = points[idx * AFFINE_WORDS + k];
+    }
+    return w;
+}
+
+// The base a bucket entry adds: point index in bits 0..31, negated when SIGN_BIT is set.
+fn entry_base(entry: u32) -> Affine {
+    var q = affine_from_words(stored_base(entry & ~SIGN_BIT));
+    if ((entry & SIGN_BIT) != 0u) {
+        q = affine_neg(q);
+    }
+    return q;
+}
