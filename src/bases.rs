@@ -1,6 +1,7 @@
 //! Bases an engine keeps for many calls ([`Bases`]), and the conversion that lets every MSM
 //! call take either resident bases or a plain slice ([`MsmBases`]).
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use ark_bls12_377::G1Affine;
@@ -100,6 +101,13 @@ impl std::fmt::Debug for Bases {
     }
 }
 
+/// The slices of n points, at most `len` each (`len` >= 1), in order: how an MSM too large
+/// for one call is cut (one-shot slices, and a resident set's device parts).
+pub(crate) fn slice_ranges(n: usize, len: usize) -> impl Iterator<Item = Range<usize>> {
+    let len = len.max(1);
+    (0..n.div_ceil(len)).map(move |k| k * len..((k + 1) * len).min(n))
+}
+
 /// The bases of one call: a host slice (uploaded by the call) or a resident set.
 #[derive(Clone, Copy)]
 pub enum BasesRef<'a> {
@@ -119,8 +127,8 @@ impl<'a> BasesRef<'a> {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
             BasesRef::ResidentPart(b, k) => {
-                let start = (k * b.part_len()).min(b.len());
-                &b.points()[start..(start + b.part_len()).min(b.len())]
+                let part = slice_ranges(b.len(), b.part_len()).nth(*k);
+                &b.points()[part.unwrap_or(b.len()..b.len())]
             }
         }
     }
@@ -160,5 +168,28 @@ impl MsmBases for Bases {
 impl<T: MsmBases + ?Sized> MsmBases for &T {
     fn bases_ref(&self) -> BasesRef<'_> {
         (**self).bases_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Slicing covers every point exactly once, in order, each slice nonempty and at
+        /// most `len` long, in ceil(n / len) slices.
+        #[test]
+        fn slices_cover_every_point_once(n in 0usize..5000, len in 1usize..600) {
+            let slices: Vec<Range<usize>> = slice_ranges(n, len).collect();
+            prop_assert_eq!(slices.len(), n.div_ceil(len));
+            let mut next = 0;
+            for r in &slices {
+                prop_assert_eq!(r.start, next);
+                prop_assert!(!r.is_empty() && r.len() <= len);
+                next = r.end;
+            }
+            prop_assert_eq!(next, n);
+        }
     }
 }

@@ -28,6 +28,29 @@ pub const TIMING_ENV: &str = "GPU_MSM_TIMING";
 /// Environment variable that overrides [`AdapterChoice::name_contains`].
 pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
 
+/// Share of the adapter's memory an engine may hold by default
+/// ([`MemoryBudget::Fraction`]): the rest is left to the prover and other programs on the
+/// same GPU.
+pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
+
+/// How much device memory an engine may hold at once: resident bases, the buffers of calls
+/// in flight and idle pooled buffers. Calls that do not fit wait for others to finish
+/// ([`crate::gpu::pool`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MemoryBudget {
+    /// This share (in (0, 1]) of what the adapter offers: its largest device-local memory
+    /// heap where the backend reports one (Vulkan), else its largest buffer.
+    Fraction(f64),
+    /// This many bytes.
+    Bytes(u64),
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget::Fraction(DEFAULT_MEMORY_FRACTION)
+    }
+}
+
 /// Which kind of adapter to prefer when no name is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PowerPreference {
@@ -74,6 +97,20 @@ pub enum SelfTest {
     FallBackToCpu,
     /// Do not run it.
     Off,
+}
+
+/// What an engine does after its device is lost (a driver reset, a removed GPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeviceLoss {
+    /// The call that meets the loss fails with [`crate::MsmError::DeviceLost`]; the next call
+    /// creates a new device on the same adapter choice (compiling the pipelines and running
+    /// the known-answer test again). Resident bases loaded before the loss still work, their
+    /// bases uploaded by each call until they are loaded again.
+    #[default]
+    Recreate,
+    /// The call that meets the loss fails with [`crate::MsmError::DeviceLost`]; later calls
+    /// run on the CPU paths (the report's route says why).
+    FallBackToCpu,
 }
 
 /// Where a GPU call's scalars become bucket entries.
@@ -148,6 +185,11 @@ pub struct MsmConfig {
     /// adapter's storage-binding limit holds ([`crate::GpuMsm::max_slice_points`]). Tests set
     /// it low to force slicing on small inputs.
     pub max_slice_points: Option<usize>,
+    /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
+    /// the adapter's). Concurrent calls wait for room instead of over-allocating.
+    pub memory_budget: MemoryBudget,
+    /// What happens after the device is lost ([`DeviceLoss::Recreate`] by default).
+    pub device_loss: DeviceLoss,
 }
 
 impl Default for MsmConfig {
@@ -167,6 +209,8 @@ impl Default for MsmConfig {
             require_gpu: false,
             bucket_sort: BucketSort::Auto,
             max_slice_points: None,
+            memory_budget: MemoryBudget::default(),
+            device_loss: DeviceLoss::default(),
         }
     }
 }
@@ -185,6 +229,19 @@ impl MsmConfig {
             return Err(MsmError::InvalidConfig(
                 "max_slice_points must be at least 1".into(),
             ));
+        }
+        match self.memory_budget {
+            MemoryBudget::Fraction(f) if !(f > 0.0 && f <= 1.0) => {
+                return Err(MsmError::InvalidConfig(format!(
+                    "memory budget fraction {f} outside (0, 1]"
+                )))
+            }
+            MemoryBudget::Bytes(0) => {
+                return Err(MsmError::InvalidConfig(
+                    "memory budget must be at least one byte".into(),
+                ))
+            }
+            _ => {}
         }
         if let SreMode::On(o) = &self.sre {
             if let Some(t) = o.early_stop {

@@ -2,8 +2,9 @@
 //! routing ([`crate::routing`]), the SRE policy ([`crate::sre`]), digits and bucket plans
 //! ([`crate::digits`]), the GPU run ([`crate::gpu`]) and the window reduction ([`crate::cpu`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
@@ -11,9 +12,9 @@ use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::Zero;
 use rayon::prelude::*;
 
-use crate::bases::{Bases, BasesRef, MsmBases};
+use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{BucketSort, MsmConfig, SelfTest};
+use crate::config::{BucketSort, DeviceLoss, MsmConfig, SelfTest, MAX_WINDOW_BITS};
 use crate::digits::{
     best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
@@ -37,7 +38,7 @@ static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 /// adapter it still works, on the CPU paths (unless [`MsmConfig::require_gpu`]).
 pub struct GpuMsm {
     config: MsmConfig,
-    gpu: Option<Arc<GpuContext>>,
+    gpu: Option<Arc<DeviceCell>>,
     adapter: AdapterFacts,
     device: u64,
     /// Crossovers for routing, when configured.
@@ -45,6 +46,24 @@ pub struct GpuMsm {
     sre: SrePolicy,
     /// How long the known-answer test took at creation, if it ran and passed.
     self_test_time: Option<Duration>,
+    /// Test hook ([`GpuMsm::inject_device_loss_in_next_call`]).
+    lose_in_flight: Arc<AtomicBool>,
+}
+
+/// The engine's GPU context, replaced by a new one after a device loss
+/// ([`DeviceLoss::Recreate`]); shared with [`GpuMsm::reconfigured`] engines.
+struct DeviceCell {
+    current: RwLock<Arc<GpuContext>>,
+    /// Held while a new device is made, so that one thread makes it.
+    recreating: Mutex<()>,
+    /// Devices made after a loss.
+    recreated: AtomicU64,
+}
+
+impl DeviceCell {
+    fn current(&self) -> Arc<GpuContext> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 /// A GPU call after its host work, ready to submit.
@@ -91,7 +110,12 @@ impl GpuMsm {
                     name: g.adapter_name().to_string(),
                     software: g.is_software(),
                 };
-                (Some(Arc::new(g)), facts)
+                let cell = DeviceCell {
+                    current: RwLock::new(Arc::new(g)),
+                    recreating: Mutex::new(()),
+                    recreated: AtomicU64::new(0),
+                };
+                (Some(Arc::new(cell)), facts)
             }
             // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
             // by a forced GPU backend, or by naming an adapter).
@@ -112,6 +136,7 @@ impl GpuMsm {
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
+            lose_in_flight: Arc::default(),
         };
         engine.run_self_test()?;
         Ok(engine)
@@ -158,10 +183,11 @@ impl GpuMsm {
         if config.adapter != self.config.adapter
             || config.shader_runtime_checks != self.config.shader_runtime_checks
             || config.arithmetic != self.config.arithmetic
+            || config.memory_budget != self.config.memory_budget
         {
             return Err(MsmError::InvalidConfig(
-                "reconfigured() keeps the device: adapter choice, shader checks and \
-                 arithmetic must match"
+                "reconfigured() keeps the device: adapter choice, shader checks, \
+                 arithmetic and memory budget must match"
                     .into(),
             ));
         }
@@ -179,6 +205,7 @@ impl GpuMsm {
             device: self.device,
             sre: SrePolicy::default(),
             self_test_time: self.self_test_time,
+            lose_in_flight: Arc::clone(&self.lose_in_flight),
         })
     }
 
@@ -199,7 +226,7 @@ impl GpuMsm {
 
     /// The shaders' field arithmetic on this engine's adapter (`None` without one).
     pub fn arithmetic(&self) -> Option<crate::Arithmetic> {
-        self.gpu.as_ref().map(|g| g.arithmetic)
+        self.gpu().map(|g| g.arithmetic)
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).
@@ -209,13 +236,16 @@ impl GpuMsm {
 
     /// The adapter's name ("none" without an adapter).
     pub fn adapter_name(&self) -> &str {
-        self.gpu.as_ref().map_or("none", |g| g.adapter_name())
+        match (&self.gpu, &self.adapter) {
+            (Some(_), AdapterFacts::Gpu { name, .. }) => name,
+            _ => "none",
+        }
     }
 
     /// The adapter's wgpu backend (Vulkan, Metal, DX12, ...), as text; without an adapter,
     /// why there is none.
     pub fn adapter_backend(&self) -> String {
-        match (&self.gpu, &self.adapter) {
+        match (self.gpu(), &self.adapter) {
             (Some(g), _) => format!("{:?}", g.info.backend),
             (None, AdapterFacts::None(why)) => format!("CPU only: {why}"),
             (None, _) => "CPU only".into(),
@@ -224,8 +254,7 @@ impl GpuMsm {
 
     /// Time it took to create the compute pipelines (zero without an adapter).
     pub fn pipeline_creation_time(&self) -> Duration {
-        self.gpu
-            .as_ref()
+        self.gpu()
             .map_or(Duration::ZERO, |g| g.pipeline_creation_time())
     }
 
@@ -236,13 +265,97 @@ impl GpuMsm {
 
     /// Idle pooled GPU workspaces (buffers kept for the next calls).
     pub fn idle_workspaces(&self) -> usize {
-        self.gpu.as_ref().map_or(0, |g| g.idle_workspaces())
+        self.gpu().map_or(0, |g| g.idle_workspaces())
     }
 
-    fn gpu_context(&self) -> Result<&GpuContext> {
-        self.gpu.as_deref().ok_or_else(|| MsmError::NoAdapter {
-            detail: "this engine runs on the CPU only".into(),
-        })
+    /// The device-memory budget ([`MsmConfig::memory_budget`]) and what is counted against
+    /// it now: resident bases, calls in flight, idle buffers, the peak and how many times a
+    /// call waited for room (`None` without a GPU).
+    pub fn memory_usage(&self) -> Option<crate::MemoryUsage> {
+        self.gpu().map(|g| g.memory_usage())
+    }
+
+    /// Bytes of memory the adapter offers: its largest device-local heap where the backend
+    /// reports one (Vulkan), else its largest buffer (`None` without a GPU).
+    pub fn adapter_memory(&self) -> Option<u64> {
+        self.gpu().map(|g| g.adapter_memory())
+    }
+
+    /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).
+    pub fn devices_recreated(&self) -> u64 {
+        self.gpu
+            .as_ref()
+            .map_or(0, |c| c.recreated.load(Ordering::Relaxed))
+    }
+
+    /// Test hook: loses the engine's device now (as a driver reset would), so that tests
+    /// can check what calls do after a loss.
+    #[doc(hidden)]
+    pub fn inject_device_loss(&self) {
+        if let Some(g) = self.gpu() {
+            g.lose();
+        }
+    }
+
+    /// Test hook: loses the device while the next GPU call is in flight (after its
+    /// submission, before its results are read).
+    #[doc(hidden)]
+    pub fn inject_device_loss_in_next_call(&self) {
+        self.lose_in_flight.store(true, Ordering::Release);
+    }
+
+    /// The current GPU context (`None` without a GPU).
+    fn gpu(&self) -> Option<Arc<GpuContext>> {
+        self.gpu.as_ref().map(|c| c.current())
+    }
+
+    /// Before a call: after a device loss, makes a new device ([`DeviceLoss::Recreate`]) and
+    /// runs the known-answer test on it. Nothing to do while the device is alive.
+    fn recover(&self) -> Result<()> {
+        let Some(cell) = &self.gpu else { return Ok(()) };
+        if !cell.current().is_lost() || self.config.device_loss != DeviceLoss::Recreate {
+            return Ok(());
+        }
+        let _one = cell.recreating.lock().unwrap_or_else(|e| e.into_inner());
+        if !cell.current().is_lost() {
+            return Ok(()); // another call made it
+        }
+        let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
+        let fresh = Arc::new(GpuContext::new(&self.config)?);
+        *cell.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&fresh);
+        cell.recreated.fetch_add(1, Ordering::Relaxed);
+        if self.config.self_test == SelfTest::Off {
+            return Ok(());
+        }
+        known_answer::run(self, false)
+            .map(|_| ())
+            .map_err(|detail| {
+                // Not trusted: the next call tries again.
+                fresh.lose();
+                MsmError::SelfTestFailed {
+                    adapter: self.adapter_name().to_string(),
+                    detail,
+                }
+            })
+    }
+
+    /// Whether calls routed to the GPU run on the CPU instead, the device being lost
+    /// ([`DeviceLoss::FallBackToCpu`]).
+    fn lost_to_cpu(&self) -> bool {
+        self.config.device_loss == DeviceLoss::FallBackToCpu
+            && self.gpu().is_some_and(|g| g.is_lost())
+    }
+
+    /// A GPU call's error, as [`MsmError::DeviceLost`] when the device was lost.
+    fn on_device(gpu: &GpuContext, e: MsmError) -> MsmError {
+        match e {
+            MsmError::Gpu(m) if gpu.is_lost() => MsmError::DeviceLost(m),
+            e => e,
+        }
+    }
+
+    fn gpu_context(&self) -> Result<Arc<GpuContext>> {
+        self.gpu().ok_or_else(no_gpu)
     }
 
     /// Loads `bases` for many calls: checked on the curve once (an off-curve base is
@@ -251,18 +364,30 @@ impl GpuMsm {
     pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
+        self.recover()?;
+        // Parts as long as one call can take, so that calls on the whole set run one slice
+        // per part; the binding limit alone where the budget leaves no room for a call
+        // (such calls are then refused, the set loaded).
         let part_len = self
             .config
             .max_slice_points
-            .or_else(|| self.max_slice_points(bases.len()))
+            .or_else(|| self.max_slice_points(bases.len()).filter(|&p| p > 0))
+            .or_else(|| {
+                let c = self
+                    .config
+                    .window_bits
+                    .unwrap_or_else(|| best_window_bits(bases.len()));
+                self.gpu().map(|g| g.max_points(c))
+            })
             .unwrap_or(bases.len())
             .max(1);
-        let parts = match &self.gpu {
-            Some(g) => bases
-                .chunks(part_len)
-                .map(|part| g.load_points(part))
-                .collect::<Result<Vec<_>>>()?,
-            None => Vec::new(),
+        let parts = match self.gpu() {
+            // A device lost with DeviceLoss::FallBackToCpu: the set lives on the host.
+            Some(g) if !g.is_lost() => slice_ranges(bases.len(), part_len)
+                .map(|part| g.load_points(&bases[part]))
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| Self::on_device(&g, e))?,
+            _ => Vec::new(),
         };
         Ok(Bases::new(self.device, bases.to_vec(), parts, part_len))
     }
@@ -285,20 +410,19 @@ impl GpuMsm {
             backend = tracing::field::Empty
         );
         let _call = span.enter();
+        self.recover()?;
         let src = bases.bases_ref();
         match src {
             BasesRef::Host(points) if points.len() == scalars.len() => {
-                if let Some(slice) = self.slice_for(scalars.len()) {
-                    return self.sliced(scalars, slice, |k| {
-                        BasesRef::Host(&points[k * slice..((k + 1) * slice).min(points.len())])
-                    });
+                if let Some(slice) = self.slice_for(scalars.len())? {
+                    return self.sliced(scalars, slice, |_, r| BasesRef::Host(&points[r]));
                 }
             }
             BasesRef::Resident(b) if b.parts() > 1 && scalars.len() > b.part_len() => {
                 if b.device() != self.device {
                     return Err(MsmError::ForeignBases);
                 }
-                return self.sliced(scalars, b.part_len(), |k| BasesRef::ResidentPart(b, k));
+                return self.sliced(scalars, b.part_len(), |k, _| BasesRef::ResidentPart(b, k));
             }
             _ => {}
         }
@@ -311,50 +435,81 @@ impl GpuMsm {
             Step::Done(r, rep) => Ok((r, *rep)),
             Step::Gpu(p) => {
                 let gpu = self.gpu_context()?;
-                let f = self.submit(gpu, &p)?;
-                self.complete(*p, self.finish(gpu, f))
+                let f = self.submit(&gpu, &p, true)?.expect("waited for room");
+                self.complete(*p, self.finish(&gpu, f))
             }
         }
     }
 
-    /// Most points one GPU call takes on this engine's adapter at the window size the cost
-    /// model picks for n points (or `MsmConfig::window_bits`); `None` without a GPU.
+    /// Most points one GPU call on host bases takes on this engine's adapter: within the
+    /// adapter's buffer limits and within what the memory budget leaves beside resident
+    /// bases, at the window size the cost model picks for the slice (or
+    /// `MsmConfig::window_bits`); `None` without a GPU, zero when not one point fits.
     pub fn max_slice_points(&self, n: usize) -> Option<usize> {
-        let gpu = self.gpu.as_ref()?;
-        let c = self
-            .config
-            .window_bits
-            .unwrap_or_else(|| best_window_bits(n));
-        Some(gpu.max_points(c))
+        let gpu = self.gpu()?;
+        let c_for = |n: usize| {
+            self.config
+                .window_bits
+                .unwrap_or_else(|| best_window_bits(n.max(1)))
+        };
+        // A slice picks its own window size, and a smaller window means more windows, so
+        // more entries per point: shrink until the slice's own window fits.
+        let mut cap = gpu.max_call_points(c_for(n), true);
+        for _ in 0..MAX_WINDOW_BITS {
+            let again = gpu.max_call_points(c_for(cap.min(n)), true);
+            if again >= cap {
+                break;
+            }
+            cap = again;
+        }
+        Some(cap)
     }
 
-    /// The slice length when an n-point call on host bases must run in slices: larger than
-    /// [`MsmConfig::max_slice_points`] or than the adapter holds, and routed to the GPU.
-    fn slice_for(&self, n: usize) -> Option<usize> {
-        let cap = match self.config.max_slice_points {
-            Some(s) => s,
-            None => self.max_slice_points(n)?,
-        };
+    /// The slice length when an n-point call on host bases must run in slices (larger than
+    /// [`MsmConfig::max_slice_points`] or than one call can hold, and routed to the GPU);
+    /// [`MsmError::InputTooLarge`], before any host work, when not one point fits.
+    fn slice_for(&self, n: usize) -> Result<Option<usize>> {
         let (backend, _) =
             routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
-        (n > cap && backend == Backend::Gpu).then_some(cap)
+        if backend != Backend::Gpu {
+            return Ok(None);
+        }
+        let Some(mut cap) = self.max_slice_points(n) else {
+            return Ok(None);
+        };
+        if let Some(s) = self.config.max_slice_points {
+            cap = cap.min(s);
+        }
+        if cap == 0 {
+            return Err(self.too_large_for_budget());
+        }
+        Ok((n > cap).then_some(cap))
     }
 
-    /// An MSM in slices of at most `slice` points (the bases of slice k from `bases(k)`),
-    /// one call each, the sums added on the host; the report adds up the slices' counts and
+    fn too_large_for_budget(&self) -> MsmError {
+        let u = self.memory_usage().unwrap_or_default();
+        MsmError::InputTooLarge(format!(
+            "not one point's call fits the memory budget of {} bytes ({} held by resident \
+             bases; MsmConfig::memory_budget)",
+            u.budget, u.resident
+        ))
+    }
+
+    /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
+    /// over points `range`, from `bases(k, range)`), one call each, the sums added on the host; the report adds up the slices' counts and
     /// times.
     fn sliced<'a>(
         &self,
         scalars: &[Fr],
         slice: usize,
-        bases: impl Fn(usize) -> BasesRef<'a>,
+        bases: impl Fn(usize, Range<usize>) -> BasesRef<'a>,
     ) -> Result<(G1Projective, MsmReport)> {
         let start = Instant::now();
         let mut sum = G1Projective::zero();
         let mut report: Option<MsmReport> = None;
         let slices = scalars.len().div_ceil(slice);
-        for (k, s) in scalars.chunks(slice).enumerate() {
-            let (r, rep) = self.one_call(bases(k), s)?;
+        for (k, range) in slice_ranges(scalars.len(), slice).enumerate() {
+            let (r, rep) = self.one_call(bases(k, range.clone()), &scalars[range])?;
             sum += r;
             report = Some(match report {
                 None => rep,
@@ -404,6 +559,9 @@ impl GpuMsm {
                 .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
                 .collect();
         }
+        self.recover()?;
+        // One device for the whole batch, even if another call replaces a lost one.
+        let device = self.gpu();
         let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
         let mut in_flight: Option<(usize, Box<Prepared>, InFlight)> = None;
         for (k, s) in scalars.iter().enumerate() {
@@ -421,8 +579,18 @@ impl GpuMsm {
                 }
                 Step::Gpu(p) => p,
             };
-            let gpu = self.gpu_context().map_err(at(k))?;
-            let f = self.submit(gpu, &p).map_err(at(k))?;
+            let gpu = device.as_deref().ok_or_else(no_gpu).map_err(at(k))?;
+            // Waiting for room while holding vector k - 1's could wait forever: when the
+            // budget has no room for both, vector k - 1 is collected first.
+            let f = match self.submit(gpu, &p, in_flight.is_none()).map_err(at(k))? {
+                Some(f) => f,
+                None => {
+                    let (j, pj, fj) = in_flight.take().expect("only a call in flight waits");
+                    out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+                    let f = self.submit(gpu, &p, true).map_err(at(k))?;
+                    f.expect("waited for room")
+                }
+            };
             // Vector k is queued behind the previous one: collect that one now.
             if let Some((j, mut pj, fj)) = in_flight.replace((k, p, f)) {
                 pj.overlapped += t.elapsed();
@@ -435,7 +603,7 @@ impl GpuMsm {
             }
         }
         if let Some((j, pj, fj)) = in_flight {
-            let gpu = self.gpu_context().map_err(at(j))?;
+            let gpu = device.as_deref().ok_or_else(no_gpu).map_err(at(j))?;
             out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
         }
         Ok(out
@@ -474,8 +642,12 @@ impl GpuMsm {
         let start = Instant::now();
         let bases = self.validate(src, scalars)?;
         let n = scalars.len();
-        let (backend, route) =
+        let (mut backend, mut route) =
             routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        if backend == Backend::Gpu && self.lost_to_cpu() {
+            backend = Backend::CpuArkworks;
+            route += "; the device was lost: on the CPU (DeviceLoss::FallBackToCpu)";
+        }
         tracing::Span::current().record("backend", tracing::field::debug(backend));
         let mut report = MsmReport {
             backend,
@@ -529,6 +701,18 @@ impl GpuMsm {
                 .c
                 .or(self.config.window_bits)
                 .unwrap_or_else(|| best_window_bits(n));
+            let gpu = self.gpu_context()?;
+            let host = matches!(src, BasesRef::Host(_));
+            if !gpu.fits_budget(n, host, c)? {
+                // Refused before any upload (one-shot calls were sliced to fit already).
+                return Err(MsmError::InputTooLarge(format!(
+                    "{n} points on {} bases at c = {c} need more device memory than the \
+                     budget leaves ({:?}); run fewer points per call or raise \
+                     MsmConfig::memory_budget",
+                    if host { "host" } else { "resident" },
+                    gpu.memory_usage()
+                )));
+            }
             let w = num_windows(c);
             report.window_bits = Some(c);
             report.num_windows = w;
@@ -621,37 +805,54 @@ impl GpuMsm {
         Ok((c, plan, merged))
     }
 
-    /// Uploads a prepared call and submits its stages (no wait).
-    fn submit(&self, gpu: &GpuContext, p: &Prepared) -> Result<InFlight> {
+    /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first
+    /// waits for room in the memory budget if `wait`; else it returns `None` when there is
+    /// none.
+    fn submit(&self, gpu: &GpuContext, p: &Prepared, wait: bool) -> Result<Option<InFlight>> {
         let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
+        // Resident sets loaded on a device that was lost since are uploaded by the call.
         let points = match p.bases {
             BasesRef::Host(b) => Points::Host(b),
             BasesRef::Resident(b) => match b.resident() {
-                Some(r) => Points::Resident(r, p.n),
-                None => Points::Host(&b.points()[..p.n]),
+                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
+                _ => Points::Host(&b.points()[..p.n]),
             },
             BasesRef::ResidentPart(b, k) => match b.part(k) {
-                Some(r) => Points::Resident(r, p.n),
-                None => Points::Host(&p.bases.points()[..p.n]),
+                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
+                _ => Points::Host(&p.bases.points()[..p.n]),
             },
         };
-        gpu.submit(&Job {
-            points,
-            merged: &p.merged,
-            plan: match &p.plan {
-                PreparedPlan::Host(plan) => JobPlan::Host(plan),
-                PreparedPlan::Gpu => JobPlan::Gpu {
-                    scalars: p.scalars,
-                    window_bits: p.c,
+        let out = gpu.submit_if(
+            &Job {
+                points,
+                merged: &p.merged,
+                plan: match &p.plan {
+                    PreparedPlan::Host(plan) => JobPlan::Host(plan),
+                    PreparedPlan::Gpu => JobPlan::Gpu {
+                        scalars: p.scalars,
+                        window_bits: p.c,
+                    },
                 },
             },
-        })
+            wait,
+        );
+        out.map_err(|e| Self::on_device(gpu, e))
     }
 
     /// Waits for a submitted call's window sums.
     fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<(Vec<u32>, GpuTimes)> {
         let _s = tracing::info_span!("gpu_msm.gpu").entered();
-        gpu.finish(f)
+        if self.lose_in_flight.swap(false, Ordering::AcqRel) {
+            gpu.lose();
+        }
+        let out = gpu.finish(f).map_err(|e| Self::on_device(gpu, e));
+        if gpu.is_lost() {
+            // Whatever came back, it came from a device that is gone.
+            return Err(MsmError::DeviceLost(
+                "the device was lost while the call ran".into(),
+            ));
+        }
+        out
     }
 
     /// The window sums of a finished call, checked and reduced; the report completed.
@@ -704,7 +905,7 @@ impl GpuMsm {
         ph.total = start.elapsed().saturating_sub(overlapped);
         report.host_time = ph.total.saturating_sub(times.wait);
         report.buffers_allocated = times.buffers_allocated;
-        report.gpu_timing = self.gpu.as_ref().map(|g| g.timing());
+        report.gpu_timing = self.gpu().map(|g| g.timing());
         report.arithmetic = Some(arithmetic);
         tracing::info!(
             target: "gpu_msm",
@@ -719,6 +920,12 @@ impl GpuMsm {
         );
         self.sre.learn(&report);
         Ok((result, report))
+    }
+}
+
+fn no_gpu() -> MsmError {
+    MsmError::NoAdapter {
+        detail: "this engine runs on the CPU only".into(),
     }
 }
 

@@ -52,6 +52,11 @@ pub enum MsmError {
     /// The GPU reported an error (validation, out of memory, lost device, failed mapping).
     #[error("GPU error: {0}")]
     Gpu(String),
+    /// The device was lost (a driver reset, a removed GPU) before this call's result came
+    /// back; no sum is returned. The engine's next call recovers as
+    /// [`crate::MsmConfig::device_loss`] says.
+    #[error("the GPU device was lost: {0}")]
+    DeviceLost(String),
     /// The device failed the known-answer test at engine creation.
     #[error("the adapter {adapter} failed the known-answer self-test: {detail}")]
     SelfTestFailed {

@@ -48,8 +48,12 @@ pub mod sre;
 
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
-pub use config::{AdapterChoice, BucketSort, MsmConfig, PowerPreference, SelfTest, SreMode};
+pub use config::{
+    AdapterChoice, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PowerPreference, SelfTest,
+    SreMode,
+};
 pub use engine::GpuMsm;
 pub use error::{MsmError, Result};
 pub use gpu::field::Arithmetic;
+pub use gpu::pool::MemoryUsage;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};

@@ -9,21 +9,21 @@ pub mod program;
 pub mod selftest;
 pub mod sort;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine};
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
-use crate::config::{MsmConfig, PowerPreference};
+use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
 use contract::{LevelParams, MergeParams, Params};
 use field::{affine_upload_words, Arithmetic, WORKGROUP_SIZE};
-use pool::{Group, Pool, Slot, Workspace};
+use pool::{Group, Lease, MemoryUsage, Pool, ResidentCharge, Slot, Workspace};
 
 const FIELD_OPS_WGSL: &str = include_str!("../../shaders/field_ops.wgsl");
 const CURVE_OPS_WGSL: &str = include_str!("../../shaders/curve_ops.wgsl");
@@ -148,6 +148,9 @@ struct Pipelines {
     reduce_windows: wgpu::ComputePipeline,
 }
 
+/// Identities of contexts, for [`ResidentPoints::context`].
+static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
+
 /// An adapter, its device and the compiled MSM pipelines.
 pub struct GpuContext {
     pub(crate) device: wgpu::Device,
@@ -158,7 +161,13 @@ pub struct GpuContext {
     pipelines: Pipelines,
     timestamps: bool,
     pipeline_creation: Duration,
-    pool: Pool,
+    pool: Arc<Pool>,
+    /// This context's identity (resident sets remember where they were loaded).
+    id: u64,
+    /// Set by wgpu's device-lost callback (a driver reset, a removed GPU, `destroy`).
+    lost: Arc<AtomicBool>,
+    /// What the adapter offers (its largest device-local heap, else its largest buffer).
+    adapter_memory: u64,
     next_points_id: AtomicU64,
 }
 
@@ -167,7 +176,11 @@ pub struct GpuContext {
 pub struct ResidentPoints {
     buffer: wgpu::Buffer,
     id: u64,
+    /// The [`GpuContext`] that holds the buffer.
+    context: u64,
     len: usize,
+    /// The set's bytes, counted against the engine's memory budget while it lives.
+    _charge: ResidentCharge,
 }
 
 impl ResidentPoints {
@@ -305,7 +318,7 @@ impl Pass {
 
 /// A submitted call: finish it with [`GpuContext::finish`].
 pub(crate) struct InFlight {
-    ws: Workspace,
+    ws: Lease,
     submission: wgpu::SubmissionIndex,
     readback: MapReceiver,
     timestamps: Option<MapReceiver>,
@@ -313,6 +326,47 @@ pub(crate) struct InFlight {
     sum_bytes: u64,
     read_bytes: u64,
     times: GpuTimes,
+}
+
+/// What an adapter offers: its largest device-local memory heap where the backend reports
+/// one (Vulkan), else the largest buffer it allows.
+fn adapter_memory(adapter: &wgpu::Adapter) -> u64 {
+    vulkan_device_heap(adapter).unwrap_or(adapter.limits().max_buffer_size)
+}
+
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+))]
+fn vulkan_device_heap(adapter: &wgpu::Adapter) -> Option<u64> {
+    /// `VK_MEMORY_HEAP_DEVICE_LOCAL_BIT`.
+    const DEVICE_LOCAL: u32 = 1;
+    // SAFETY: the raw handles are only read (one query of memory properties), and the
+    // adapter outlives the guard.
+    unsafe {
+        let hal = adapter.as_hal::<wgpu::hal::api::Vulkan>()?;
+        let props = hal
+            .shared_instance()
+            .raw_instance()
+            .get_physical_device_memory_properties(hal.raw_physical_device());
+        props.memory_heaps[..props.memory_heap_count as usize]
+            .iter()
+            .filter(|h| h.flags.as_raw() & DEVICE_LOCAL != 0)
+            .map(|h| h.size)
+            .max()
+    }
+}
+
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+)))]
+fn vulkan_device_heap(_adapter: &wgpu::Adapter) -> Option<u64> {
+    None
 }
 
 fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
@@ -387,6 +441,29 @@ impl Arithmetic {
     }
 }
 
+/// The uploads of a job on the GPU bucket sort, besides its parameters and points: the
+/// level parameters and the scalars.
+fn sort_uploads(levels: usize, scalars: usize) -> [(Slot, u64); 2] {
+    [
+        (Slot::LevelParams, levels as u64 * SECTION_ALIGN),
+        (Slot::Scalars, scalars as u64 * 32),
+    ]
+}
+
+/// Places `sections` (slot, bytes) back to back in the staging buffer, each aligned; empty
+/// ones are left out. Returns (slot, offset, bytes) of each and the total.
+fn staging_sections(sections: Vec<(Slot, u64)>) -> (Vec<(Slot, u64, u64)>, u64) {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (slot, bytes) in sections {
+        if bytes > 0 {
+            out.push((slot, at, bytes));
+            at += align(bytes);
+        }
+    }
+    (out, at)
+}
+
 /// The upload of one call, laid out in sections of the staging buffer.
 struct Uploads<'a> {
     params: Params,
@@ -413,21 +490,12 @@ impl Uploads<'_> {
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
             ]),
-            JobPlan::Gpu { scalars, .. } => sections.extend([
-                (Slot::LevelParams, self.levels.len() as u64 * SECTION_ALIGN),
-                (Slot::Scalars, scalars.len() as u64 * 32),
-            ]),
-        }
-        sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
-        let mut at = 0;
-        let mut out = Vec::new();
-        for (slot, bytes) in sections {
-            if bytes > 0 {
-                out.push((slot, at, bytes));
-                at += align(bytes);
+            JobPlan::Gpu { scalars, .. } => {
+                sections.extend(sort_uploads(self.levels.len(), scalars.len()))
             }
         }
-        (out, at)
+        sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
+        staging_sections(sections)
     }
 
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
@@ -519,6 +587,11 @@ impl GpuContext {
             Some(a) => a,
             None => Arithmetic::auto(int64, binding),
         };
+        let adapter_memory = adapter_memory(&adapter);
+        let budget = match config.memory_budget {
+            MemoryBudget::Fraction(f) => (adapter_memory as f64 * f) as u64,
+            MemoryBudget::Bytes(b) => b,
+        };
         let mut required_features = arithmetic.features();
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
@@ -535,6 +608,12 @@ impl GpuContext {
         device.on_uncaptured_error(std::sync::Arc::new(|e| {
             eprintln!("gpu-msm: uncaptured wgpu error: {e}");
         }));
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            tracing::warn!(target: "gpu_msm", ?reason, %message, "device lost");
+            flag.store(true, Ordering::Release);
+        });
 
         let start = Instant::now();
         let checks = config.shader_runtime_checks;
@@ -569,9 +648,29 @@ impl GpuContext {
             pipelines,
             timestamps,
             pipeline_creation: start.elapsed(),
-            pool: Pool::default(),
+            pool: Pool::new(budget),
+            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
+            lost,
+            adapter_memory,
             next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
         })
+    }
+
+    /// Whether the device was lost (every later operation on it fails).
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// Test hook: destroys the device, as a driver reset would lose it.
+    pub(crate) fn lose(&self) {
+        self.device.destroy();
+        // wgpu reports the loss at the next poll.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Whether `r` lives on this context's device.
+    pub(crate) fn holds(&self, r: &ResidentPoints) -> bool {
+        r.context == self.id
     }
 
     /// Adapter name.
@@ -601,6 +700,17 @@ impl GpuContext {
     /// Idle pooled workspaces (for tests and reports).
     pub fn idle_workspaces(&self) -> usize {
         self.pool.idle()
+    }
+
+    /// The memory budget and what is counted against it now.
+    pub fn memory_usage(&self) -> MemoryUsage {
+        self.pool.usage()
+    }
+
+    /// Bytes of memory the adapter offers (its largest device-local heap, else its largest
+    /// buffer): what [`MemoryBudget::Fraction`] is a share of.
+    pub fn adapter_memory(&self) -> u64 {
+        self.adapter_memory
     }
 
     fn check_sizes(&self, sizes: &[(&str, u64)], threads: &[(&str, u64)]) -> Result<()> {
@@ -650,6 +760,55 @@ impl GpuContext {
             .max(1)
     }
 
+    /// Device bytes an n-point call on the GPU bucket sort holds in a fresh workspace at
+    /// window size c (points uploaded by the call if `host`): what it reserves against the
+    /// memory budget.
+    pub(crate) fn call_bytes(&self, n: usize, host: bool, c: u32) -> Result<u64> {
+        let lay = self.sort_layout(n, host, c)?;
+        let levels = lay
+            .sort
+            .as_ref()
+            .map_or(0, |s| s.scan.len() + s.carry.len());
+        let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
+        sections.extend(sort_uploads(levels, n));
+        if host {
+            sections.push((Slot::Points, self.arithmetic.point_bytes(n)));
+        }
+        let (sections, staging) = staging_sections(sections);
+        Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
+    }
+
+    /// Whether an n-point call on the GPU bucket sort fits the memory budget beside the
+    /// resident bases (waiting, if it must, for other calls); the layout's error when the
+    /// call exceeds the adapter's limits.
+    pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> Result<bool> {
+        let u = self.pool.usage();
+        let room = u.budget.saturating_sub(u.resident);
+        Ok(self.call_bytes(n, host, c)? <= room)
+    }
+
+    /// Most points one call takes at window size c: within the adapter's limits
+    /// ([`GpuContext::max_points`]) and, on the GPU bucket sort, within what the memory
+    /// budget leaves beside resident bases. Zero when not even one point fits the budget.
+    pub(crate) fn max_call_points(&self, c: u32, host: bool) -> usize {
+        let cap = self.max_points(c);
+        let fits = |n: usize| self.fits_budget(n, host, c).unwrap_or(false);
+        if fits(cap) {
+            return cap;
+        }
+        // The footprint grows with n: the largest n that fits, by bisection.
+        let (mut lo, mut hi) = (0, cap);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     fn dispatch_dims(&self, threads: u64) -> (u32, u32) {
         let groups = threads.div_ceil(WORKGROUP_SIZE as u64).max(1);
         let max = self.device.limits().max_compute_workgroups_per_dimension as u64;
@@ -686,6 +845,7 @@ impl GpuContext {
         let bytes = a.point_bytes(bases.len()).max(SECTION_ALIGN);
         let threads = a.convert_threads(bases.len() as u64);
         self.check_sizes(&[("bases", bytes)], &[("convert", threads)])?;
+        let charge = self.pool.charge_resident(bytes)?;
         scoped(&self.device, "loading bases", || {
             let mut words = vec![0u32; bytes as usize / 4];
             pack_affine(bases.par_iter(), a, &mut words);
@@ -728,7 +888,9 @@ impl GpuContext {
             Ok(ResidentPoints {
                 buffer,
                 id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
+                context: self.id,
                 len: bases.len(),
+                _charge: charge,
             })
         })
     }
@@ -737,7 +899,11 @@ impl GpuContext {
     fn layout(&self, job: &Job) -> Result<JobLayout> {
         match job.plan {
             JobPlan::Host(plan) => self.host_layout(job, plan),
-            JobPlan::Gpu { window_bits, .. } => self.sort_layout(job, window_bits),
+            JobPlan::Gpu { window_bits, .. } => {
+                debug_assert!(job.merged.is_empty(), "SRE plans on the host");
+                let host = matches!(job.points, Points::Host(_));
+                self.sort_layout(job.points.len(), host, window_bits)
+            }
         }
     }
 
@@ -804,10 +970,9 @@ impl GpuContext {
     }
 
     /// The layout of a job on the GPU bucket sort: every size from n and c alone.
-    fn sort_layout(&self, job: &Job, c: u32) -> Result<JobLayout> {
-        let n = job.points.len();
+    /// The layout of n points (uploaded by the call if `host`) on the GPU bucket sort.
+    fn sort_layout(&self, n: usize, host: bool, c: u32) -> Result<JobLayout> {
         let windows = crate::digits::num_windows(c);
-        debug_assert!(job.merged.is_empty(), "SRE plans on the host");
         let slices = sort::accumulation_threads(n, windows);
         let params = Params {
             num_slices: slices,
@@ -857,7 +1022,7 @@ impl GpuContext {
                 ("accumulate", slices as u64),
             ],
         )?;
-        let convert_from = matches!(job.points, Points::Host(_)).then_some(0);
+        let convert_from = host.then_some(0);
         Ok(JobLayout {
             merge: MergePlan::default(),
             sort: Some(SortLayout {
@@ -873,19 +1038,49 @@ impl GpuContext {
         })
     }
 
+    /// Every buffer a job needs, and its bytes (the staging buffer first): what the call
+    /// reserves against the memory budget and what [`GpuContext::stage`] makes.
+    fn needs(
+        &self,
+        sections: &[(Slot, u64, u64)],
+        staging_bytes: u64,
+        lay: &JobLayout,
+    ) -> Vec<(Slot, u64)> {
+        let mut needs = vec![(Slot::Staging, staging_bytes.max(SECTION_ALIGN))];
+        needs.extend(
+            sections
+                .iter()
+                .filter(|&&(slot, ..)| slot != Slot::Points)
+                .map(|&(slot, _, bytes)| (slot, bytes)),
+        );
+        needs.extend(
+            lay.sizes
+                .iter()
+                .filter(|&&(slot, _)| slot != Slot::Points || lay.convert_from.is_some()),
+        );
+        needs.push((Slot::Params, SECTION_ALIGN));
+        needs.push((Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN));
+        if self.timestamps {
+            needs.push((Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64));
+            needs.push((Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64));
+        }
+        needs
+    }
+
     /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
-    /// the job needs large enough (the allocation half of the pool). Time blocked waiting
+    /// of `needs` large enough (the allocation half of the pool). Time blocked waiting
     /// for the staging buffer goes to `times.wait`.
     fn stage(
         &self,
         ws: &mut Workspace,
         uploads: &Uploads,
         sections: &[(Slot, u64, u64)],
-        staging_bytes: u64,
-        lay: &JobLayout,
+        needs: &[(Slot, u64)],
         times: &mut GpuTimes,
     ) -> Result<()> {
         let dev = &self.device;
+        let (staging_slot, staging_bytes) = needs[0];
+        debug_assert_eq!(staging_slot, Slot::Staging);
         ws.ensure(dev, Slot::Staging, staging_bytes);
         if !ws.staging_mapped() {
             let w = Instant::now();
@@ -898,7 +1093,7 @@ impl GpuContext {
         let staging = ws.get(Slot::Staging);
         {
             let mut view = staging
-                .get_mapped_range_mut(..staging_bytes.max(SECTION_ALIGN))
+                .get_mapped_range_mut(..staging_bytes)
                 .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
             for &(slot, at, bytes) in sections {
                 let range = at as usize..(at + bytes) as usize;
@@ -914,32 +1109,15 @@ impl GpuContext {
             }
         }
         staging.unmap();
-        for &(slot, _, bytes) in sections {
-            if slot != Slot::Points {
-                ws.ensure(dev, slot, bytes);
-            }
+        for &(slot, bytes) in &needs[1..] {
+            ws.ensure(dev, slot, bytes);
         }
-        for &(slot, bytes) in &lay.sizes {
-            if slot != Slot::Points || lay.convert_from.is_some() {
-                ws.ensure(dev, slot, bytes);
-            }
-        }
-        ws.ensure(dev, Slot::Params, SECTION_ALIGN);
-        ws.ensure(
-            dev,
-            Slot::MergeParams,
-            MAX_MERGE_LEVELS as u64 * SECTION_ALIGN,
-        );
-        if self.timestamps {
-            ws.ensure(dev, Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64);
-            ws.ensure(dev, Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64);
-            if ws.queries.is_none() {
-                ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("stage timestamps"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: TIMESTAMP_QUERIES,
-                }));
-            }
+        if self.timestamps && ws.queries.is_none() {
+            ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("stage timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: TIMESTAMP_QUERIES,
+            }));
         }
         Ok(())
     }
@@ -980,11 +1158,16 @@ impl GpuContext {
     }
 
     /// Uploads a job's data and submits all of its stages in one submission (one per stage
-    /// when timing by wall clock), without waiting for the GPU.
+    /// when timing by wall clock), without waiting for the GPU; first waits, if it must, for
+    /// room in the memory budget.
     pub(crate) fn submit(&self, job: &Job) -> Result<InFlight> {
+        Ok(self.submit_if(job, true)?.expect("waited for room"))
+    }
+
+    /// [`GpuContext::submit`], or `None` (nothing done) when the job would have to wait for
+    /// room in the memory budget and `wait` is false.
+    pub(crate) fn submit_if(&self, job: &Job, wait: bool) -> Result<Option<InFlight>> {
         let lay = self.layout(job)?;
-        let mut ws = self.pool.take();
-        ws.begin_call();
         let t = Instant::now();
         let mut points = Vec::new();
         if let Points::Host(b) = job.points {
@@ -1007,16 +1190,15 @@ impl GpuContext {
             arithmetic: self.arithmetic,
         };
         let (sections, staging_bytes) = uploads.layout();
+        let needs = self.needs(&sections, staging_bytes, &lay);
         let mut times = GpuTimes::default();
+        let w = Instant::now();
+        let Some(mut ws) = self.pool.take(&needs, wait)? else {
+            return Ok(None);
+        };
+        times.wait += w.elapsed();
         let staged = scoped(&self.device, "upload", || {
-            self.stage(
-                &mut ws,
-                &uploads,
-                &sections,
-                staging_bytes,
-                &lay,
-                &mut times,
-            )
+            self.stage(&mut ws, &uploads, &sections, &needs, &mut times)
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
@@ -1049,7 +1231,7 @@ impl GpuContext {
                 .timestamps
                 .then(|| request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
             times.buffers_allocated = ws.allocated;
-            Ok(InFlight {
+            Ok(Some(InFlight {
                 ws,
                 submission,
                 readback,
@@ -1058,7 +1240,7 @@ impl GpuContext {
                 sum_bytes: lay.sum_bytes,
                 read_bytes: lay.read_bytes(),
                 times,
-            })
+            }))
         })
     }
 
@@ -1405,7 +1587,7 @@ impl GpuContext {
                 .collect();
             add_stage_times(&mut times, &phases, &ns);
         }
-        self.pool.put(ws);
+        ws.keep();
         Ok((sums, times))
     }
 

@@ -6,10 +6,20 @@
 //! mapped again as soon as the GPU is done with it, and the bind groups are cached until a
 //! buffer they name is replaced. Concurrent calls (or the two halves of a batch) take
 //! different workspaces from the [`Pool`].
+//!
+//! The pool is also the engine's memory admission: every byte the engine holds on the
+//! device (resident bases, the workspaces of calls in flight, idle workspaces) is counted
+//! against one budget. A call reserves, before it allocates anything, exactly what its
+//! workspace will hold after the call ([`Workspace::footprint_with`]); when that does not
+//! fit, idle workspaces are freed first, and then the call waits until calls in flight
+//! give their reservations back. Only what cannot fit even with nothing else in flight is
+//! refused ([`MsmError::InputTooLarge`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::error::{MsmError, Result};
 
 /// Smallest size class, in bytes (also a multiple of every copy and map alignment).
 pub const MIN_CLASS_BYTES: u64 = 256;
@@ -138,6 +148,12 @@ pub(crate) struct Workspace {
     pub(crate) allocated: u32,
 }
 
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Workspace {
     fn new() -> Self {
         Self {
@@ -230,6 +246,21 @@ impl Workspace {
     pub(crate) fn bytes(&self) -> u64 {
         self.buffers.values().map(|b| b.size()).sum()
     }
+
+    /// Bytes this workspace will hold after [`Workspace::ensure`] has been called for every
+    /// `(slot, bytes)` of `needs`: each slot keeps its buffer if it is large enough, else
+    /// gets the size class of the largest need.
+    pub(crate) fn footprint_with(&self, needs: &[(Slot, u64)]) -> u64 {
+        let mut sizes: HashMap<Slot, u64> =
+            self.buffers.iter().map(|(s, b)| (*s, b.size())).collect();
+        for &(slot, bytes) in needs {
+            let have = sizes.entry(slot).or_insert(0);
+            if *have < bytes {
+                *have = size_class(bytes);
+            }
+        }
+        sizes.values().sum()
+    }
 }
 
 fn slot_label(slot: Slot) -> &'static str {
@@ -259,35 +290,242 @@ fn slot_label(slot: Slot) -> &'static str {
     }
 }
 
-/// Idle workspaces, shared by the calls of one device.
-#[derive(Default)]
+/// What a device's memory budget holds now ([`Pool::usage`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// The budget, in bytes.
+    pub budget: u64,
+    /// Bytes reserved by calls in flight.
+    pub in_flight: u64,
+    /// Bytes held by idle pooled workspaces.
+    pub idle: u64,
+    /// Bytes held by resident bases.
+    pub resident: u64,
+    /// The largest total (in flight + idle + resident) ever admitted.
+    pub peak: u64,
+    /// How many times a call or a load waited for room.
+    pub waits: u64,
+}
+
+impl MemoryUsage {
+    /// Bytes counted against the budget now.
+    pub fn total(&self) -> u64 {
+        self.in_flight + self.idle + self.resident
+    }
+}
+
+struct Ledger {
+    idle: Vec<Workspace>,
+    usage: MemoryUsage,
+}
+
+impl Ledger {
+    /// Frees the smallest idle workspace other than `keep`; false when there is none.
+    fn free_idle(&mut self, keep: Option<usize>) -> bool {
+        let victim = (0..self.idle.len())
+            .filter(|&i| Some(i) != keep)
+            .min_by_key(|&i| self.idle[i].bytes());
+        let Some(i) = victim else { return false };
+        let ws = self.idle.swap_remove(i);
+        self.usage.idle -= ws.bytes();
+        true
+    }
+
+    fn admit(&mut self, bytes: u64) -> bool {
+        let total = self.usage.total() + bytes;
+        if total > self.usage.budget {
+            return false;
+        }
+        self.usage.peak = self.usage.peak.max(total);
+        true
+    }
+}
+
+/// Idle workspaces and the memory budget, shared by the calls of one device.
 pub(crate) struct Pool {
-    idle: Mutex<Vec<Workspace>>,
+    ledger: Mutex<Ledger>,
+    room: Condvar,
+}
+
+/// A workspace lent to one call, with the bytes it reserved. Dropping it gives the
+/// reservation back and frees the workspace; [`Lease::keep`] returns it to the pool.
+pub(crate) struct Lease {
+    ws: Option<Workspace>,
+    reserved: u64,
+    pool: Arc<Pool>,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = Workspace;
+    fn deref(&self) -> &Workspace {
+        self.ws.as_ref().expect("held until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Lease {
+    fn deref_mut(&mut self) -> &mut Workspace {
+        self.ws.as_mut().expect("held until dropped")
+    }
+}
+
+impl Lease {
+    /// Returns the workspace to the pool for the next call (after a call that finished).
+    pub(crate) fn keep(mut self) {
+        let ws = self.ws.take();
+        self.pool.give_back(self.reserved, ws);
+        self.reserved = 0;
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.ws.is_some() || self.reserved > 0 {
+            // A call that did not finish: its buffers may be mid-mapping; free them.
+            self.ws = None;
+            self.pool.give_back(self.reserved, None);
+        }
+    }
+}
+
+/// Bytes of resident bases counted against the budget, given back when dropped.
+pub(crate) struct ResidentCharge {
+    bytes: u64,
+    pool: Arc<Pool>,
+}
+
+impl Drop for ResidentCharge {
+    fn drop(&mut self) {
+        let mut l = self.pool.lock();
+        l.usage.resident -= self.bytes;
+        drop(l);
+        self.pool.room.notify_all();
+    }
 }
 
 impl Pool {
-    /// An idle workspace (the largest), or a new empty one.
-    pub(crate) fn take(&self) -> Workspace {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let best = (0..idle.len()).max_by_key(|&i| idle[i].bytes());
-        match best {
-            Some(i) => idle.swap_remove(i),
-            None => Workspace::new(),
+    /// A pool under a budget of `budget` bytes.
+    pub(crate) fn new(budget: u64) -> Arc<Self> {
+        Arc::new(Self {
+            ledger: Mutex::new(Ledger {
+                idle: Vec::new(),
+                usage: MemoryUsage {
+                    budget,
+                    ..Default::default()
+                },
+            }),
+            room: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Ledger> {
+        self.ledger.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A workspace for a call whose buffers are `needs`, with room reserved for them: the
+    /// largest idle workspace, or a new one. Frees idle workspaces to make room, then waits
+    /// for calls in flight to finish (only if `wait`; else `None`). A call that cannot fit
+    /// with nothing else in flight is [`MsmError::InputTooLarge`].
+    pub(crate) fn take(
+        self: &Arc<Self>,
+        needs: &[(Slot, u64)],
+        wait: bool,
+    ) -> Result<Option<Lease>> {
+        let fresh = Workspace::new().footprint_with(needs);
+        let mut l = self.lock();
+        loop {
+            let best = (0..l.idle.len()).max_by_key(|&i| l.idle[i].bytes());
+            if let Some(i) = best {
+                let held = l.idle[i].bytes();
+                let after = l.idle[i].footprint_with(needs);
+                // Taking it moves its bytes from idle to this call's reservation.
+                l.usage.idle -= held;
+                if l.admit(after) {
+                    l.usage.in_flight += after;
+                    let ws = l.idle.swap_remove(i);
+                    return Ok(Some(self.lease(ws, after)));
+                }
+                l.usage.idle += held;
+            } else if l.admit(fresh) {
+                l.usage.in_flight += fresh;
+                return Ok(Some(self.lease(Workspace::new(), fresh)));
+            }
+            // No room: free an idle workspace (others first, then the largest too).
+            if l.free_idle(best) || l.free_idle(None) {
+                continue;
+            }
+            if l.usage.in_flight == 0 {
+                return Err(too_large("this call's buffers", fresh, &l.usage));
+            }
+            if !wait {
+                return Ok(None);
+            }
+            l.usage.waits += 1;
+            l = self.room.wait(l).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    /// Returns a workspace after its call has finished.
-    pub(crate) fn put(&self, ws: Workspace) {
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < MAX_IDLE_WORKSPACES {
-            idle.push(ws);
+    fn lease(self: &Arc<Self>, mut ws: Workspace, reserved: u64) -> Lease {
+        ws.begin_call();
+        Lease {
+            ws: Some(ws),
+            reserved,
+            pool: Arc::clone(self),
         }
+    }
+
+    /// Counts `bytes` of resident bases against the budget (freeing idle workspaces and
+    /// waiting for calls in flight as [`Pool::take`] does) until the charge is dropped.
+    pub(crate) fn charge_resident(self: &Arc<Self>, bytes: u64) -> Result<ResidentCharge> {
+        let mut l = self.lock();
+        while !l.admit(bytes) {
+            if l.free_idle(None) {
+                continue;
+            }
+            if l.usage.in_flight == 0 {
+                return Err(too_large("these bases", bytes, &l.usage));
+            }
+            l.usage.waits += 1;
+            l = self.room.wait(l).unwrap_or_else(|e| e.into_inner());
+        }
+        l.usage.resident += bytes;
+        Ok(ResidentCharge {
+            bytes,
+            pool: Arc::clone(self),
+        })
+    }
+
+    /// Gives a call's reservation back, and keeps its workspace (if any) idle.
+    fn give_back(&self, reserved: u64, ws: Option<Workspace>) {
+        let mut l = self.lock();
+        l.usage.in_flight -= reserved;
+        if let Some(ws) = ws {
+            debug_assert!(ws.bytes() <= reserved, "a call outgrew its reservation");
+            if l.idle.len() < MAX_IDLE_WORKSPACES {
+                l.usage.idle += ws.bytes();
+                l.idle.push(ws);
+            }
+        }
+        drop(l);
+        self.room.notify_all();
     }
 
     /// Number of idle workspaces.
     pub(crate) fn idle(&self) -> usize {
-        self.idle.lock().map_or(0, |v| v.len())
+        self.lock().idle.len()
     }
+
+    /// The budget and what is counted against it now.
+    pub(crate) fn usage(&self) -> MemoryUsage {
+        self.lock().usage
+    }
+}
+
+fn too_large(what: &str, bytes: u64, u: &MemoryUsage) -> MsmError {
+    MsmError::InputTooLarge(format!(
+        "{what} need {bytes} bytes of device memory; the engine's budget is {} bytes, \
+         {} of them held by resident bases (MsmConfig::memory_budget)",
+        u.budget, u.resident
+    ))
 }
 
 #[cfg(test)]

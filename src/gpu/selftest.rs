@@ -39,15 +39,17 @@ type Case = Vec<u32>;
 /// The self-test kernels on an engine's device: one pipeline per function, compiled when
 /// first used (with the engine's runtime-check setting and arithmetic profile).
 pub struct ShaderOps<'a> {
-    gpu: &'a GpuContext,
+    gpu: std::sync::Arc<GpuContext>,
+    _engine: std::marker::PhantomData<&'a ()>,
     pipelines: Mutex<HashMap<Op, wgpu::ComputePipeline>>,
 }
 
 impl<'a> ShaderOps<'a> {
     /// The self-test kernels of `gpu`.
-    pub fn new(gpu: &'a GpuContext) -> Result<Self> {
+    pub fn new(gpu: std::sync::Arc<GpuContext>) -> Result<Self> {
         Ok(Self {
             gpu,
+            _engine: std::marker::PhantomData,
             pipelines: Mutex::new(HashMap::new()),
         })
     }
@@ -57,7 +59,7 @@ impl<'a> ShaderOps<'a> {
         if let Some(p) = map.get(&op) {
             return Ok(p.clone());
         }
-        let gpu = self.gpu;
+        let gpu = &self.gpu;
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let p = create_pipeline_with(
             &gpu.device,
