@@ -16,25 +16,26 @@ const BASES_CHUNK: usize = 1 << 12;
 /// points are in G1 (sums of G1 points) and their discrete logs are unknown to the caller,
 /// which is all an MSM test needs.
 pub fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
-    let chunks: Vec<Vec<G1Affine>> = (0..n.div_ceil(BASES_CHUNK))
-        .into_par_iter()
-        .map(|chunk| {
+    // Written in place, chunk by chunk: peak memory is the output and one chunk per thread
+    // (2^26 bases are 7 GB; a copy of them would not fit a 23 GB machine).
+    let mut out = vec![G1Affine::identity(); n];
+    out.par_chunks_mut(BASES_CHUNK)
+        .enumerate()
+        .for_each(|(chunk, dst)| {
             let mut rng =
                 StdRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let g = G1Projective::generator();
             let steps: Vec<G1Projective> = (0..16).map(|_| g * Fr::rand(&mut rng)).collect();
             let mut acc = g * Fr::rand(&mut rng);
-            let len = BASES_CHUNK.min(n - chunk * BASES_CHUNK);
-            let walk: Vec<G1Projective> = (0..len)
+            let walk: Vec<G1Projective> = (0..dst.len())
                 .map(|_| {
                     acc += steps[rng.gen_range(0..steps.len())];
                     acc
                 })
                 .collect();
-            G1Projective::normalize_batch(&walk)
-        })
-        .collect();
-    chunks.concat()
+            dst.copy_from_slice(&G1Projective::normalize_batch(&walk));
+        });
+    out
 }
 
 /// `n` uniformly random scalars, deterministic in `seed`.

@@ -16,18 +16,32 @@ use gpu_msm::{
 /// on lavapipe), so two of them never fit at once and 8 threads must wait for each other.
 const SMALL_BUDGET: u64 = 4 << 20;
 
-fn engine(budget: u64, self_test: SelfTest) -> GpuMsm {
+/// An engine forced to the GPU path, with `config`'s budget, self-test and loss policy.
+fn engine(config: MsmConfig) -> GpuMsm {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
     GpuMsm::with_config(MsmConfig {
         force_backend: Some(Backend::Gpu),
         calibration: CalibrationSource::Defaults,
-        memory_budget: MemoryBudget::Bytes(budget),
+        ..config
+    })
+    .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter: {e}"))
+}
+
+fn with_budget(bytes: u64, self_test: SelfTest) -> GpuMsm {
+    engine(MsmConfig {
+        memory_budget: MemoryBudget::Bytes(bytes),
         self_test,
         ..Default::default()
     })
-    .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter: {e}"))
+}
+
+fn with_loss(device_loss: DeviceLoss) -> GpuMsm {
+    engine(MsmConfig {
+        device_loss,
+        ..Default::default()
+    })
 }
 
 /// One thread's calls: a size, two scalar vectors and their sums.
@@ -35,7 +49,7 @@ type Case = (usize, Vec<Fr>, Vec<Fr>, G1Projective, G1Projective);
 
 #[test]
 fn concurrent_calls_share_a_small_budget() {
-    let e = engine(SMALL_BUDGET, SelfTest::Refuse);
+    let e = with_budget(SMALL_BUDGET, SelfTest::Refuse);
     let bases = random_bases(1000, 1);
     let resident = e.load_bases(&bases).unwrap();
     // Each thread: a one-shot call, a resident prefix and a batch of two, of mixed sizes.
@@ -89,7 +103,7 @@ fn concurrent_calls_share_a_small_budget() {
 #[test]
 fn what_cannot_fit_the_budget_is_refused_before_any_work() {
     // 64 KiB: less than one call's buckets at any window size the cost model picks.
-    let e = engine(64 << 10, SelfTest::Off);
+    let e = with_budget(64 << 10, SelfTest::Off);
     let bases: Vec<G1Affine> = random_bases(50, 4);
     let s = random_scalars(50, 5);
     assert_eq!(e.max_slice_points(50), Some(0));
@@ -106,22 +120,9 @@ fn what_cannot_fit_the_budget_is_refused_before_any_work() {
     assert!(u.peak <= 64 << 10 && u.in_flight == 0, "{u:?}");
 }
 
-fn engine_with(device_loss: DeviceLoss) -> GpuMsm {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-    GpuMsm::with_config(MsmConfig {
-        force_backend: Some(Backend::Gpu),
-        calibration: CalibrationSource::Defaults,
-        device_loss,
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter: {e}"))
-}
-
 #[test]
 fn a_lost_device_is_recreated_by_the_next_call() {
-    let e = engine_with(DeviceLoss::Recreate);
+    let e = with_loss(DeviceLoss::Recreate);
     let n = 200;
     let bases = random_bases(n, 7);
     let s = random_scalars(n, 8);
@@ -161,7 +162,7 @@ fn a_lost_device_is_recreated_by_the_next_call() {
 
 #[test]
 fn a_lost_device_can_fall_back_to_the_cpu() {
-    let e = engine_with(DeviceLoss::FallBackToCpu);
+    let e = with_loss(DeviceLoss::FallBackToCpu);
     let n = 100;
     let bases = random_bases(n, 11);
     let s = random_scalars(n, 12);
