@@ -297,6 +297,15 @@ impl GpuMsm {
         }
     }
 
+    /// Test hook: the next GPU call meets a validation error in its submission (caught by
+    /// its error scope).
+    #[doc(hidden)]
+    pub fn inject_gpu_error_in_next_call(&self) {
+        if let Some(g) = self.gpu() {
+            g.inject_validation_error();
+        }
+    }
+
     /// Test hook: loses the device while the next GPU call is in flight (after its
     /// submission, before its results are read).
     #[doc(hidden)]

@@ -132,6 +132,17 @@ fn a_lost_device_is_recreated_by_the_next_call() {
     let resident = e.load_bases(&bases).unwrap();
     assert_eq!(e.msm(&resident, &s).unwrap(), want);
 
+    // A validation error in a call's submission is that call's typed error; its buffers
+    // are given back and the next call is right.
+    e.inject_gpu_error_in_next_call();
+    match e.msm(&resident, &s) {
+        Err(MsmError::Gpu(m)) => assert!(m.contains("validation"), "{m}"),
+        other => panic!("a call with a validation error returned {other:?}"),
+    }
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    assert_eq!(e.msm(&resident, &s).unwrap(), want);
+    assert_eq!(e.devices_recreated(), 0);
+
     // Lost while a call is in flight: that call fails, typed, with no sum.
     e.inject_device_loss_in_next_call();
     match e.msm(&bases, &s) {

@@ -166,6 +166,8 @@ pub struct GpuContext {
     id: u64,
     /// Set by wgpu's device-lost callback (a driver reset, a removed GPU, `destroy`).
     lost: Arc<AtomicBool>,
+    /// Test hook: the next submission also makes an invalid buffer (a validation error).
+    invalid_next: AtomicBool,
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
     adapter_memory: u64,
     next_points_id: AtomicU64,
@@ -651,6 +653,7 @@ impl GpuContext {
             pool: Pool::new(budget),
             id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
             lost,
+            invalid_next: AtomicBool::new(false),
             adapter_memory,
             next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
         })
@@ -666,6 +669,13 @@ impl GpuContext {
         self.device.destroy();
         // wgpu reports the loss at the next poll.
         let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Test hook: the next call's submission also asks for a buffer that cannot exist
+    /// (mapped for reading and writing at once), a validation error its error scope must
+    /// catch.
+    pub(crate) fn inject_validation_error(&self) {
+        self.invalid_next.store(true, Ordering::Release);
     }
 
     /// Whether `r` lives on this context's device.
@@ -1203,6 +1213,14 @@ impl GpuContext {
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
         scoped(&self.device, "submission", || {
+            if self.invalid_next.swap(false, Ordering::AcqRel) {
+                let _invalid = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("injected fault"),
+                    size: 4,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
+                    mapped_at_creation: false,
+                });
+            }
             let passes = self.passes(&mut ws, job, &lay);
             let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
                 self.encode_copies(e, ws, &sections, job, &lay)
