@@ -3,7 +3,9 @@
 //! compared with arkworks. `GPU_MSM_SOAK_CASES` sets the number of cases (default
 //! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed;
 //! `GPU_MSM_SOAK_ARITHMETIC=limbs13` (or `limbs32`, `limbs32-edwards`) runs that profile instead
-//! of the adapter's own.
+//! of the adapter's own. `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once,
+//! sharing one engine, and `GPU_MSM_SOAK_BUDGET` (bytes) gives that engine its own memory
+//! budget, so that the calls wait for each other (memory admission under load).
 //!
 //! GPU_MSM_SOAK_CASES=10000 cargo test --release --test soak -- --nocapture
 
@@ -14,7 +16,7 @@ use ark_ff::{Field, One, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use common::{engine_for, gpu_engine, reference};
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::MsmConfig;
+use gpu_msm::{GpuMsm, MemoryBudget, MsmConfig};
 
 /// Cases CI runs (each is three or more MSMs).
 const DEFAULT_CASES: u64 = 60;
@@ -80,63 +82,110 @@ fn bases(n: usize, rng: &mut StdRng) -> Vec<G1Affine> {
     b
 }
 
+/// One case's MSMs (one-shot, resident, a batch of two) on `base` at a random window size:
+/// how many ran, and what went wrong.
+fn run_case(base: &GpuMsm, case: u64) -> (u64, Vec<String>) {
+    let mut rng = StdRng::seed_from_u64(case);
+    let log = rng.gen_range(0..=MAX_LOG_N);
+    let n = rng.gen_range(1..=1usize << log);
+    let dist = DISTRIBUTIONS[rng.gen_range(0..DISTRIBUTIONS.len())];
+    let window = rng.gen_bool(0.3).then(|| rng.gen_range(1..=16u32));
+    let e = base
+        .reconfigured(MsmConfig {
+            window_bits: window,
+            ..base.config().clone()
+        })
+        .unwrap();
+    let extra = rng.gen_range(0..4);
+    let all = bases(n + extra, &mut rng);
+    let s = scalars(dist, n, &mut rng);
+    let s2 = scalars(dist, rng.gen_range(0..=n), &mut rng);
+    let want = reference(&all[..n], &s);
+    let want2 = reference(&all[..s2.len()], &s2);
+    let what = format!("case {case}: n = {n}, {dist}, window {window:?}");
+    let mut msms = 0;
+    let mut mismatches = Vec::new();
+    let mut check = |mode: &str, got: Result<ark_bls12_377::G1Projective, _>, want| {
+        msms += 1;
+        match got {
+            Ok(g) if g == want => {}
+            Ok(_) => mismatches.push(format!("{what}, {mode}: wrong sum")),
+            Err(err) => mismatches.push(format!("{what}, {mode}: {err}")),
+        }
+    };
+    check("one-shot", e.msm(&all[..n], &s), want);
+    match e.load_bases(&all) {
+        Ok(resident) => {
+            check("resident", e.msm(&resident, &s), want);
+            match e.batch_msm(&resident, &[&s, &s2]) {
+                Ok(v) => {
+                    check("batch[0]", Ok(v[0]), want);
+                    check("batch[1]", Ok(v[1]), want2);
+                }
+                Err(err) => check("batch", Err(err), want),
+            }
+        }
+        Err(err) => check("load_bases", Err(err), want),
+    }
+    (msms, mismatches)
+}
+
+/// Adds up MSM counts and mismatch lists.
+fn tally((m, mut bad): (u64, Vec<String>), (k, b): (u64, Vec<String>)) -> (u64, Vec<String>) {
+    bad.extend(b);
+    (m + k, bad)
+}
+
 #[test]
 fn differential_soak_against_arkworks() {
     let cases = env("GPU_MSM_SOAK_CASES", DEFAULT_CASES);
     let first = env("GPU_MSM_SOAK_SEED", 1);
-    let base = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
-        Ok("limbs13") => engine_for(gpu_msm::Arithmetic::Limbs13).expect("runs everywhere"),
-        Ok("limbs32") => engine_for(gpu_msm::Arithmetic::Limbs32).expect("SHADER_INT64"),
-        Ok("limbs32-edwards") => {
-            engine_for(gpu_msm::Arithmetic::Limbs32Edwards).expect("SHADER_INT64")
-        }
-        _ => gpu_engine(),
+    let threads = env("GPU_MSM_SOAK_THREADS", 1).max(1);
+    let arithmetic = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
+        Ok("limbs13") => Some(gpu_msm::Arithmetic::Limbs13),
+        Ok("limbs32") => Some(gpu_msm::Arithmetic::Limbs32),
+        Ok("limbs32-edwards") => Some(gpu_msm::Arithmetic::Limbs32Edwards),
+        _ => None,
     };
-    let mut msms = 0u64;
-    let mut mismatches = Vec::new();
-    for case in first..first + cases {
-        let mut rng = StdRng::seed_from_u64(case);
-        let log = rng.gen_range(0..=MAX_LOG_N);
-        let n = rng.gen_range(1..=1usize << log);
-        let dist = DISTRIBUTIONS[rng.gen_range(0..DISTRIBUTIONS.len())];
-        let window = rng.gen_bool(0.3).then(|| rng.gen_range(1..=16u32));
-        let e = base
-            .reconfigured(MsmConfig {
-                window_bits: window,
-                ..base.config().clone()
+    let budgeted = std::env::var("GPU_MSM_SOAK_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(|bytes| {
+            GpuMsm::with_config(MsmConfig {
+                arithmetic,
+                memory_budget: MemoryBudget::Bytes(bytes),
+                ..gpu_engine().config().clone()
             })
-            .unwrap();
-        let extra = rng.gen_range(0..4);
-        let all = bases(n + extra, &mut rng);
-        let s = scalars(dist, n, &mut rng);
-        let s2 = scalars(dist, rng.gen_range(0..=n), &mut rng);
-        let want = reference(&all[..n], &s);
-        let want2 = reference(&all[..s2.len()], &s2);
-        let what = format!("case {case}: n = {n}, {dist}, window {window:?}");
-        let mut check = |mode: &str, got: Result<ark_bls12_377::G1Projective, _>, want| {
-            msms += 1;
-            match got {
-                Ok(g) if g == want => {}
-                Ok(_) => mismatches.push(format!("{what}, {mode}: wrong sum")),
-                Err(err) => mismatches.push(format!("{what}, {mode}: {err}")),
-            }
-        };
-        check("one-shot", e.msm(&all[..n], &s), want);
-        let resident = e.load_bases(&all).unwrap();
-        check("resident", e.msm(&resident, &s), want);
-        match e.batch_msm(&resident, &[&s, &s2]) {
-            Ok(v) => {
-                check("batch[0]", Ok(v[0]), want);
-                check("batch[1]", Ok(v[1]), want2);
-            }
-            Err(err) => check("batch", Err(err), want),
-        }
-    }
+            .expect("an engine with the soak's budget")
+        });
+    let base = match (&budgeted, arithmetic) {
+        (Some(e), _) => e,
+        (None, Some(a)) => engine_for(a).expect("the adapter runs this profile"),
+        (None, None) => gpu_engine(),
+    };
+    let (msms, mismatches) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (first + t..first + cases)
+                        .step_by(threads as usize)
+                        .map(|case| run_case(base, case))
+                        .fold((0, Vec::new()), tally)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a soak thread panicked"))
+            .fold((0, Vec::new()), tally)
+    });
     eprintln!(
-        "soak: {cases} cases from seed {first}, {msms} MSMs, {} mismatches, on {} ({:?})",
+        "soak: {cases} cases from seed {first} on {threads} thread(s), {msms} MSMs, {} \
+         mismatches, on {} ({:?}); memory {:?}",
         mismatches.len(),
         base.adapter_name(),
-        base.arithmetic()
+        base.arithmetic(),
+        base.memory_usage()
     );
     assert!(mismatches.is_empty(), "{mismatches:#?}");
 }
