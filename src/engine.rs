@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{BucketSort, DeviceLoss, MsmConfig, SelfTest, MAX_WINDOW_BITS};
+use crate::config::{BucketSort, DeviceLoss, MsmConfig, SelfTest};
 use crate::digits::{
     best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
@@ -374,13 +374,14 @@ impl GpuMsm {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
         self.recover()?;
-        // Parts as long as one call can take, so that calls on the whole set run one slice
-        // per part; the binding limit alone where the budget leaves no room for a call
-        // (such calls are then refused, the set loaded).
+        // Parts as long as one call on them can take beside the whole set, so that calls
+        // on the set run one slice per part; the binding limit alone where the budget leaves
+        // no room for a call (such calls are then refused, the set loaded).
+        let reserve = self.gpu().map_or(0, |g| g.resident_bytes(bases.len()));
         let part_len = self
             .config
             .max_slice_points
-            .or_else(|| self.max_slice_points(bases.len()).filter(|&p| p > 0))
+            .or_else(|| self.max_call_len(bases.len(), false, reserve).filter(|&p| p > 0))
             .or_else(|| {
                 let c = self
                     .config
@@ -450,28 +451,40 @@ impl GpuMsm {
         }
     }
 
-    /// Most points one GPU call on host bases takes on this engine's adapter: within the
-    /// adapter's buffer limits and within what the memory budget leaves beside resident
-    /// bases, at the window size the cost model picks for the slice (or
-    /// `MsmConfig::window_bits`); `None` without a GPU, zero when not one point fits.
+    /// Most points, up to n, that one GPU call on host bases takes on this engine's
+    /// adapter: within the adapter's buffer limits and within what the memory budget leaves
+    /// beside resident bases, each call at its own window size (the cost model's, or
+    /// `MsmConfig::window_bits`). `None` without a GPU, zero when not one point fits.
     pub fn max_slice_points(&self, n: usize) -> Option<usize> {
+        self.max_call_len(n, true, 0)
+    }
+
+    /// The most points, up to n, whose call fits the adapter's limits and the budget with
+    /// `reserve` more bytes held (bases uploaded by the call if `host`).
+    fn max_call_len(&self, n: usize, host: bool, reserve: u64) -> Option<usize> {
         let gpu = self.gpu()?;
-        let c_for = |n: usize| {
-            self.config
+        let fits = |m: usize| {
+            let c = self
+                .config
                 .window_bits
-                .unwrap_or_else(|| best_window_bits(n.max(1)))
+                .unwrap_or_else(|| best_window_bits(m.max(1)));
+            gpu.fits_call(m, host, c, reserve)
         };
-        // A slice picks its own window size, and a smaller window means more windows, so
-        // more entries per point: shrink until the slice's own window fits.
-        let mut cap = gpu.max_call_points(c_for(n), true);
-        for _ in 0..MAX_WINDOW_BITS {
-            let again = gpu.max_call_points(c_for(cap.min(n)), true);
-            if again >= cap {
-                break;
-            }
-            cap = again;
+        if fits(n) {
+            return Some(n);
         }
-        Some(cap)
+        // A call's footprint grows with its length (a longer call also picks a window at
+        // least as large): the largest length that fits, by bisection.
+        let (mut lo, mut hi) = (0, n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
     }
 
     /// The slice length when an n-point call on host bases must run in slices (larger than
@@ -712,11 +725,11 @@ impl GpuMsm {
                 .unwrap_or_else(|| best_window_bits(n));
             let gpu = self.gpu_context()?;
             let host = matches!(src, BasesRef::Host(_));
-            if !gpu.fits_budget(n, host, c)? {
+            if !gpu.fits_call(n, host, c, 0) {
                 // Refused before any upload (one-shot calls were sliced to fit already).
                 return Err(MsmError::InputTooLarge(format!(
-                    "{n} points on {} bases at c = {c} need more device memory than the \
-                     budget leaves ({:?}); run fewer points per call or raise \
+                    "{n} points on {} bases at c = {c} need more than the adapter's limits \
+                     or the memory budget allow ({:?}); run fewer points per call or raise \
                      MsmConfig::memory_budget",
                     if host { "host" } else { "resident" },
                     gpu.memory_usage()

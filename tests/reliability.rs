@@ -98,6 +98,17 @@ fn concurrent_calls_share_a_small_budget() {
     assert_eq!(got, reference(&big, &s));
     assert!(rep.route.contains("slices"), "{}", rep.route);
     assert!(e.memory_usage().unwrap().peak <= SMALL_BUDGET);
+
+    // A resident set in several parts: every call on it fits beside the whole set.
+    let n = 20000;
+    let big = random_bases(n, 4);
+    let s = random_scalars(n, 5);
+    let set = e.load_bases(&big).unwrap();
+    assert!(set.part_len() < n / 2, "parts of {}", set.part_len());
+    let (got, rep) = e.msm_with_report(&set, &s).unwrap();
+    assert_eq!(got, reference(&big, &s));
+    assert!(rep.route.contains("slices"), "{}", rep.route);
+    assert!(e.memory_usage().unwrap().peak <= SMALL_BUDGET);
 }
 
 #[test]

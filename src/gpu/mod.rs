@@ -788,35 +788,18 @@ impl GpuContext {
         Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
     }
 
-    /// Whether an n-point call on the GPU bucket sort fits the memory budget beside the
-    /// resident bases (waiting, if it must, for other calls); the layout's error when the
-    /// call exceeds the adapter's limits.
-    pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> Result<bool> {
+    /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
+    /// limits, and the memory budget beside the resident bases and `reserve` more bytes
+    /// (waiting, if it must, for other calls).
+    pub(crate) fn fits_call(&self, n: usize, host: bool, c: u32, reserve: u64) -> bool {
         let u = self.pool.usage();
-        let room = u.budget.saturating_sub(u.resident);
-        Ok(self.call_bytes(n, host, c)? <= room)
+        let room = u.budget.saturating_sub(u.resident.saturating_add(reserve));
+        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
     }
 
-    /// Most points one call takes at window size c: within the adapter's limits
-    /// ([`GpuContext::max_points`]) and, on the GPU bucket sort, within what the memory
-    /// budget leaves beside resident bases. Zero when not even one point fits the budget.
-    pub(crate) fn max_call_points(&self, c: u32, host: bool) -> usize {
-        let cap = self.max_points(c);
-        let fits = |n: usize| self.fits_budget(n, host, c).unwrap_or(false);
-        if fits(cap) {
-            return cap;
-        }
-        // The footprint grows with n: the largest n that fits, by bisection.
-        let (mut lo, mut hi) = (0, cap);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if fits(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+    /// Bytes `n` bases take on the device, stored.
+    pub(crate) fn resident_bytes(&self, n: usize) -> u64 {
+        self.arithmetic.point_bytes(n).max(SECTION_ALIGN)
     }
 
     fn dispatch_dims(&self, threads: u64) -> (u32, u32) {
@@ -1097,7 +1080,10 @@ impl GpuContext {
             self.wait()?;
             times.wait += w.elapsed();
             if !ws.staging_mapped() {
-                return Err(MsmError::Gpu("staging buffer could not be mapped".into()));
+                // The re-map's callback runs in whichever thread polls: with calls on other
+                // threads it can still be pending in another thread's poll (or have failed)
+                // when this poll returns. A new mapped buffer of the same size does not wait.
+                ws.fresh_staging(dev);
             }
         }
         let staging = ws.get(Slot::Staging);

@@ -206,6 +206,25 @@ impl Workspace {
         &self.buffers[&slot]
     }
 
+    /// Replaces the staging buffer with a new one of the same size, mapped for writing at
+    /// creation (for a call that found the old one not yet mapped again).
+    pub(crate) fn fresh_staging(&mut self, device: &wgpu::Device) {
+        let size = self.get(Slot::Staging).size();
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(slot_label(Slot::Staging)),
+            size,
+            usage: Slot::Staging.usage(),
+            mapped_at_creation: true,
+        });
+        // A new flag: the old buffer's pending re-map must not touch it.
+        self.staging_mapped = Arc::new(AtomicBool::new(true));
+        if let Some(old) = self.buffers.insert(Slot::Staging, buffer) {
+            // Freed once the GPU is done with it (wgpu defers the release).
+            old.destroy();
+        }
+        self.allocated += 1;
+    }
+
     /// Whether the staging buffer is mapped for writing now.
     pub(crate) fn staging_mapped(&self) -> bool {
         self.staging_mapped.load(Ordering::Acquire)
