@@ -381,7 +381,10 @@ impl GpuMsm {
         let part_len = self
             .config
             .max_slice_points
-            .or_else(|| self.max_call_len(bases.len(), false, reserve).filter(|&p| p > 0))
+            .or_else(|| {
+                self.max_call_len(bases.len(), false, reserve)
+                    .filter(|&p| p > 0)
+            })
             .or_else(|| {
                 let c = self
                     .config
