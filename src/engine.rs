@@ -377,7 +377,8 @@ impl GpuMsm {
         // Parts as long as one call on them can take beside the whole set, so that calls
         // on the set run one slice per part; the binding limit alone where the budget leaves
         // no room for a call (such calls are then refused, the set loaded).
-        let reserve = self.gpu().map_or(0, |g| g.resident_bytes(bases.len()));
+        let gpu = self.gpu();
+        let reserve = gpu.as_ref().map_or(0, |g| g.resident_bytes(bases.len()));
         let part_len = self
             .config
             .max_slice_points
@@ -390,11 +391,11 @@ impl GpuMsm {
                     .config
                     .window_bits
                     .unwrap_or_else(|| best_window_bits(bases.len()));
-                self.gpu().map(|g| g.max_points(c))
+                gpu.as_ref().map(|g| g.max_points(c))
             })
             .unwrap_or(bases.len())
             .max(1);
-        let parts = match self.gpu() {
+        let parts = match gpu {
             // A device lost with DeviceLoss::FallBackToCpu: the set lives on the host.
             Some(g) if !g.is_lost() => slice_ranges(bases.len(), part_len)
                 .map(|part| g.load_points(&bases[part]))

@@ -835,7 +835,7 @@ impl GpuContext {
     /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed).
     pub fn load_points(&self, bases: &[G1Affine]) -> Result<ResidentPoints> {
         let a = self.arithmetic;
-        let bytes = a.point_bytes(bases.len()).max(SECTION_ALIGN);
+        let bytes = self.resident_bytes(bases.len());
         let threads = a.convert_threads(bases.len() as u64);
         self.check_sizes(&[("bases", bytes)], &[("convert", threads)])?;
         let charge = self.pool.charge_resident(bytes)?;

@@ -180,25 +180,30 @@ impl Workspace {
     ) -> &wgpu::Buffer {
         let fits = self.buffers.get(&slot).is_some_and(|b| b.size() >= bytes);
         if !fits {
-            let size = size_class(bytes);
-            let staging = slot == Slot::Staging;
-            let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(slot_label(slot)),
-                size,
-                usage: slot.usage(),
-                mapped_at_creation: staging,
-            });
-            if staging {
-                // A new flag: a pending re-map of the old buffer must not touch it.
-                self.staging_mapped = Arc::new(AtomicBool::new(true));
-            }
-            if let Some(old) = self.buffers.insert(slot, buffer) {
-                old.destroy();
-            }
+            self.replace(device, slot, size_class(bytes));
             self.groups.clear();
-            self.allocated += 1;
         }
         &self.buffers[&slot]
+    }
+
+    /// Gives `slot` a new buffer of `size` bytes (the staging buffer mapped for writing at
+    /// creation, with a new flag, so that a pending re-map of the old one cannot touch it);
+    /// the old buffer is destroyed, which wgpu defers until the GPU is done with it.
+    fn replace(&mut self, device: &wgpu::Device, slot: Slot, size: u64) {
+        let staging = slot == Slot::Staging;
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(slot_label(slot)),
+            size,
+            usage: slot.usage(),
+            mapped_at_creation: staging,
+        });
+        if staging {
+            self.staging_mapped = Arc::new(AtomicBool::new(true));
+        }
+        if let Some(old) = self.buffers.insert(slot, buffer) {
+            old.destroy();
+        }
+        self.allocated += 1;
     }
 
     /// The buffer of `slot`; [`Workspace::ensure`] must have created it.
@@ -207,22 +212,11 @@ impl Workspace {
     }
 
     /// Replaces the staging buffer with a new one of the same size, mapped for writing at
-    /// creation (for a call that found the old one not yet mapped again).
+    /// creation (for a call that found the old one not yet mapped again). No bind group
+    /// names the staging buffer, so the cached ones stay.
     pub(crate) fn fresh_staging(&mut self, device: &wgpu::Device) {
         let size = self.get(Slot::Staging).size();
-        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(slot_label(Slot::Staging)),
-            size,
-            usage: Slot::Staging.usage(),
-            mapped_at_creation: true,
-        });
-        // A new flag: the old buffer's pending re-map must not touch it.
-        self.staging_mapped = Arc::new(AtomicBool::new(true));
-        if let Some(old) = self.buffers.insert(Slot::Staging, buffer) {
-            // Freed once the GPU is done with it (wgpu defers the release).
-            old.destroy();
-        }
-        self.allocated += 1;
+        self.replace(device, Slot::Staging, size);
     }
 
     /// Whether the staging buffer is mapped for writing now.
