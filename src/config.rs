@@ -263,3 +263,36 @@ impl MsmConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_budgets_outside_their_range_are_refused() {
+        let with = |memory_budget| MsmConfig {
+            memory_budget,
+            ..Default::default()
+        };
+        for bad in [
+            MemoryBudget::Fraction(0.0),
+            MemoryBudget::Fraction(-0.5),
+            MemoryBudget::Fraction(1.0 + f64::EPSILON),
+            MemoryBudget::Fraction(f64::NAN),
+            MemoryBudget::Bytes(0),
+        ] {
+            assert!(
+                matches!(with(bad).validate(), Err(MsmError::InvalidConfig(_))),
+                "{bad:?}"
+            );
+        }
+        for good in [
+            MemoryBudget::Fraction(f64::MIN_POSITIVE),
+            MemoryBudget::Fraction(1.0),
+            MemoryBudget::Bytes(1),
+            MemoryBudget::default(),
+        ] {
+            assert!(with(good).validate().is_ok(), "{good:?}");
+        }
+    }
+}
