@@ -1,8 +1,14 @@
-//! CPU paths: the small-MSM double-and-add and the final window reduction.
+//! CPU paths: the small-MSM double-and-add, arkworks' MSM, and the final window reduction.
+//!
+//! Every path computes the sum of k_i P_i with each scalar taken as its integer in [0, r).
+//! For bases in G1 any integer congruent to k_i gives the same point (r P = 0); for a base
+//! on the curve but outside G1 only this one is the sum the scalars define, and it is what
+//! the GPU computes too, so the answer does not depend on the route.
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
-use ark_ec::{AdditiveGroup, PrimeGroup};
+use ark_ec::{AdditiveGroup, VariableBaseMSM};
 use ark_ff::{BigInteger, PrimeField, Zero};
+use rayon::prelude::*;
 
 /// MSM by double-and-add with one shared doubling chain: for each bit of the scalars, from
 /// the top, double the accumulator once, then add every base whose scalar has that bit set.
@@ -22,6 +28,55 @@ pub fn double_and_add(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     acc
 }
 
+/// arkworks' `VariableBaseMSM::msm` (lengths equal), with the scalars' integers in [0, r).
+///
+/// arkworks multiplies a scalar k close to r (r - k below 2^64) as -(r - k): the same point
+/// for a base in G1, but for a base outside G1 it differs from k P by r P. This adds r S
+/// back, S the sum of those scalars' bases: one addition per such base and one
+/// multiplication by r, nothing when there is none or when the caller knows every base is
+/// in G1 (`in_g1`, after a subgroup check).
+pub fn arkworks_msm(bases: &[G1Affine], scalars: &[Fr], in_g1: bool) -> G1Projective {
+    let sum = G1Projective::msm_unchecked(bases, scalars);
+    if in_g1 {
+        return sum;
+    }
+    let negated = bases
+        .par_iter()
+        .zip(scalars.par_iter())
+        .filter(|(_, k)| arkworks_negates(k))
+        .map(|(p, _)| G1Projective::from(*p))
+        .reduce(G1Projective::zero, |a, b| a + b);
+    if negated.is_zero() {
+        return sum;
+    }
+    sum + mul_integer(negated, Fr::MODULUS)
+}
+
+/// Whether arkworks' MSM multiplies k as -(r - k) (its scalar classes `NegU1` to `NegU64`).
+fn arkworks_negates(k: &Fr) -> bool {
+    let k = k.into_bigint();
+    if k.is_zero() || k.num_bits() <= 64 {
+        return false;
+    }
+    let mut r_minus_k = Fr::MODULUS;
+    r_minus_k.sub_with_borrow(&k);
+    r_minus_k.num_bits() <= 64
+}
+
+/// k P by double-and-add over the bits of the integer k: the integer multiple for every
+/// point on the curve. (arkworks' own scalar multiplication on G1 reduces k mod r and uses
+/// the GLV endomorphism, which agrees only inside G1.)
+pub fn mul_integer(p: G1Projective, k: impl BigInteger) -> G1Projective {
+    let mut acc = G1Projective::zero();
+    for bit in (0..k.num_bits()).rev() {
+        acc.double_in_place();
+        if k.get_bit(bit as usize) {
+            acc += p;
+        }
+    }
+    acc
+}
+
 /// Horner over windows: `sum_w 2^(c w) * window_sums[w]`, least significant window first.
 pub fn window_reduction(window_sums: &[G1Projective], c: u32) -> G1Projective {
     let mut acc = G1Projective::zero();
@@ -34,12 +89,13 @@ pub fn window_reduction(window_sums: &[G1Projective], c: u32) -> G1Projective {
     acc
 }
 
-/// Reference MSM for tests: sum of k_i * P_i by independent scalar multiplications.
+/// Reference MSM for tests: sum of k_i * P_i by independent scalar multiplications of the
+/// integers k_i in [0, r) (exact on every point of the curve, G1 or not).
 pub fn naive_msm(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     bases
         .iter()
         .zip(scalars)
-        .map(|(p, k)| G1Projective::from(*p).mul_bigint(k.into_bigint()))
+        .map(|(p, k)| mul_integer(G1Projective::from(*p), k.into_bigint()))
         .sum()
 }
 
@@ -63,6 +119,58 @@ mod tests {
             assert_eq!(double_and_add(&bases, &scalars), expected, "n={n}");
             assert_eq!(naive_msm(&bases, &scalars), expected, "n={n}");
         }
+    }
+
+    /// Outside G1 arkworks' MSM differs from the integer sum for scalars close to r; the
+    /// corrected one does not, and inside G1 both agree with arkworks.
+    #[test]
+    fn the_arkworks_path_takes_scalars_as_integers_outside_g1() {
+        use ark_bls12_377::Fq;
+        use ark_ff::{Field, One};
+        let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
+        let order3 = G1Affine::new_unchecked(Fq::zero(), Fq::one());
+        let random = (5u64..)
+            .find_map(|x| {
+                let x = Fq::from(x);
+                let p = G1Affine::new_unchecked(x, (x * x * x + Fq::one()).sqrt()?);
+                (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
+            })
+            .unwrap();
+        let g1 = random_bases(3, 5);
+        let bases = [order2, order3, random, g1[0], g1[1], g1[2]];
+        let minus = |k: u64| -Fr::from(k);
+        for scalars in [
+            [minus(1); 6],
+            [
+                minus(1),
+                minus(2),
+                minus(1 << 40),
+                Fr::from(3u64),
+                minus(7),
+                Fr::zero(),
+            ],
+            [
+                Fr::one(),
+                Fr::from(2u64),
+                Fr::from(5u64),
+                minus(9),
+                Fr::zero(),
+                minus(1),
+            ],
+        ] {
+            let want = double_and_add(&bases, &scalars);
+            assert_eq!(naive_msm(&bases, &scalars), want);
+            assert_eq!(arkworks_msm(&bases, &scalars, false), want);
+        }
+        // arkworks alone takes r - 1 as -1: wrong outside G1 (order 3: (r - 1) P = P).
+        let (b, s) = ([order3], [minus(1)]);
+        assert_ne!(G1Projective::msm(&b, &s).unwrap(), double_and_add(&b, &s));
+        // Inside G1 the shortcut is exact.
+        let s = random_scalars(3, 6);
+        assert_eq!(
+            arkworks_msm(&g1, &s, true),
+            G1Projective::msm(&g1, &s).unwrap()
+        );
     }
 
     #[test]
