@@ -9,16 +9,26 @@
 // The identity (uploaded as zeros) becomes its precomputed form (1, 1, 0). A point the map
 // cannot send (Z = 0: y = 0, or u = -1, orders 2 and 4, never in G1) becomes (0, 0, 0), the
 // poisoned form (see edwards.rs). Both count as 1 in the products.
+//
+// Before anything else, every uploaded point passes the check of base_check.wgsl on its
+// arkworks (x, y): a point off the curve can map to an Edwards point that the formulas add
+// exactly (x = -1 gives (0, -1), of order 2), so its image says nothing; a base that fails
+// sets the call's status word (the first such index wins) and the host refuses the call.
 
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
 
-fn load_coord(i: u32, c: u32) -> Fp {
+fn load_packed(i: u32, c: u32) -> Packed {
     var w: Packed;
     for (var k = 0u; k < PACKED_WORDS; k++) {
         w[k] = points[i * AFFINE_WORDS + c * PACKED_WORDS + k];
     }
-    return fp_unpack(w);
+    return w;
+}
+
+fn load_coord(i: u32, c: u32) -> Fp {
+    return fp_unpack(load_packed(i, c));
 }
 
 fn store_coord(i: u32, c: u32, v: Fp) {
@@ -57,6 +67,9 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let end = min(first + CONVERT_BATCH, params.num_points);
     var acc = FP_ONE;
     for (var i = first; i < end; i++) {
+        if (!upload_is_valid(load_packed(i, 0u), load_packed(i, 1u))) {
+            atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
+        }
         store_coord(i, 2u, acc);
         let z = map_parts(i).z;
         if (!fp_is_zero(z)) {

@@ -4,7 +4,8 @@
 // straight-line formulas make one kernel with all of them slow to compile). Each case reads
 // SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
 // integer k) and writes POINT_WORDS words. Field operands use the first 12 words of a and b;
-// the mixed addition's affine operand the first AFFINE_WORDS words of b.
+// the mixed addition's affine operand the first AFFINE_WORDS words of b. base_check.wgsl is
+// prepended (case 14 runs its check).
 
 override SELFTEST_OP: u32 = 0u;
 
@@ -79,6 +80,16 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         case 11u: { out = point_to_words(point_mul_small(in_point(base, 0u), k)); }
         case 12u: { out = point_to_words(point_identity()); }
         case 13u: { out = fp_result(fp_inverse(in_fp(base, 0u))); }
+        case 14u: {
+            // The convert stage's check of an uploaded base: a's first 12 words are x, b's y.
+            var x: Packed;
+            var y: Packed;
+            for (var w = 0u; w < PACKED_WORDS; w++) {
+                x[w] = input[base + w];
+                y[w] = input[base + POINT_WORDS + w];
+            }
+            out[0] = select(0u, 1u, upload_is_valid(x, y));
+        }
         default: { out = fp_result(in_fp(base, 0u)); }
     }
     for (var w = 0u; w < POINT_WORDS; w++) {

@@ -1,5 +1,7 @@
 //! Engine configuration and its named tuning constants.
 
+use std::time::Duration;
+
 use crate::calibration::CalibrationSource;
 use crate::error::{MsmError, Result};
 use crate::gpu::field::Arithmetic;
@@ -32,6 +34,22 @@ pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
 /// ([`MemoryBudget::Fraction`]): the rest is left to the prover and other programs on the
 /// same GPU.
 pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
+
+/// How long one wait of a call may last by default ([`MsmConfig::gpu_timeout`]): for the GPU
+/// to finish a submission or map a buffer, or for room in the memory budget.
+///
+/// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
+/// 1.4 M-point slice at its 128 MiB binding) took about 7 s, and a 2^26-point MSM on an H200
+/// is estimated (not measured) under 2 s. A wait past it means a hung or lost GPU.
+pub const DEFAULT_GPU_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// After a failed attempt to replace a lost device ([`DeviceLoss::Recreate`]), the next
+/// attempt waits this long; each further failure doubles the wait, up to
+/// [`RECREATE_BACKOFF_MAX`]. Calls in between do not retry (docs/RELIABILITY.md).
+pub const RECREATE_BACKOFF_MIN: Duration = Duration::from_secs(1);
+
+/// The longest wait between two attempts to replace a lost device.
+pub const RECREATE_BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// How much device memory an engine may hold at once: resident bases, the buffers of calls
 /// in flight and idle pooled buffers. Calls that do not fit wait for others to finish
@@ -104,8 +122,15 @@ pub enum SelfTest {
 pub enum DeviceLoss {
     /// The call that meets the loss fails with [`crate::MsmError::DeviceLost`]; the next call
     /// creates a new device on the same adapter choice (compiling the pipelines and running
-    /// the known-answer test again). Resident bases loaded before the loss still work, their
-    /// bases uploaded by each call until they are loaded again.
+    /// the known-answer test on it before any call uses it). Resident bases loaded before the
+    /// loss still work, their bases uploaded by each call until they are loaded again.
+    ///
+    /// When making the new device fails (no device, or it fails the known-answer test), the
+    /// call that tried gets that error, and calls routed to the GPU run on the CPU until the
+    /// next attempt, [`RECREATE_BACKOFF_MIN`] later, doubling after each failure up to
+    /// [`RECREATE_BACKOFF_MAX`]; the report's route says so. With
+    /// [`MsmConfig::require_gpu`] or a forced GPU backend they fail with
+    /// [`crate::MsmError::DeviceLost`] instead, without waiting.
     #[default]
     Recreate,
     /// The call that meets the loss fails with [`crate::MsmError::DeviceLost`]; later calls
@@ -190,6 +215,13 @@ pub struct MsmConfig {
     pub memory_budget: MemoryBudget,
     /// What happens after the device is lost ([`DeviceLoss::Recreate`] by default).
     pub device_loss: DeviceLoss,
+    /// The longest any one wait of a call may last (default [`DEFAULT_GPU_TIMEOUT`]): for
+    /// the GPU to finish the call's submission or to map its read-back, and for room in the
+    /// memory budget. A call past it fails with [`MsmError::Timeout`] and gives its memory
+    /// back. A GPU that does not finish in time is treated as hung: its device is dropped,
+    /// and the next call proceeds as [`MsmConfig::device_loss`] says. Engines made by
+    /// [`crate::GpuMsm::reconfigured`] may set their own.
+    pub gpu_timeout: Duration,
 }
 
 impl Default for MsmConfig {
@@ -211,6 +243,7 @@ impl Default for MsmConfig {
             max_slice_points: None,
             memory_budget: MemoryBudget::default(),
             device_loss: DeviceLoss::default(),
+            gpu_timeout: DEFAULT_GPU_TIMEOUT,
         }
     }
 }
@@ -242,6 +275,11 @@ impl MsmConfig {
                 ))
             }
             _ => {}
+        }
+        if self.gpu_timeout.is_zero() {
+            return Err(MsmError::InvalidConfig(
+                "gpu_timeout must be longer than zero".into(),
+            ));
         }
         if let SreMode::On(o) = &self.sre {
             if let Some(t) = o.early_stop {

@@ -3,25 +3,28 @@
 //! ([`crate::digits`]), the GPU run ([`crate::gpu`]) and the window reduction ([`crate::cpu`]).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
-use ark_ec::{AffineRepr, VariableBaseMSM};
-use ark_ff::Zero;
+use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
+use ark_ec::AffineRepr;
+use ark_ff::{PrimeField, Zero};
 use rayon::prelude::*;
 
 use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{BucketSort, DeviceLoss, MsmConfig, SelfTest};
+use crate::config::{
+    BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
+};
 use crate::digits::{
     best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
-use crate::gpu::{GpuContext, GpuTimes, InFlight, Job, JobPlan, Points};
+use crate::gpu::{CallOutput, GpuContext, InFlight, Job, JobPlan, Points};
+use crate::known_answer::{KAT_POINTS, KAT_WINDOWS};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::routing::{self, AdapterFacts};
 use crate::sre::policy::{Placement, SrePolicy};
@@ -46,24 +49,67 @@ pub struct GpuMsm {
     sre: SrePolicy,
     /// How long the known-answer test took at creation, if it ran and passed.
     self_test_time: Option<Duration>,
-    /// Test hook ([`GpuMsm::inject_device_loss_in_next_call`]).
-    lose_in_flight: Arc<AtomicBool>,
+    /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
+    hooks: Arc<Hooks>,
+}
+
+/// Test hooks (fault injection); all off by default.
+#[derive(Default)]
+struct Hooks {
+    /// Lose the device while the next GPU call is in flight.
+    lose_in_flight: AtomicBool,
+    /// Make the known-answer test of this many coming device replacements fail.
+    failing_recreations: AtomicU32,
+    /// Lose the next replacement device while its known-answer test runs.
+    lose_in_recreation: AtomicBool,
 }
 
 /// The engine's GPU context, replaced by a new one after a device loss
 /// ([`DeviceLoss::Recreate`]); shared with [`GpuMsm::reconfigured`] engines.
 struct DeviceCell {
     current: RwLock<Arc<GpuContext>>,
-    /// Held while a new device is made, so that one thread makes it.
-    recreating: Mutex<()>,
+    /// Held while a new device is made and tested, so that one thread makes it; with it,
+    /// when the last attempt failed, when the next may start.
+    recreation: Mutex<Recreation>,
     /// Devices made after a loss.
     recreated: AtomicU64,
+    /// Whether calls may replace a lost device: false for the engine that runs a
+    /// known-answer test on a device not yet in use, whose calls must fail instead.
+    may_recreate: bool,
+}
+
+/// The last failed attempts to replace a lost device.
+#[derive(Default)]
+struct Recreation {
+    failures: u32,
+    /// No new attempt before this.
+    retry_at: Option<Instant>,
+    /// Why the last attempt failed.
+    last_error: Option<MsmError>,
 }
 
 impl DeviceCell {
+    fn new(gpu: Arc<GpuContext>, may_recreate: bool) -> Self {
+        Self {
+            current: RwLock::new(gpu),
+            recreation: Mutex::new(Recreation::default()),
+            recreated: AtomicU64::new(0),
+            may_recreate,
+        }
+    }
+
     fn current(&self) -> Arc<GpuContext> {
         Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
     }
+}
+
+/// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
+enum DeviceState {
+    /// The device is alive (or there is none and routing knows it).
+    Ready,
+    /// The device is lost and not replaced now: calls routed to it run on the CPU, for this
+    /// reason (said in the report's route).
+    OnCpu(String),
 }
 
 /// A GPU call after its host work, ready to submit.
@@ -100,22 +146,21 @@ impl GpuMsm {
         Self::with_config(MsmConfig::default())
     }
 
-    /// An engine with `config`.
+    /// An engine with `config`. A configuration that cannot run even one point's call on
+    /// the adapter (a memory budget or window size too large for it, for the known-answer
+    /// test too) is [`MsmError::InvalidConfig`].
     pub fn with_config(config: MsmConfig) -> Result<Self> {
         config.validate()?;
         let calibration = load_calibration(&config.calibration)?;
-        let (gpu, adapter) = match GpuContext::new(&config) {
+        let known_answer = config.self_test != SelfTest::Off;
+        let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
+        let (gpu, adapter) = match GpuContext::new(&config, fits) {
             Ok(g) => {
                 let facts = AdapterFacts::Gpu {
                     name: g.adapter_name().to_string(),
                     software: g.is_software(),
                 };
-                let cell = DeviceCell {
-                    current: RwLock::new(Arc::new(g)),
-                    recreating: Mutex::new(()),
-                    recreated: AtomicU64::new(0),
-                };
-                (Some(Arc::new(cell)), facts)
+                (Some(Arc::new(g)), facts)
             }
             // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
             // by a forced GPU backend, or by naming an adapter).
@@ -131,29 +176,34 @@ impl GpuMsm {
         let mut engine = Self {
             config,
             calibration,
-            gpu,
+            gpu: gpu
+                .as_ref()
+                .map(|g| Arc::new(DeviceCell::new(Arc::clone(g), true))),
             adapter,
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
-            lose_in_flight: Arc::default(),
+            hooks: Arc::default(),
         };
-        engine.run_self_test()?;
+        if let Some(g) = gpu {
+            engine.run_self_test(&g)?;
+        }
         Ok(engine)
     }
 
-    /// The known-answer test, per `config.self_test`.
-    fn run_self_test(&mut self) -> Result<()> {
-        if self.gpu.is_none() || self.config.self_test == SelfTest::Off {
+    /// The known-answer test on the engine's new device, per `config.self_test`.
+    fn run_self_test(&mut self, gpu: &Arc<GpuContext>) -> Result<()> {
+        if self.config.self_test == SelfTest::Off {
             return Ok(());
         }
         let _s = tracing::info_span!("gpu_msm.self_test").entered();
-        let detail = match known_answer::run(self, self.config.self_test_inject_fault) {
+        let detail = match self.known_answer_test(gpu, self.config.self_test_inject_fault) {
             Ok(t) => {
                 self.self_test_time = Some(t);
                 return Ok(());
             }
-            Err(d) => d,
+            Err(MsmError::SelfTestFailed { detail, .. }) => detail,
+            Err(e) => return Err(e),
         };
         let adapter = self.adapter_name().to_string();
         let fall_back = self.config.self_test == SelfTest::FallBackToCpu
@@ -169,6 +219,30 @@ impl GpuMsm {
         Ok(())
     }
 
+    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
+    /// its own: its calls never replace the device (a loss during the test fails the test)
+    /// and never take this engine's recreation lock. `tamper`: expect a wrong sum.
+    fn known_answer_test(&self, gpu: &Arc<GpuContext>, tamper: bool) -> Result<Duration> {
+        let tester = Self {
+            config: MsmConfig {
+                self_test: SelfTest::Off,
+                device_loss: DeviceLoss::Recreate,
+                ..self.config.clone()
+            },
+            calibration: None,
+            gpu: Some(Arc::new(DeviceCell::new(Arc::clone(gpu), false))),
+            adapter: self.adapter.clone(),
+            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
+            sre: SrePolicy::default(),
+            self_test_time: None,
+            hooks: Arc::default(),
+        };
+        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
+            tester.inject_device_loss_in_next_call();
+        }
+        known_answer::run(&tester, tamper)
+    }
+
     /// How long the known-answer test took when the engine was created (`None` when it did
     /// not run, or failed and the engine fell back to the CPU).
     pub fn self_test_time(&self) -> Option<Duration> {
@@ -177,7 +251,8 @@ impl GpuMsm {
 
     /// An engine with `config` on this engine's device and pipelines (no new adapter or
     /// compilation); [`Bases`] loaded by either engine work on both. `config` must keep the
-    /// adapter choice and the shader checks.
+    /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
+    /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
         if config.adapter != self.config.adapter
@@ -197,7 +272,7 @@ impl GpuMsm {
                 detail: "this engine has no GPU adapter".into(),
             });
         }
-        Ok(Self {
+        let engine = Self {
             calibration: load_calibration(&config.calibration)?,
             config,
             gpu: self.gpu.clone(),
@@ -205,10 +280,13 @@ impl GpuMsm {
             device: self.device,
             sre: SrePolicy::default(),
             self_test_time: self.self_test_time,
-            lose_in_flight: Arc::clone(&self.lose_in_flight),
-        })
+            hooks: Arc::clone(&self.hooks),
+        };
+        if let Some(g) = engine.gpu() {
+            check_one_point_fits(&engine.config, &g, false)?;
+        }
+        Ok(engine)
     }
-
     /// The calibration the engine routes by, if one was loaded.
     pub fn calibration(&self) -> Option<&Calibration> {
         self.calibration.as_ref()
@@ -310,7 +388,22 @@ impl GpuMsm {
     /// submission, before its results are read).
     #[doc(hidden)]
     pub fn inject_device_loss_in_next_call(&self) {
-        self.lose_in_flight.store(true, Ordering::Release);
+        self.hooks.lose_in_flight.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the known-answer test of the next `count` device replacements fails (as
+    /// on a device that computes wrong sums), so that those replacements fail.
+    #[doc(hidden)]
+    pub fn fail_next_recreations(&self, count: u32) {
+        self.hooks
+            .failing_recreations
+            .store(count, Ordering::Release);
+    }
+
+    /// Test hook: the next replacement device is lost while its known-answer test runs.
+    #[doc(hidden)]
+    pub fn lose_next_recreation_during_its_self_test(&self) {
+        self.hooks.lose_in_recreation.store(true, Ordering::Release);
     }
 
     /// The current GPU context (`None` without a GPU).
@@ -318,41 +411,89 @@ impl GpuMsm {
         self.gpu.as_ref().map(|c| c.current())
     }
 
-    /// Before a call: after a device loss, makes a new device ([`DeviceLoss::Recreate`]) and
-    /// runs the known-answer test on it. Nothing to do while the device is alive.
-    fn recover(&self) -> Result<()> {
-        let Some(cell) = &self.gpu else { return Ok(()) };
-        if !cell.current().is_lost() || self.config.device_loss != DeviceLoss::Recreate {
-            return Ok(());
-        }
-        let _one = cell.recreating.lock().unwrap_or_else(|e| e.into_inner());
+    /// Before a GPU call: whether the device can take it. After a loss, with
+    /// [`DeviceLoss::Recreate`], makes a new device and runs the known-answer test on it
+    /// before any call may use it (one thread does; the others wait for it). When that
+    /// fails, this call gets the error and calls until the next attempt (backing off, see
+    /// [`RECREATE_BACKOFF_MIN`]) run on the CPU, or fail with [`MsmError::DeviceLost`] when
+    /// the configuration demands the GPU. Nothing to do while the device is alive.
+    fn device_ready(&self) -> Result<DeviceState> {
+        let Some(cell) = &self.gpu else {
+            return Ok(DeviceState::Ready);
+        };
         if !cell.current().is_lost() {
-            return Ok(()); // another call made it
+            return Ok(DeviceState::Ready);
         }
-        let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
-        let fresh = Arc::new(GpuContext::new(&self.config)?);
-        *cell.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&fresh);
-        cell.recreated.fetch_add(1, Ordering::Relaxed);
-        if self.config.self_test == SelfTest::Off {
-            return Ok(());
+        let cpu_allowed =
+            !self.config.require_gpu && self.config.force_backend != Some(Backend::Gpu);
+        if self.config.device_loss == DeviceLoss::FallBackToCpu {
+            return Ok(DeviceState::OnCpu(
+                "the device was lost: on the CPU (DeviceLoss::FallBackToCpu)".into(),
+            ));
         }
-        known_answer::run(self, false)
-            .map(|_| ())
-            .map_err(|detail| {
-                // Not trusted: the next call tries again.
-                fresh.lose();
-                MsmError::SelfTestFailed {
-                    adapter: self.adapter_name().to_string(),
-                    detail,
-                }
-            })
+        if !cell.may_recreate {
+            return Err(MsmError::DeviceLost(
+                "the device under test was lost; it is not replaced".into(),
+            ));
+        }
+        let mut state = cell.recreation.lock().unwrap_or_else(|e| e.into_inner());
+        if !cell.current().is_lost() {
+            return Ok(DeviceState::Ready); // another call made it
+        }
+        let now = Instant::now();
+        if let (Some(at), Some(err)) = (state.retry_at, &state.last_error) {
+            if now < at {
+                let why = format!(
+                    "the device was lost and making a new one failed ({err}); the next try \
+                     is in {:.1} s",
+                    (at - now).as_secs_f64()
+                );
+                return match cpu_allowed {
+                    true => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+                    false => Err(MsmError::DeviceLost(why)),
+                };
+            }
+        }
+        match self.new_device() {
+            Ok(fresh) => {
+                *cell.current.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+                cell.recreated.fetch_add(1, Ordering::Relaxed);
+                *state = Recreation::default();
+                Ok(DeviceState::Ready)
+            }
+            Err(e) => {
+                state.failures += 1;
+                let doublings = (state.failures - 1).min(16);
+                let delay = (RECREATE_BACKOFF_MIN * 2u32.pow(doublings)).min(RECREATE_BACKOFF_MAX);
+                state.retry_at = Some(Instant::now() + delay);
+                state.last_error = Some(e.clone());
+                tracing::warn!(target: "gpu_msm", error = %e, ?delay, "replacing the lost device failed");
+                Err(e)
+            }
+        }
     }
 
-    /// Whether calls routed to the GPU run on the CPU instead, the device being lost
-    /// ([`DeviceLoss::FallBackToCpu`]).
-    fn lost_to_cpu(&self) -> bool {
-        self.config.device_loss == DeviceLoss::FallBackToCpu
-            && self.gpu().is_some_and(|g| g.is_lost())
+    /// A replacement device on the same adapter choice, tested before anything uses it.
+    fn new_device(&self) -> Result<Arc<GpuContext>> {
+        let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
+        let known_answer = self.config.self_test != SelfTest::Off;
+        let fits = |g: &GpuContext| check_one_point_fits(&self.config, g, known_answer);
+        let fresh = Arc::new(GpuContext::new(&self.config, fits)?);
+        if self.config.self_test == SelfTest::Off {
+            return Ok(fresh);
+        }
+        let tamper = self
+            .hooks
+            .failing_recreations
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |k| k.checked_sub(1))
+            .is_ok();
+        match self.known_answer_test(&fresh, tamper) {
+            Ok(_) => Ok(fresh),
+            Err(e) => {
+                fresh.lose();
+                Err(e)
+            }
+        }
     }
 
     /// A GPU call's error, as [`MsmError::DeviceLost`] when the device was lost.
@@ -373,19 +514,18 @@ impl GpuMsm {
     pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
-        self.recover()?;
+        // A lost device not replaced now: the set lives on the host, and calls on it upload
+        // its bases once there is a device again.
+        let on_device = matches!(self.device_ready()?, DeviceState::Ready);
         // Parts as long as one call on them can take beside the whole set, so that calls
         // on the set run one slice per part; the binding limit alone where the budget leaves
-        // no room for a call (such calls are then refused, the set loaded).
-        let gpu = self.gpu();
+        // no room for a call (such calls are then refused, the set loaded). A configured
+        // MsmConfig::max_slice_points only lowers that, as it does for one-shot calls.
+        let gpu = self.gpu().filter(|_| on_device);
         let reserve = gpu.as_ref().map_or(0, |g| g.resident_bytes(bases.len()));
-        let part_len = self
-            .config
-            .max_slice_points
-            .or_else(|| {
-                self.max_call_len(bases.len(), false, reserve)
-                    .filter(|&p| p > 0)
-            })
+        let cap = self
+            .max_call_len(bases.len(), false, reserve)
+            .filter(|&p| p > 0)
             .or_else(|| {
                 let c = self
                     .config
@@ -393,12 +533,15 @@ impl GpuMsm {
                     .unwrap_or_else(|| best_window_bits(bases.len()));
                 gpu.as_ref().map(|g| g.max_points(c))
             })
-            .unwrap_or(bases.len())
+            .unwrap_or(bases.len());
+        let part_len = self
+            .config
+            .max_slice_points
+            .map_or(cap, |s| s.min(cap))
             .max(1);
         let parts = match gpu {
-            // A device lost with DeviceLoss::FallBackToCpu: the set lives on the host.
             Some(g) if !g.is_lost() => slice_ranges(bases.len(), part_len)
-                .map(|part| g.load_points(&bases[part]))
+                .map(|part| g.load_points(&bases[part], self.config.gpu_timeout))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| Self::on_device(&g, e))?,
             _ => Vec::new(),
@@ -424,8 +567,11 @@ impl GpuMsm {
             backend = tracing::field::Empty
         );
         let _call = span.enter();
-        self.recover()?;
         let src = bases.bases_ref();
+        if scalars.is_empty() {
+            // The zero point, on no device, whatever the routing or the device's state.
+            return self.one_call(src, scalars);
+        }
         match src {
             BasesRef::Host(points) if points.len() == scalars.len() => {
                 if let Some(slice) = self.slice_for(scalars.len())? {
@@ -443,16 +589,29 @@ impl GpuMsm {
         self.one_call(src, scalars)
     }
 
-    /// One MSM in one GPU call (or on a CPU path).
+    /// One MSM in one GPU call (or on a CPU path; n = 0 on none).
     fn one_call(&self, src: BasesRef<'_>, scalars: &[Fr]) -> Result<(G1Projective, MsmReport)> {
         match self.prepare(src, scalars)? {
             Step::Done(r, rep) => Ok((r, *rep)),
             Step::Gpu(p) => {
                 let gpu = self.gpu_context()?;
                 let f = self.submit(&gpu, &p, true)?.expect("waited for room");
-                self.complete(*p, self.finish(&gpu, f))
+                let out = self.finish(&gpu, f);
+                self.complete(*p, out)
             }
         }
+    }
+
+    /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
+    /// workspace (its bases uploaded by the call unless `resident`), at the window size the
+    /// engine picks for it: what to budget for ([`MsmConfig::memory_budget`]). `None`
+    /// without a GPU, or when the call exceeds the adapter's buffer limits.
+    pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
+        let c = self
+            .config
+            .window_bits
+            .unwrap_or_else(|| best_window_bits(n.max(1)));
+        self.gpu()?.call_bytes(n, !resident, c).ok()
     }
 
     /// Most points, up to n, that one GPU call on host bases takes on this engine's
@@ -467,6 +626,9 @@ impl GpuMsm {
     /// `reserve` more bytes held (bases uploaded by the call if `host`).
     fn max_call_len(&self, n: usize, host: bool, reserve: u64) -> Option<usize> {
         let gpu = self.gpu()?;
+        if n == 0 {
+            return Some(0);
+        }
         let fits = |m: usize| {
             let c = self
                 .config
@@ -497,7 +659,7 @@ impl GpuMsm {
     fn slice_for(&self, n: usize) -> Result<Option<usize>> {
         let (backend, _) =
             routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
-        if backend != Backend::Gpu {
+        if backend != Backend::Gpu || !matches!(self.device_ready()?, DeviceState::Ready) {
             return Ok(None);
         }
         let Some(mut cap) = self.max_slice_points(n) else {
@@ -522,8 +684,9 @@ impl GpuMsm {
     }
 
     /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
-    /// over points `range`, from `bases(k, range)`), one call each, the sums added on the host; the report adds up the slices' counts and
-    /// times.
+    /// over points `range`, from `bases(k, range)`), one call each, the sums added on the
+    /// host; the report adds up the slices' counts and times. A slice's error names its
+    /// bases in the caller's numbering.
     fn sliced<'a>(
         &self,
         scalars: &[Fr],
@@ -535,7 +698,9 @@ impl GpuMsm {
         let mut report: Option<MsmReport> = None;
         let slices = scalars.len().div_ceil(slice);
         for (k, range) in slice_ranges(scalars.len(), slice).enumerate() {
-            let (r, rep) = self.one_call(bases(k, range.clone()), &scalars[range])?;
+            let (r, rep) = self
+                .one_call(bases(k, range.clone()), &scalars[range.clone()])
+                .map_err(|e| e.at_offset(range.start))?;
             sum += r;
             report = Some(match report {
                 None => rep,
@@ -585,9 +750,9 @@ impl GpuMsm {
                 .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
                 .collect();
         }
-        self.recover()?;
-        // One device for the whole batch, even if another call replaces a lost one.
-        let device = self.gpu();
+        // One device for the whole batch (the one of its first GPU vector), even if another
+        // call replaces a lost one.
+        let mut device: Option<Arc<GpuContext>> = None;
         let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
         let mut in_flight: Option<(usize, Box<Prepared>, InFlight)> = None;
         for (k, s) in scalars.iter().enumerate() {
@@ -605,14 +770,18 @@ impl GpuMsm {
                 }
                 Step::Gpu(p) => p,
             };
-            let gpu = device.as_deref().ok_or_else(no_gpu).map_err(at(k))?;
+            if device.is_none() {
+                device = Some(self.gpu_context().map_err(at(k))?);
+            }
+            let gpu = device.as_deref().expect("set above");
             // Waiting for room while holding vector k - 1's could wait forever: when the
             // budget has no room for both, vector k - 1 is collected first.
             let f = match self.submit(gpu, &p, in_flight.is_none()).map_err(at(k))? {
                 Some(f) => f,
                 None => {
                     let (j, pj, fj) = in_flight.take().expect("only a call in flight waits");
-                    out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+                    let done = self.finish(gpu, fj);
+                    out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
                     let f = self.submit(gpu, &p, true).map_err(at(k))?;
                     f.expect("waited for room")
                 }
@@ -621,7 +790,8 @@ impl GpuMsm {
             if let Some((j, mut pj, fj)) = in_flight.replace((k, p, f)) {
                 pj.overlapped += t.elapsed();
                 let tc = Instant::now();
-                out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+                let done = self.finish(gpu, fj);
+                out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
                 // ... nor is the previous vector's completion part of vector k's report.
                 if let Some((_, pk, _)) = in_flight.as_mut() {
                     pk.overlapped += tc.elapsed();
@@ -629,8 +799,9 @@ impl GpuMsm {
             }
         }
         if let Some((j, pj, fj)) = in_flight {
-            let gpu = device.as_deref().ok_or_else(no_gpu).map_err(at(j))?;
-            out[j] = Some(self.complete(*pj, self.finish(gpu, fj)).map_err(at(j))?);
+            let gpu = device.as_deref().expect("set by the vector in flight");
+            let done = self.finish(gpu, fj);
+            out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
         }
         Ok(out
             .into_iter()
@@ -668,11 +839,19 @@ impl GpuMsm {
         let start = Instant::now();
         let bases = self.validate(src, scalars)?;
         let n = scalars.len();
-        let (mut backend, mut route) =
-            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
-        if backend == Backend::Gpu && self.lost_to_cpu() {
-            backend = Backend::CpuArkworks;
-            route += "; the device was lost: on the CPU (DeviceLoss::FallBackToCpu)";
+        let (mut backend, mut route) = match n {
+            // Whatever the routing would say: nothing touches the device.
+            0 => (
+                Backend::CpuDoubleAndAdd,
+                "n = 0: the empty sum is the zero point; nothing ran".to_string(),
+            ),
+            _ => routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter),
+        };
+        if backend == Backend::Gpu {
+            if let DeviceState::OnCpu(why) = self.device_ready()? {
+                backend = Backend::CpuArkworks;
+                route += &format!("; {why}");
+            }
         }
         tracing::Span::current().record("backend", tracing::field::debug(backend));
         let mut report = MsmReport {
@@ -692,9 +871,14 @@ impl GpuMsm {
             host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
         };
+        if n == 0 {
+            report.phases.total = start.elapsed();
+            report.host_time = report.phases.total;
+            return Ok(Step::Done(G1Projective::zero(), Box::new(report)));
+        }
         if let BasesRef::Host(_) = src {
-            // Resident bases were checked when loaded. The GPU path checks the curve
-            // equation only if a window sum fails (below), at no cost to good calls.
+            // Resident bases were checked when loaded. On the GPU path the convert stage
+            // checks every uploaded base on the curve, fused into its reading of them.
             if backend != Backend::Gpu {
                 check_bases(bases, self.config.validate_subgroup)?;
             } else if self.config.validate_subgroup {
@@ -703,7 +887,7 @@ impl GpuMsm {
         }
         if backend != Backend::Gpu {
             let t = Instant::now();
-            let r = cpu_msm(backend, bases, scalars)?;
+            let r = cpu_msm(backend, bases, scalars, self.config.validate_subgroup);
             report.phases.window_reduction = t.elapsed();
             report.phases.total = start.elapsed();
             report.host_time = report.phases.total;
@@ -861,31 +1045,35 @@ impl GpuMsm {
                 },
             },
             wait,
+            self.config.gpu_timeout,
         );
         out.map_err(|e| Self::on_device(gpu, e))
     }
 
     /// Waits for a submitted call's window sums.
-    fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<(Vec<u32>, GpuTimes)> {
+    fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<CallOutput> {
         let _s = tracing::info_span!("gpu_msm.gpu").entered();
-        if self.lose_in_flight.swap(false, Ordering::AcqRel) {
+        if self.hooks.lose_in_flight.swap(false, Ordering::AcqRel) {
             gpu.lose();
         }
-        let out = gpu.finish(f).map_err(|e| Self::on_device(gpu, e));
-        if gpu.is_lost() {
+        let out = gpu
+            .finish(f, self.config.gpu_timeout)
+            .map_err(|e| Self::on_device(gpu, e));
+        match out {
+            Err(MsmError::Timeout(m)) => Err(MsmError::Timeout(m)),
             // Whatever came back, it came from a device that is gone.
-            return Err(MsmError::DeviceLost(
+            _ if gpu.is_lost() => Err(MsmError::DeviceLost(
                 "the device was lost while the call ran".into(),
-            ));
+            )),
+            out => out,
         }
-        out
     }
 
     /// The window sums of a finished call, checked and reduced; the report completed.
     fn complete(
         &self,
         p: Prepared,
-        gpu_out: Result<(Vec<u32>, GpuTimes)>,
+        gpu_out: Result<CallOutput>,
     ) -> Result<(G1Projective, MsmReport)> {
         let Prepared {
             mut report,
@@ -896,7 +1084,21 @@ impl GpuMsm {
             overlapped,
             ..
         } = p;
-        let (sums, times) = gpu_out?;
+        let CallOutput {
+            sums,
+            times,
+            bad_base,
+        } = gpu_out?;
+        if let Some(i) = bad_base {
+            // The convert stage found an uploaded base off the curve: the sums mean nothing.
+            // The host names the first such base (its check is the same one).
+            return Err(match check_bases(&bases.points()[..n], false) {
+                Err(e) => e,
+                Ok(()) => MsmError::Gpu(format!(
+                    "the GPU's check refused base {i}, which the host finds on the curve"
+                )),
+            });
+        }
         let arithmetic = self.gpu_context()?.arithmetic;
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
@@ -905,9 +1107,9 @@ impl GpuMsm {
             .map(|w| arithmetic.point_from_shader_words(w))
             .collect::<Option<Vec<_>>>()
             .map_or_else(
-                // A sum off the curve: bad input (one-shot bases are checked only now, at no
-                // cost to good calls; resident ones were checked when loaded), a base outside
-                // G1 that met the formulas' exceptional case, or a GPU fault.
+                // A sum off the curve: a base outside G1 that met the formulas' exceptional
+                // case (every base is on the curve: checked when loaded, or by the convert
+                // stage above), or a GPU fault.
                 || match check_bases(&bases.points()[..n], true) {
                     Err(e) => Err(e),
                     Ok(()) => Err(MsmError::Gpu(
@@ -949,27 +1151,54 @@ impl GpuMsm {
     }
 }
 
+/// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
+/// memory budget at `config`'s window size (the cost model's for one point without one),
+/// and, with `known_answer`, the known-answer test's calls at its window sizes.
+fn check_one_point_fits(config: &MsmConfig, gpu: &GpuContext, known_answer: bool) -> Result<()> {
+    let c = config.window_bits.unwrap_or_else(|| best_window_bits(1));
+    let mut calls = vec![(1, c)];
+    if known_answer {
+        calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
+    }
+    for (n, c) in calls {
+        if !gpu.fits_call(n, true, c, 0) {
+            return Err(MsmError::InvalidConfig(format!(
+                "a {n}-point call at c = {c} does not fit {}'s limits and the memory budget \
+                 ({} bytes; MsmConfig::memory_budget, window_bits)",
+                gpu.adapter_name(),
+                gpu.memory_usage().budget
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn no_gpu() -> MsmError {
     MsmError::NoAdapter {
         detail: "this engine runs on the CPU only".into(),
     }
 }
 
-/// An MSM on a CPU path.
-fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Projective> {
+/// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
+fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr], in_g1: bool) -> G1Projective {
     if backend == Backend::CpuDoubleAndAdd {
         let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
-        return Ok(cpu::double_and_add(bases, scalars));
+        return cpu::double_and_add(bases, scalars);
     }
     let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
-    G1Projective::msm(bases, scalars).map_err(|_| MsmError::LengthMismatch {
-        bases: bases.len(),
-        scalars: scalars.len(),
-    })
+    cpu::arkworks_msm(bases, scalars, in_g1)
 }
 
-/// `MsmError::InvalidBase` for the first base off the curve (the identity is fine); with
-/// `subgroup`, `MsmError::BaseNotInSubgroup` for the first one outside G1.
+/// Whether a coordinate is stored reduced (below p), as every arkworks constructor but
+/// `Fq::new_unchecked` leaves it.
+fn reduced(x: &Fq) -> bool {
+    x.0 < Fq::MODULUS
+}
+
+/// `MsmError::InvalidBase` for the first base off the curve or with a coordinate not
+/// reduced (the identity is fine); with `subgroup`, `MsmError::BaseNotInSubgroup` for the
+/// first one outside G1. The GPU's convert stage makes the same check
+/// (`shaders/base_check.wgsl`).
 ///
 /// Why a base outside G1 can never give a wrong sum on the GPU path: the complete short
 /// Weierstrass formulas are exact for every pair P, Q unless P - Q has order 2, and then they
@@ -979,7 +1208,8 @@ fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr]) -> Result<G1Pro
 /// and the call ends here. The Edwards profile poisons its exceptional case the same way
 /// (`src/gpu/edwards.rs`).
 fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
-    if let Some(index) = bases.par_iter().position_first(|p| !p.is_on_curve()) {
+    let valid = |p: &G1Affine| p.is_zero() || (reduced(&p.x) && reduced(&p.y) && p.is_on_curve());
+    if let Some(index) = bases.par_iter().position_first(|p| !valid(p)) {
         return Err(MsmError::InvalidBase { index });
     }
     if !subgroup {

@@ -30,15 +30,17 @@ pub enum MsmError {
     /// An invalid `MsmConfig`.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
-    /// A base is not on the curve (the first such index). Bases must be points of G1; the
-    /// engine checks the curve equation where it is cheap (CPU paths, and on the GPU path
-    /// when a result fails its own check), never subgroup membership.
+    /// A base is not on the curve, or has a coordinate that is not reduced below p (the
+    /// first such index, in the caller's numbering). Every base of every call is checked:
+    /// on the host on the CPU paths and in [`crate::GpuMsm::load_bases`], on the GPU inside
+    /// the stage that first reads one-shot bases.
     #[error("base {index} is not on the BLS12-377 curve")]
     InvalidBase {
         /// Index of the first base off the curve.
         index: usize,
     },
-    /// A base on the curve but outside the prime-order subgroup G1 (the first such index),
+    /// A base on the curve but outside the prime-order subgroup G1 (the first such index, in
+    /// the caller's numbering),
     /// found by [`crate::MsmConfig::validate_subgroup`], or when such a base made the GPU's
     /// formulas fail (they are complete on G1 only; a failure is always detected).
     #[error("base {index} is on the curve but not in the prime-order subgroup G1")]
@@ -57,6 +59,11 @@ pub enum MsmError {
     /// [`crate::MsmConfig::device_loss`] says.
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
+    /// A wait of the call (for the GPU, or for room in the memory budget) lasted longer than
+    /// [`crate::MsmConfig::gpu_timeout`]; no sum is returned and the call's memory is given
+    /// back. After a GPU wait, the device is treated as hung and dropped.
+    #[error("timed out: {0}")]
+    Timeout(String),
     /// The device failed the known-answer test at engine creation.
     #[error("the adapter {adapter} failed the known-answer self-test: {detail}")]
     SelfTestFailed {
@@ -76,6 +83,22 @@ pub enum MsmError {
         /// What went wrong with it.
         source: Box<MsmError>,
     },
+}
+
+impl MsmError {
+    /// This error with base indices moved by `offset`: the error of a slice that starts at
+    /// point `offset` of the caller's call, in the caller's numbering.
+    pub(crate) fn at_offset(self, offset: usize) -> MsmError {
+        match self {
+            MsmError::InvalidBase { index } => MsmError::InvalidBase {
+                index: index + offset,
+            },
+            MsmError::BaseNotInSubgroup { index } => MsmError::BaseNotInSubgroup {
+                index: index + offset,
+            },
+            e => e,
+        }
+    }
 }
 
 /// Result alias for this crate.

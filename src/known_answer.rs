@@ -11,6 +11,7 @@ use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
 use crate::config::MsmConfig;
+use crate::error::{MsmError, Result};
 use crate::inputs::{random_bases, random_scalars};
 use crate::report::Backend;
 use crate::GpuMsm;
@@ -39,29 +40,47 @@ pub fn inputs() -> (Vec<G1Affine>, Vec<Fr>) {
     (bases, scalars)
 }
 
-/// Runs the known-answer MSMs on `engine`'s GPU path; the time they took, or what
-/// disagreed. `tamper` changes the expected sums (a test hook for the failure path).
-pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration, String> {
+/// Runs the known-answer MSMs on `engine`'s GPU path: the time they took, or
+/// [`MsmError::SelfTestFailed`] saying what disagreed. A call that does not fit the engine's
+/// memory budget is [`MsmError::InvalidConfig`] instead: the configuration, not the device,
+/// is at fault. `tamper` changes the expected sums (a test hook for the failure path).
+pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration> {
     let start = Instant::now();
     let (bases, scalars) = inputs();
-    let mut want = G1Projective::msm(&bases, &scalars).map_err(|_| "lengths")?;
+    let failed = |detail: String| MsmError::SelfTestFailed {
+        adapter: engine.adapter_name().to_string(),
+        detail,
+    };
+    let mut want = G1Projective::msm(&bases, &scalars).expect("equal lengths");
     if tamper {
         want += G1Projective::from(bases[0]);
     }
     for c in KAT_WINDOWS {
-        let e = engine
-            .reconfigured(MsmConfig {
-                window_bits: Some(c),
-                force_backend: Some(Backend::Gpu),
-                calibration: crate::CalibrationSource::Defaults,
-                sre: crate::SreMode::Off,
-                ..engine.config().clone()
-            })
-            .map_err(|e| e.to_string())?;
+        let e = engine.reconfigured(MsmConfig {
+            window_bits: Some(c),
+            force_backend: Some(Backend::Gpu),
+            calibration: crate::CalibrationSource::Defaults,
+            sre: crate::SreMode::Off,
+            ..engine.config().clone()
+        })?;
         match e.msm(&bases, &scalars) {
             Ok(got) if got == want => {}
-            Ok(_) => return Err(format!("the {KAT_POINTS}-point MSM at c = {c} is wrong")),
-            Err(err) => return Err(format!("the {KAT_POINTS}-point MSM at c = {c}: {err}")),
+            Ok(_) => {
+                return Err(failed(format!(
+                    "the {KAT_POINTS}-point MSM at c = {c} is wrong"
+                )))
+            }
+            Err(MsmError::InputTooLarge(why)) => {
+                return Err(MsmError::InvalidConfig(format!(
+                    "the known-answer test's {KAT_POINTS}-point call at c = {c} does not fit: \
+                     {why}"
+                )))
+            }
+            Err(err) => {
+                return Err(failed(format!(
+                    "the {KAT_POINTS}-point MSM at c = {c}: {err}"
+                )))
+            }
         }
     }
     Ok(start.elapsed())

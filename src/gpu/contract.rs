@@ -113,6 +113,25 @@ shader_struct! {
     }
 }
 
+/// Words of a call's status buffer, which the convert stage writes and the host reads back
+/// with the window sums.
+pub const STATUS_WORDS: usize = 1;
+
+/// Status word: the first uploaded base that failed the check of `base_check.wgsl`, as
+/// [`bad_base_marker`] (zero: none). Kept with `atomicMax`, so the smallest index wins.
+pub const STATUS_BAD_BASE: usize = 0;
+
+/// The value a failed base i leaves in [`STATUS_BAD_BASE`]: u32::MAX - i, nonzero for every
+/// index below 2^31 and largest for the smallest index.
+pub const fn bad_base_marker(i: u32) -> u32 {
+    u32::MAX - i
+}
+
+/// The base a status word names, if any ([`bad_base_marker`] read back).
+pub fn bad_base(word: u32) -> Option<u32> {
+    (word != 0).then(|| u32::MAX - word)
+}
+
 /// The generated WGSL of the contract: the parameter blocks and the entry sign bit.
 pub fn wgsl() -> String {
     let mut s = String::from("// Generated from src/gpu/contract.rs.\n");
@@ -124,6 +143,12 @@ pub fn wgsl() -> String {
     s += &format!(
         "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",
         crate::digits::SIGN_BIT
+    );
+    s += &format!(
+        "// The status word of a failed base (src/gpu/contract.rs).\n\
+         const STATUS_BAD_BASE: u32 = {STATUS_BAD_BASE}u;\n\
+         fn bad_base_marker(i: u32) -> u32 {{\n    return {}u - i;\n}}\n",
+        u32::MAX
     );
     s
 }
@@ -146,5 +171,15 @@ mod tests {
         assert_eq!(fields[0], "num_points");
         assert_eq!(fields[9], "first_point");
         assert!(wgsl().contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
+    }
+
+    #[test]
+    fn bad_base_markers_round_trip_and_the_smallest_index_wins() {
+        assert_eq!(bad_base(0), None);
+        for i in [0u32, 1, 45, (1 << 31) - 1] {
+            assert_eq!(bad_base(bad_base_marker(i)), Some(i));
+            assert!(bad_base_marker(i) > bad_base_marker(i + 1));
+        }
+        assert!(wgsl().contains(&format!("return {}u - i;", u32::MAX)));
     }
 }

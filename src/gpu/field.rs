@@ -143,13 +143,16 @@ impl Arithmetic {
         }
     }
 
-    /// The convert stage: radix change (portable profile) or the Edwards precomputation.
-    pub(crate) fn convert_wgsl(self) -> &'static str {
-        if self.is_edwards() {
-            include_str!("../../shaders/convert_edwards.wgsl")
-        } else {
-            include_str!("../../shaders/convert.wgsl")
-        }
+    /// The convert stage, which checks every uploaded base (`shaders/base_check.wgsl`) and
+    /// stores it in the profile's form: a radix change (portable profile), the Edwards
+    /// precomputation, or nothing (Limbs32 stores the upload as it is).
+    pub(crate) fn convert_wgsl(self) -> String {
+        let stage = match self {
+            Arithmetic::Limbs13 => include_str!("../../shaders/convert.wgsl"),
+            Arithmetic::Limbs32 => include_str!("../../shaders/check_bases.wgsl"),
+            Arithmetic::Limbs32Edwards => include_str!("../../shaders/convert_edwards.wgsl"),
+        };
+        [super::BASE_CHECK_WGSL, stage].join("\n")
     }
 
     /// The bucket-reduction stage's per-segment entry point for the profile's formulas.
@@ -296,6 +299,7 @@ impl Arithmetic {
                 s += &wgsl_limbs("FP_ONE", &bigint_words(&one));
             }
         }
+        s += &wgsl_limbs("P_PACKED", &bigint_words(&Fq::MODULUS));
         let mut p_minus_2 = Fq::MODULUS;
         p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
         s += &wgsl_limbs("P_MINUS_2", &bigint_words(&p_minus_2));

@@ -21,7 +21,7 @@ use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 use crate::report::GpuTiming;
-use contract::{LevelParams, MergeParams, Params};
+use contract::{LevelParams, MergeParams, Params, STATUS_WORDS};
 use field::{affine_upload_words, Arithmetic, WORKGROUP_SIZE};
 use pool::{Group, Lease, MemoryUsage, Pool, ResidentCharge, Slot, Workspace};
 
@@ -35,7 +35,13 @@ const REDUCE_WGSL: &str = include_str!("../../shaders/reduce.wgsl");
 const SORT_WGSL: &str = include_str!("../../shaders/sort.wgsl");
 const SCAN_WGSL: &str = include_str!("../../shaders/scan.wgsl");
 const BALANCED_WGSL: &str = include_str!("../../shaders/balanced.wgsl");
-pub(crate) const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl");
+const BASE_CHECK_WGSL: &str = include_str!("../../shaders/base_check.wgsl");
+const SELFTEST_WGSL: &str = include_str!("../../shaders/selftest.wgsl");
+
+/// The self-test kernel's stage source (it runs the base check too).
+pub(crate) fn selftest_wgsl() -> String {
+    [BASE_CHECK_WGSL, SELFTEST_WGSL].join("\n")
+}
 
 /// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
 /// window has fewer buckets), so a window of B buckets is split into B / 16 segments.
@@ -133,6 +139,17 @@ pub struct GpuTimes {
     pub buffers_allocated: u32,
 }
 
+/// What a finished call read back.
+pub(crate) struct CallOutput {
+    /// The window sums, in the shaders' packed projective form.
+    pub sums: Vec<u32>,
+    /// What the run measured.
+    pub times: GpuTimes,
+    /// The first uploaded base (in the call's numbering) that failed the convert stage's
+    /// check: off the curve, or a coordinate not reduced (`shaders/base_check.wgsl`).
+    pub bad_base: Option<usize>,
+}
+
 struct Pipelines {
     convert: wgpu::ComputePipeline,
     init_buckets: wgpu::ComputePipeline,
@@ -158,7 +175,8 @@ pub struct GpuContext {
     pub(crate) info: wgpu::AdapterInfo,
     pub(crate) runtime_checks: bool,
     pub(crate) arithmetic: Arithmetic,
-    pipelines: Pipelines,
+    /// Compiled in [`GpuContext::new`] once the configuration is known to fit.
+    pipelines: std::sync::OnceLock<Pipelines>,
     timestamps: bool,
     pipeline_creation: Duration,
     pool: Arc<Pool>,
@@ -274,7 +292,8 @@ struct JobLayout {
     /// points after resident ones), if the call uploads any: they live in the workspace's
     /// points buffer.
     convert_from: Option<usize>,
-    /// The uploaded points need the convert stage (the profile's radix is not arkworks').
+    /// The uploaded points go through the convert stage: checked on the curve
+    /// (`shaders/base_check.wgsl`), and stored in the profile's form.
     convert: bool,
     /// Bytes of each scratch slot.
     sizes: Vec<(Slot, u64)>,
@@ -282,11 +301,19 @@ struct JobLayout {
 }
 
 impl JobLayout {
-    /// Bytes read back: the window sums, then the entry count on the GPU bucket sort.
+    /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
+    /// sort ([`READ_ENTRIES_AT`]) and the call's status words ([`READ_STATUS_AT`]).
     fn read_bytes(&self) -> u64 {
-        self.sum_bytes + if self.sort.is_some() { 4 } else { 0 }
+        self.sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64
     }
 }
+
+/// Where the read-back holds the GPU bucket sort's entry count, after the window sums.
+const READ_ENTRIES_AT: u64 = 0;
+
+/// Where the read-back holds the call's status words (`gpu::contract`), after the window
+/// sums.
+const READ_STATUS_AT: u64 = 4;
 
 /// One compute pass: its phase, pipeline, bind group and dispatch size.
 struct Pass {
@@ -327,6 +354,8 @@ pub(crate) struct InFlight {
     phases: Vec<Phase>,
     sum_bytes: u64,
     read_bytes: u64,
+    /// The read-back holds the GPU bucket sort's entry count.
+    entries: bool,
     times: GpuTimes,
 }
 
@@ -569,7 +598,11 @@ impl Uploads<'_> {
 
 impl GpuContext {
     /// Picks the adapter, creates the device and compiles every stage.
-    pub fn new(config: &MsmConfig) -> Result<Self> {
+    ///
+    /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
+    /// on a software adapter), so that a configuration that cannot work is refused at once:
+    /// it may use everything but the pipelines (limits, layouts, the budget).
+    pub fn new(config: &MsmConfig, fits: impl FnOnce(&Self) -> Result<()>) -> Result<Self> {
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
@@ -617,17 +650,42 @@ impl GpuContext {
             flag.store(true, Ordering::Release);
         });
 
+        let mut ctx = Self {
+            device,
+            queue,
+            info,
+            runtime_checks: config.shader_runtime_checks,
+            arithmetic,
+            pipelines: std::sync::OnceLock::new(),
+            timestamps,
+            pipeline_creation: Duration::ZERO,
+            pool: Pool::new(budget),
+            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
+            lost,
+            invalid_next: AtomicBool::new(false),
+            adapter_memory,
+            next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
+        };
+        fits(&ctx)?;
         let start = Instant::now();
-        let checks = config.shader_runtime_checks;
-        let pipelines = scoped(&device, "pipeline creation", || {
-            let make = |stage, entry| create_pipeline(&device, arithmetic, stage, entry, checks);
+        let pipelines = ctx.compile()?;
+        ctx.pipeline_creation = start.elapsed();
+        let _ = ctx.pipelines.set(pipelines);
+        Ok(ctx)
+    }
+
+    /// Compiles every stage's pipeline.
+    fn compile(&self) -> Result<Pipelines> {
+        let (device, arithmetic, checks) = (&self.device, self.arithmetic, self.runtime_checks);
+        scoped(device, "pipeline creation", || {
+            let make = |stage, entry| create_pipeline(device, arithmetic, stage, entry, checks);
             let reduce = [REDUCE_WGSL, arithmetic.reduce_segments_wgsl()].join("\n");
             // The stages that read the stored bases share their binding and readers.
             let reading_bases = |stage: &str| [BASES_WGSL, stage].join("\n");
             let sort_src = reading_bases(SORT_WGSL);
             let balanced_src = reading_bases(BALANCED_WGSL);
             Ok(Pipelines {
-                convert: make(arithmetic.convert_wgsl(), "convert"),
+                convert: make(&arithmetic.convert_wgsl(), "convert"),
                 init_buckets: make(&balanced_src, "init_buckets"),
                 count_digits: make(&sort_src, "count_digits"),
                 scan_blocks: make(SCAN_WGSL, "scan_blocks"),
@@ -640,23 +698,11 @@ impl GpuContext {
                 reduce_segments: make(&reduce, "reduce_segments"),
                 reduce_windows: make(&reduce, "reduce_windows"),
             })
-        })?;
-        Ok(Self {
-            device,
-            queue,
-            info,
-            runtime_checks: checks,
-            arithmetic,
-            pipelines,
-            timestamps,
-            pipeline_creation: start.elapsed(),
-            pool: Pool::new(budget),
-            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
-            lost,
-            invalid_next: AtomicBool::new(false),
-            adapter_memory,
-            next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
         })
+    }
+
+    fn pipelines(&self) -> &Pipelines {
+        self.pipelines.get().expect("compiled by GpuContext::new")
     }
 
     /// Whether the device was lost (every later operation on it fails).
@@ -664,8 +710,11 @@ impl GpuContext {
         self.lost.load(Ordering::Acquire)
     }
 
-    /// Test hook: destroys the device, as a driver reset would lose it.
+    /// Drops the device, as a driver reset would lose it (a test hook, and what a call does
+    /// to a device that did not finish in time). It counts as lost at once, before wgpu's
+    /// callback says so, so that every error it causes from now on is read as the loss.
     pub(crate) fn lose(&self) {
+        self.lost.store(true, Ordering::Release);
         self.device.destroy();
         // wgpu reports the loss at the next poll.
         let _ = self.device.poll(wgpu::PollType::Poll);
@@ -832,13 +881,15 @@ impl GpuContext {
     }
 
     /// Uploads `bases` and converts them on the device, once: the resident set that calls on
-    /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed).
-    pub fn load_points(&self, bases: &[G1Affine]) -> Result<ResidentPoints> {
+    /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed). The
+    /// caller has checked the bases on the host (the convert stage's own check, whose status
+    /// this does not read, repeats it). Each wait lasts at most `timeout`.
+    pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<ResidentPoints> {
         let a = self.arithmetic;
         let bytes = self.resident_bytes(bases.len());
         let threads = a.convert_threads(bases.len() as u64);
         self.check_sizes(&[("bases", bytes)], &[("convert", threads)])?;
-        let charge = self.pool.charge_resident(bytes)?;
+        let charge = self.pool.charge_resident(bytes, timeout)?;
         scoped(&self.device, "loading bases", || {
             let mut words = vec![0u32; bytes as usize / 4];
             pack_affine(bases.par_iter(), a, &mut words);
@@ -860,16 +911,23 @@ impl GpuContext {
                     contents: bytemuck::bytes_of(&params),
                     usage: wgpu::BufferUsages::UNIFORM,
                 });
-            let p = &self.pipelines.convert;
-            let group = self.bind(
-                p,
-                &[
-                    (0, buffer.as_entire_binding()),
-                    (1, params_buf.as_entire_binding()),
-                ],
-            );
             let mut encoder = self.device.create_command_encoder(&Default::default());
             if self.arithmetic.converts_bases() {
+                let status = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("load status"),
+                    size: pool::MIN_CLASS_BYTES,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                let p = &self.pipelines().convert;
+                let group = self.bind(
+                    p,
+                    &[
+                        (0, buffer.as_entire_binding()),
+                        (1, params_buf.as_entire_binding()),
+                        (2, status.as_entire_binding()),
+                    ],
+                );
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 pass.set_pipeline(p);
                 pass.set_bind_group(0, &group, &[]);
@@ -877,7 +935,7 @@ impl GpuContext {
                 pass.dispatch_workgroups(x, y, 1);
             }
             let index = self.queue.submit([encoder.finish()]);
-            self.wait_for(index)?;
+            self.wait_for(index, timeout)?;
             Ok(ResidentPoints {
                 buffer,
                 id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
@@ -933,7 +991,11 @@ impl GpuContext {
             (Slot::Buckets, a.sums_bytes(params.total_buckets as u64)),
             (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
             (Slot::Sums, sum_bytes),
-            (Slot::Readback, sum_bytes),
+            (
+                Slot::Readback,
+                sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
+            ),
+            (Slot::Status, 4 * STATUS_WORDS as u64),
             // Bound by the reduction, which reads it only on the GPU bucket sort.
             (Slot::Scan, 4),
         ];
@@ -956,7 +1018,7 @@ impl GpuContext {
             sort: None,
             params,
             convert_from,
-            convert: convert_from.is_some() && self.arithmetic.converts_bases(),
+            convert: convert_from.is_some(),
             sizes,
             sum_bytes,
         })
@@ -999,7 +1061,11 @@ impl GpuContext {
             (Slot::Buckets, a.sums_bytes(buckets)),
             (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
             (Slot::Sums, sum_bytes),
-            (Slot::Readback, sum_bytes + 4),
+            (
+                Slot::Readback,
+                sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
+            ),
+            (Slot::Status, 4 * STATUS_WORDS as u64),
         ];
         let checked: Vec<(&str, u64)> = sizes
             .iter()
@@ -1025,7 +1091,7 @@ impl GpuContext {
             }),
             params,
             convert_from,
-            convert: convert_from.is_some() && a.converts_bases(),
+            convert: convert_from.is_some(),
             sizes,
             sum_bytes,
         })
@@ -1070,6 +1136,7 @@ impl GpuContext {
         sections: &[(Slot, u64, u64)],
         needs: &[(Slot, u64)],
         times: &mut GpuTimes,
+        timeout: Duration,
     ) -> Result<()> {
         let dev = &self.device;
         let (staging_slot, staging_bytes) = needs[0];
@@ -1077,7 +1144,7 @@ impl GpuContext {
         ws.ensure(dev, Slot::Staging, staging_bytes);
         if !ws.staging_mapped() {
             let w = Instant::now();
-            self.wait()?;
+            self.wait(timeout)?;
             times.wait += w.elapsed();
             if !ws.staging_mapped() {
                 // The re-map's callback runs in whichever thread polls: with calls on other
@@ -1142,6 +1209,8 @@ impl GpuContext {
             encoder.clear_buffer(ws.get(Slot::Scan), 0, None);
             encoder.clear_buffer(ws.get(Slot::Counters), 0, None);
         }
+        // No base has failed the check yet (a call on resident bases reads back zero).
+        encoder.clear_buffer(ws.get(Slot::Status), 0, None);
         if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
             encoder.copy_buffer_to_buffer(
                 &r.buffer,
@@ -1156,13 +1225,21 @@ impl GpuContext {
     /// Uploads a job's data and submits all of its stages in one submission (one per stage
     /// when timing by wall clock), without waiting for the GPU; first waits, if it must, for
     /// room in the memory budget.
-    pub(crate) fn submit(&self, job: &Job) -> Result<InFlight> {
-        Ok(self.submit_if(job, true)?.expect("waited for room"))
+    pub(crate) fn submit(&self, job: &Job, timeout: Duration) -> Result<InFlight> {
+        Ok(self
+            .submit_if(job, true, timeout)?
+            .expect("waited for room"))
     }
 
     /// [`GpuContext::submit`], or `None` (nothing done) when the job would have to wait for
-    /// room in the memory budget and `wait` is false.
-    pub(crate) fn submit_if(&self, job: &Job, wait: bool) -> Result<Option<InFlight>> {
+    /// room in the memory budget and `wait` is false. Every wait lasts at most `timeout`
+    /// ([`MsmError::Timeout`] past it).
+    pub(crate) fn submit_if(
+        &self,
+        job: &Job,
+        wait: bool,
+        timeout: Duration,
+    ) -> Result<Option<InFlight>> {
         let lay = self.layout(job)?;
         let t = Instant::now();
         let mut points = Vec::new();
@@ -1189,12 +1266,12 @@ impl GpuContext {
         let needs = self.needs(&sections, staging_bytes, &lay);
         let mut times = GpuTimes::default();
         let w = Instant::now();
-        let Some(mut ws) = self.pool.take(&needs, wait)? else {
+        let Some(mut ws) = self.pool.take(&needs, wait, timeout)? else {
             return Ok(None);
         };
         times.wait += w.elapsed();
         let staged = scoped(&self.device, "upload", || {
-            self.stage(&mut ws, &uploads, &sections, &needs, &mut times)
+            self.stage(&mut ws, &uploads, &sections, &needs, &mut times, timeout)
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
@@ -1216,14 +1293,18 @@ impl GpuContext {
                 e.copy_buffer_to_buffer(sums, 0, read, 0, lay.sum_bytes);
                 if let Some(s) = &lay.sort {
                     let scan = ws.get(Slot::Scan);
-                    e.copy_buffer_to_buffer(scan, s.entry_count_at, read, lay.sum_bytes, 4);
+                    let at = lay.sum_bytes + READ_ENTRIES_AT;
+                    e.copy_buffer_to_buffer(scan, s.entry_count_at, read, at, 4);
                 }
+                let status_bytes = 4 * STATUS_WORDS as u64;
+                let at = lay.sum_bytes + READ_STATUS_AT;
+                e.copy_buffer_to_buffer(ws.get(Slot::Status), 0, read, at, status_bytes);
             };
             let submission = if self.timestamps {
                 self.submit_timestamped(&ws, &passes, copies, tail)
             } else {
                 let t = Instant::now();
-                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail)?;
+                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail, timeout)?;
                 times.wait += t.elapsed();
                 let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
                 add_stage_times(&mut times, &phases, &ns);
@@ -1243,6 +1324,7 @@ impl GpuContext {
                 phases: passes.iter().map(|p| p.phase).collect(),
                 sum_bytes: lay.sum_bytes,
                 read_bytes: lay.read_bytes(),
+                entries: lay.sort.is_some(),
                 times,
             }))
         })
@@ -1288,12 +1370,13 @@ impl GpuContext {
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
+        timeout: Duration,
     ) -> Result<(wgpu::SubmissionIndex, Vec<f64>)> {
         let dev = &self.device;
         let mut encoder = dev.create_command_encoder(&Default::default());
         copies(&mut encoder, ws);
         let mut last = self.queue.submit([encoder.finish()]);
-        self.wait_for(last.clone())?;
+        self.wait_for(last.clone(), timeout)?;
         let mut ns = Vec::new();
         for (i, p) in passes.iter().enumerate() {
             let t = Instant::now();
@@ -1303,7 +1386,7 @@ impl GpuContext {
                 tail(&mut encoder, ws);
             }
             last = self.queue.submit([encoder.finish()]);
-            self.wait_for(last.clone())?;
+            self.wait_for(last.clone(), timeout)?;
             ns.push(t.elapsed().as_nanos() as f64);
         }
         Ok((last, ns))
@@ -1320,7 +1403,7 @@ impl GpuContext {
         resident: Option<&wgpu::Buffer>,
         out: &mut Vec<Pass>,
     ) {
-        let p = &self.pipelines;
+        let p = self.pipelines();
         fn level(ws: &Workspace, i: usize) -> wgpu::BindingResource<'_> {
             wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                 buffer: ws.get(Slot::LevelParams),
@@ -1444,7 +1527,7 @@ impl GpuContext {
     fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
         let (merge, params) = (&lay.merge, &lay.params);
         let convert = lay.convert;
-        let p = &self.pipelines;
+        let p = self.pipelines();
         let (points_id, resident) = match (&job.points, lay.convert_from) {
             (Points::Resident(r, _), None) => (r.id, Some(&r.buffer)),
             _ => (WORKSPACE_POINTS, None),
@@ -1454,7 +1537,11 @@ impl GpuContext {
             let g = ws.group(Group::Convert, WORKSPACE_POINTS, |ws| {
                 self.bind(
                     &p.convert,
-                    &[(0, whole(ws, Slot::Points)), (1, whole(ws, Slot::Params))],
+                    &[
+                        (0, whole(ws, Slot::Points)),
+                        (1, whole(ws, Slot::Params)),
+                        (2, whole(ws, Slot::Status)),
+                    ],
                 )
             });
             let threads = self
@@ -1558,9 +1645,10 @@ impl GpuContext {
         out
     }
 
-    /// Waits for a submitted job and reads its window sums (in the shaders' packed
-    /// projective form, W of them) and stage times back; its workspace returns to the pool.
-    pub(crate) fn finish(&self, f: InFlight) -> Result<(Vec<u32>, GpuTimes)> {
+    /// Waits (at most `timeout` each time) for a submitted job and reads back its window
+    /// sums (in the shaders' packed projective form, W of them), its status and its stage
+    /// times; its workspace returns to the pool.
+    pub(crate) fn finish(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
         let InFlight {
             ws,
             submission,
@@ -1569,21 +1657,26 @@ impl GpuContext {
             phases,
             sum_bytes,
             read_bytes,
+            entries,
             mut times,
         } = f;
         let w = Instant::now();
-        self.wait_for(submission)?;
+        self.wait_for(submission, timeout)?;
         times.wait += w.elapsed();
         let t = Instant::now();
-        let read = take_mapped(&readback, ws.get(Slot::Readback), read_bytes)?;
+        let read = take_mapped(&readback, ws.get(Slot::Readback), read_bytes, timeout)?;
         let words: &[u32] = bytemuck::cast_slice(&read);
+        let word_at = |at: u64| words[((sum_bytes + at) / 4) as usize];
         let sums = words[..sum_bytes as usize / 4].to_vec();
-        if read_bytes > sum_bytes {
-            times.entries = Some(words[sum_bytes as usize / 4] as u64);
+        if entries {
+            times.entries = Some(word_at(READ_ENTRIES_AT) as u64);
         }
+        let status = word_at(READ_STATUS_AT + 4 * contract::STATUS_BAD_BASE as u64);
+        let bad_base = contract::bad_base(status).map(|i| i as usize);
         times.download = t.elapsed();
         if let Some(rx) = timestamps {
-            let raw = take_mapped(&rx, ws.get(Slot::TimestampRead), 16 * phases.len() as u64)?;
+            let bytes = 16 * phases.len() as u64;
+            let raw = take_mapped(&rx, ws.get(Slot::TimestampRead), bytes, timeout)?;
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
             let ns: Vec<f64> = (0..phases.len())
@@ -1592,7 +1685,11 @@ impl GpuContext {
             add_stage_times(&mut times, &phases, &ns);
         }
         ws.keep();
-        Ok((sums, times))
+        Ok(CallOutput {
+            sums,
+            times,
+            bad_base,
+        })
     }
 
     /// The GPU bucket sort of one call, for the tests: runs the whole job and returns the
@@ -1611,41 +1708,54 @@ impl GpuContext {
                 window_bits: c,
             },
         };
-        let f = self.submit(&job)?;
-        self.wait_for(f.submission.clone())?;
+        let timeout = crate::config::DEFAULT_GPU_TIMEOUT;
+        let f = self.submit(&job, timeout)?;
+        self.wait_for(f.submission.clone(), timeout)?;
         let buckets =
             crate::digits::num_windows(c) as u64 * crate::digits::buckets_per_window(c) as u64;
         let offsets = self.read_words(f.ws.get(Slot::Scan), buckets + 1)?;
         let total = *offsets.last().expect("W B + 1 offsets") as u64;
         let entries = self.read_words(f.ws.get(Slot::Entries), total)?;
-        self.finish(f)?;
+        self.finish(f, timeout)?;
         Ok((offsets, entries))
     }
 
-    /// Blocks until all submitted work is done.
-    pub(crate) fn wait(&self) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map(|_| ())
-            .map_err(|e| MsmError::Gpu(format!("poll: {e}")))
+    /// Blocks until all submitted work is done, at most `timeout` ([`GpuContext::wait_for`]).
+    pub(crate) fn wait(&self, timeout: Duration) -> Result<()> {
+        self.poll_wait(None, timeout)
     }
 
-    /// Blocks until one submission is done.
-    fn wait_for(&self, index: wgpu::SubmissionIndex) -> Result<()> {
-        self.device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(index),
-                timeout: None,
-            })
-            .map(|_| ())
-            .map_err(|e| MsmError::Gpu(format!("poll: {e}")))
+    /// Blocks until one submission is done, at most `timeout`. Past it the GPU is taken to
+    /// be hung: the device is dropped (every later operation on it fails, and the engine's
+    /// next call proceeds as `MsmConfig::device_loss` says) and the call gets
+    /// [`MsmError::Timeout`].
+    fn wait_for(&self, index: wgpu::SubmissionIndex, timeout: Duration) -> Result<()> {
+        self.poll_wait(Some(index), timeout)
+    }
+
+    fn poll_wait(&self, index: Option<wgpu::SubmissionIndex>, timeout: Duration) -> Result<()> {
+        let poll = wgpu::PollType::Wait {
+            submission_index: index,
+            timeout: Some(timeout),
+        };
+        match self.device.poll(poll) {
+            Ok(_) => Ok(()),
+            Err(wgpu::PollError::Timeout) => {
+                self.lose();
+                Err(MsmError::Timeout(format!(
+                    "the GPU did not finish within {timeout:?} (MsmConfig::gpu_timeout); its \
+                     device is taken to be hung and was dropped"
+                )))
+            }
+            Err(e) => Err(MsmError::Gpu(format!("poll: {e}"))),
+        }
     }
 
     /// Maps a MAP_READ buffer and copies its contents out.
-    pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer) -> Result<Vec<u8>> {
+    pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer, timeout: Duration) -> Result<Vec<u8>> {
         let rx = request_read(buffer, buffer.size());
-        self.wait()?;
-        take_mapped(&rx, buffer, buffer.size())
+        self.wait(timeout)?;
+        take_mapped(&rx, buffer, buffer.size(), timeout)
     }
 
     /// The stored words of a resident set, as the stages read them (for tests).
@@ -1667,7 +1777,8 @@ impl GpuContext {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             encoder.copy_buffer_to_buffer(src, 0, &read, 0, bytes);
             self.queue.submit([encoder.finish()]);
-            let mut v: Vec<u32> = bytemuck::cast_slice(&self.read_buffer(&read)?).to_vec();
+            let bytes = self.read_buffer(&read, crate::config::DEFAULT_GPU_TIMEOUT)?;
+            let mut v: Vec<u32> = bytemuck::cast_slice(&bytes).to_vec();
             v.truncate(words as usize);
             Ok(v)
         })
@@ -1687,10 +1798,23 @@ fn request_read(buffer: &wgpu::Buffer, bytes: u64) -> MapReceiver {
 }
 
 /// Copies out and unmaps a buffer whose mapping [`request_read`] asked for (after a poll
-/// that completed it).
-fn take_mapped(rx: &MapReceiver, buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
-    rx.recv()
-        .map_err(|e| MsmError::Gpu(format!("map callback lost: {e}")))?
+/// that completed it; the callback may still be running in the thread that polled, so this
+/// waits for it, at most `timeout`).
+fn take_mapped(
+    rx: &MapReceiver,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+    timeout: Duration,
+) -> Result<Vec<u8>> {
+    rx.recv_timeout(timeout)
+        .map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => MsmError::Timeout(format!(
+                "a read-back was not mapped within {timeout:?} (MsmConfig::gpu_timeout)"
+            )),
+            mpsc::RecvTimeoutError::Disconnected => {
+                MsmError::Gpu("map callback lost: the buffer was dropped".into())
+            }
+        })?
         .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
     let out = buffer
         .get_mapped_range(..bytes)

@@ -14,10 +14,16 @@
 //! fit, idle workspaces are freed first, and then the call waits until calls in flight
 //! give their reservations back. Only what cannot fit even with nothing else in flight is
 //! refused ([`MsmError::InputTooLarge`]).
+//!
+//! Waiters are served in the order they came (a ticket queue): a call that fits is not
+//! admitted while an earlier one waits, so a large call is never starved by a stream of
+//! small ones. Every wait has a deadline; a call past it leaves the queue with
+//! [`MsmError::Timeout`], holding nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::error::{MsmError, Result};
 
@@ -79,6 +85,8 @@ pub(crate) enum Slot {
     ItemSumsB,
     /// One parameter block per scan or carry level.
     LevelParams,
+    /// The call's status words (`gpu::contract`): the first base that failed the check.
+    Status,
 }
 
 impl Slot {
@@ -98,6 +106,7 @@ impl Slot {
             | Slot::ItemSumsB => U::STORAGE,
             Slot::ChunkSums | Slot::MergeTmp | Slot::Buckets | Slot::Partials => U::STORAGE,
             Slot::Sums => U::STORAGE | U::COPY_SRC,
+            Slot::Status => U::STORAGE | U::COPY_DST | U::COPY_SRC,
             Slot::Readback | Slot::TimestampRead => U::MAP_READ | U::COPY_DST,
             Slot::Params | Slot::MergeParams | Slot::LevelParams => U::UNIFORM | U::COPY_DST,
             Slot::Staging => U::MAP_WRITE | U::COPY_SRC,
@@ -300,6 +309,7 @@ fn slot_label(slot: Slot) -> &'static str {
         Slot::Staging => "staging",
         Slot::TimestampResolve => "timestamps",
         Slot::TimestampRead => "timestamps readback",
+        Slot::Status => "status",
     }
 }
 
@@ -330,6 +340,10 @@ impl MemoryUsage {
 struct Ledger {
     idle: Vec<Workspace>,
     usage: MemoryUsage,
+    /// Tickets of the calls and loads waiting for room, in the order they came; only the
+    /// first may be admitted.
+    queue: VecDeque<u64>,
+    next_ticket: u64,
 }
 
 impl Ledger {
@@ -352,6 +366,16 @@ impl Ledger {
         self.usage.peak = self.usage.peak.max(total);
         true
     }
+}
+
+/// One try at admitting a waiter ([`Pool::admit_in_turn`]).
+enum Admission<T> {
+    /// Admitted, with what the waiter takes.
+    Admitted(T),
+    /// No room yet, but an idle workspace was freed: try again at once.
+    Freed,
+    /// No room: wait for calls in flight.
+    NoRoom,
 }
 
 /// Idle workspaces and the memory budget, shared by the calls of one device.
@@ -425,6 +449,8 @@ impl Pool {
                     budget,
                     ..Default::default()
                 },
+                queue: VecDeque::new(),
+                next_ticket: 0,
             }),
             room: Condvar::new(),
         })
@@ -435,17 +461,18 @@ impl Pool {
     }
 
     /// A workspace for a call whose buffers are `needs`, with room reserved for them: the
-    /// largest idle workspace, or a new one. Frees idle workspaces to make room, then waits
-    /// for calls in flight to finish (only if `wait`; else `None`). A call that cannot fit
-    /// with nothing else in flight is [`MsmError::InputTooLarge`].
+    /// largest idle workspace, or a new one. Frees idle workspaces to make room, then waits,
+    /// behind every earlier waiter, for calls in flight to finish (only if `wait`; else
+    /// `None`), at most `timeout` ([`MsmError::Timeout`]). A call that cannot fit with
+    /// nothing else in flight is [`MsmError::InputTooLarge`].
     pub(crate) fn take(
         self: &Arc<Self>,
         needs: &[(Slot, u64)],
         wait: bool,
+        timeout: Duration,
     ) -> Result<Option<Lease>> {
         let fresh = Workspace::new().footprint_with(needs);
-        let mut l = self.lock();
-        loop {
+        let admitted = self.admit_in_turn(wait, timeout, "this call's buffers", fresh, |l| {
             let best = (0..l.idle.len()).max_by_key(|&i| l.idle[i].bytes());
             if let Some(i) = best {
                 let held = l.idle[i].bytes();
@@ -454,26 +481,87 @@ impl Pool {
                 l.usage.idle -= held;
                 if l.admit(after) {
                     l.usage.in_flight += after;
-                    let ws = l.idle.swap_remove(i);
-                    return Ok(Some(self.lease(ws, after)));
+                    return Admission::Admitted((l.idle.swap_remove(i), after));
                 }
                 l.usage.idle += held;
             } else if l.admit(fresh) {
                 l.usage.in_flight += fresh;
-                return Ok(Some(self.lease(Workspace::new(), fresh)));
+                return Admission::Admitted((Workspace::new(), fresh));
             }
             // No room: free an idle workspace (others first, then the largest too).
             if l.free_idle(best) || l.free_idle(None) {
-                continue;
+                Admission::Freed
+            } else {
+                Admission::NoRoom
             }
-            if l.usage.in_flight == 0 {
-                return Err(too_large("this call's buffers", fresh, &l.usage));
+        })?;
+        Ok(admitted.map(|(ws, reserved)| self.lease(ws, reserved)))
+    }
+
+    /// Runs `try_admit` (under the ledger's lock) whenever it is this caller's turn, until
+    /// it admits; callers are served in the order they came. Without `wait`, returns `None`
+    /// rather than wait; past `timeout`, [`MsmError::Timeout`]; with no room and nothing in
+    /// flight to wait for, [`MsmError::InputTooLarge`] (`what` needs `bytes`).
+    fn admit_in_turn<T>(
+        &self,
+        wait: bool,
+        timeout: Duration,
+        what: &str,
+        bytes: u64,
+        mut try_admit: impl FnMut(&mut Ledger) -> Admission<T>,
+    ) -> Result<Option<T>> {
+        let deadline = Instant::now() + timeout;
+        let mut l = self.lock();
+        let mut ticket = None;
+        loop {
+            if l.queue.front().copied() == ticket || (ticket.is_none() && l.queue.is_empty()) {
+                match try_admit(&mut l) {
+                    Admission::Freed => continue,
+                    Admission::Admitted(t) => {
+                        self.leave_queue(&mut l, ticket);
+                        return Ok(Some(t));
+                    }
+                    Admission::NoRoom if l.usage.in_flight == 0 => {
+                        self.leave_queue(&mut l, ticket);
+                        return Err(too_large(what, bytes, &l.usage));
+                    }
+                    Admission::NoRoom => {}
+                }
             }
             if !wait {
+                self.leave_queue(&mut l, ticket);
                 return Ok(None);
             }
-            l.usage.waits += 1;
-            l = self.room.wait(l).unwrap_or_else(|e| e.into_inner());
+            let t = *ticket.get_or_insert_with(|| {
+                let t = l.next_ticket;
+                l.next_ticket += 1;
+                l.queue.push_back(t);
+                l.usage.waits += 1;
+                t
+            });
+            let now = Instant::now();
+            if now >= deadline {
+                self.leave_queue(&mut l, Some(t));
+                return Err(MsmError::Timeout(format!(
+                    "{what} ({bytes} bytes) waited {timeout:?} for room in the memory budget \
+                     (MsmConfig::gpu_timeout): {:?}",
+                    l.usage
+                )));
+            }
+            l = self
+                .room
+                .wait_timeout(l, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Takes `ticket` (if any) out of the queue and wakes the others: the next in line may
+    /// be admitted now.
+    fn leave_queue(&self, l: &mut Ledger, ticket: Option<u64>) {
+        if let Some(t) = ticket {
+            l.queue.retain(|&q| q != t);
+            self.room.notify_all();
         }
     }
 
@@ -487,20 +575,23 @@ impl Pool {
     }
 
     /// Counts `bytes` of resident bases against the budget (freeing idle workspaces and
-    /// waiting for calls in flight as [`Pool::take`] does) until the charge is dropped.
-    pub(crate) fn charge_resident(self: &Arc<Self>, bytes: u64) -> Result<ResidentCharge> {
-        let mut l = self.lock();
-        while !l.admit(bytes) {
-            if l.free_idle(None) {
-                continue;
+    /// waiting in turn for calls in flight, at most `timeout`, as [`Pool::take`] does) until
+    /// the charge is dropped.
+    pub(crate) fn charge_resident(
+        self: &Arc<Self>,
+        bytes: u64,
+        timeout: Duration,
+    ) -> Result<ResidentCharge> {
+        self.admit_in_turn(true, timeout, "these bases", bytes, |l| {
+            if l.admit(bytes) {
+                l.usage.resident += bytes;
+                Admission::Admitted(())
+            } else if l.free_idle(None) {
+                Admission::Freed
+            } else {
+                Admission::NoRoom
             }
-            if l.usage.in_flight == 0 {
-                return Err(too_large("these bases", bytes, &l.usage));
-            }
-            l.usage.waits += 1;
-            l = self.room.wait(l).unwrap_or_else(|e| e.into_inner());
-        }
-        l.usage.resident += bytes;
+        })?;
         Ok(ResidentCharge {
             bytes,
             pool: Arc::clone(self),
@@ -544,6 +635,60 @@ fn too_large(what: &str, bytes: u64, u: &MemoryUsage) -> MsmError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
+
+    /// What a call of `bytes` (a power of two, at least the smallest class) reserves.
+    fn needs(bytes: u64) -> Vec<(Slot, u64)> {
+        vec![(Slot::Buckets, bytes)]
+    }
+
+    fn queued(pool: &Pool, waiters: usize) {
+        while pool.lock().queue.len() < waiters {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// A large call waiting for room is served before a small one that came after it, even
+    /// though the small one fits at once; a call that would have to wait is not admitted
+    /// ahead of the queue; a wait past its deadline is `Timeout` and leaves nothing behind.
+    #[test]
+    fn waiters_are_served_in_order_and_each_wait_has_a_deadline() {
+        let pool = Pool::new(1024);
+        let long = Duration::from_secs(60);
+        let first = pool.take(&needs(512), true, long).unwrap().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            for (name, bytes, ahead) in [("large", 1024, 0), ("small", 256, 1)] {
+                let (pool, tx) = (&pool, tx.clone());
+                queued(pool, ahead);
+                s.spawn(move || {
+                    let lease = pool.take(&needs(bytes), true, long).unwrap().unwrap();
+                    tx.send(name).unwrap();
+                    drop(lease);
+                });
+            }
+            queued(&pool, 2);
+            assert!(pool.take(&needs(256), false, long).unwrap().is_none());
+            let late = pool.take(&needs(256), true, Duration::from_millis(50));
+            assert!(
+                matches!(late, Err(MsmError::Timeout(_))),
+                "{:?}",
+                late.err()
+            );
+            assert_eq!(pool.lock().queue.len(), 2);
+            assert!(rx.try_recv().is_err(), "admitted ahead of its turn");
+            drop(first);
+            assert_eq!(rx.recv().unwrap(), "large");
+            assert_eq!(rx.recv().unwrap(), "small");
+        });
+        let u = pool.usage();
+        assert_eq!((u.in_flight, u.waits), (0, 3), "{u:?}");
+        assert!(u.peak <= 1024);
+        // What cannot fit with nothing in flight is refused at once, not waited for.
+        let too_big = pool.take(&needs(2048), true, long);
+        assert!(matches!(too_big, Err(MsmError::InputTooLarge(_))));
+        assert!(pool.lock().queue.is_empty());
+    }
 
     #[test]
     fn size_classes_are_powers_of_two_that_fit() {

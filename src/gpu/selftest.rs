@@ -9,7 +9,8 @@ use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, WORKGROUP_SIZE};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{create_pipeline_with, GpuContext, SELFTEST_WGSL};
+use super::{create_pipeline_with, selftest_wgsl, GpuContext};
+use crate::config::DEFAULT_GPU_TIMEOUT;
 use crate::error::{MsmError, Result};
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
@@ -30,6 +31,7 @@ enum Op {
     PointMulSmall = 11,
     PointIdentity = 12,
     FpInverse = 13,
+    BaseCheck = 14,
 }
 
 /// One case of raw input words: operand a and operand b (a point's words each), then a
@@ -64,7 +66,7 @@ impl<'a> ShaderOps<'a> {
         let p = create_pipeline_with(
             &gpu.device,
             gpu.arithmetic,
-            SELFTEST_WGSL,
+            &selftest_wgsl(),
             "selftest",
             gpu.runtime_checks,
             &[("SELFTEST_OP", op as u32 as f64)],
@@ -158,7 +160,7 @@ impl<'a> ShaderOps<'a> {
         }
         encoder.copy_buffer_to_buffer(&out_buf, 0, &read, 0, out_bytes);
         self.gpu.queue.submit([encoder.finish()]);
-        let bytes = self.gpu.read_buffer(&read)?;
+        let bytes = self.gpu.read_buffer(&read, DEFAULT_GPU_TIMEOUT)?;
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test: {e}")));
         }
@@ -261,7 +263,7 @@ impl<'a> ShaderOps<'a> {
     /// stored words ([`Arithmetic::affine_words`] per base), to compare with
     /// [`Arithmetic::affine_to_shader_words`].
     pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
-        let resident = self.gpu.load_points(bases)?;
+        let resident = self.gpu.load_points(bases, DEFAULT_GPU_TIMEOUT)?;
         let words = self.gpu.read_points(&resident)?;
         Ok(words
             .chunks_exact(self.arithmetic().affine_words())
@@ -356,6 +358,21 @@ impl<'a> ShaderOps<'a> {
             .map(|(a, k)| self.case(&self.point(a), &[], *k))
             .collect();
         self.point_op(Op::PointMulSmall, cases)
+    }
+
+    /// The convert stage's check of uploaded bases (`shaders/base_check.wgsl`), on raw upload
+    /// words (arkworks' Montgomery words of x and y, which may be unreduced): whether each
+    /// is the identity (all zero) or a point on the curve with reduced coordinates.
+    pub fn base_check(
+        &self,
+        uploads: &[([u32; PACKED_WORDS], [u32; PACKED_WORDS])],
+    ) -> Result<Vec<bool>> {
+        let cases: Vec<Case> = uploads.iter().map(|(x, y)| self.case(x, y, 0)).collect();
+        Ok(self
+            .run(Op::BaseCheck, &cases)?
+            .iter()
+            .map(|w| w[0] == 1)
+            .collect())
     }
 
     /// The shaders' identity point, `count` times.
