@@ -1,15 +1,22 @@
-//! Memory admission and device loss: concurrent calls under a small memory budget, calls
-//! larger than the budget, and recovery from a lost device, each against arkworks.
+//! Memory admission, configurations that cannot work, deadlines and device loss:
+//! concurrent calls under a small memory budget, calls larger than the budget, calls past
+//! their deadline, recovery from a lost device (and from a failed recovery), and losses
+//! injected under concurrent calls of every shape, each against arkworks.
 
 mod common;
 
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Barrier};
+use std::time::Duration;
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_bls12_377::{Fr, G1Projective};
 use common::reference;
+use gpu_msm::calibration::CalibrationRow;
+use gpu_msm::config::RECREATE_BACKOFF_MIN;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
-    Backend, CalibrationSource, DeviceLoss, GpuMsm, MemoryBudget, MsmConfig, MsmError, SelfTest,
+    Backend, Bases, Calibration, CalibrationSource, DeviceLoss, GpuMsm, MemoryBudget, MsmConfig,
+    MsmError, SelfTest,
 };
 
 /// Bytes of the small budget: one 1000-point call needs about 2.3 MB (Limbs32 at c = 8
@@ -111,24 +118,76 @@ fn concurrent_calls_share_a_small_budget() {
     assert!(e.memory_usage().unwrap().peak <= SMALL_BUDGET);
 }
 
+/// A configuration that cannot run even one point is `InvalidConfig` at creation, never a
+/// `SelfTestFailed` or an engine that silently runs on the CPU; what cannot fit a workable
+/// budget is refused before any work, and `max_slice_points` above the adapter's cap is
+/// clamped in `load_bases` as in one-shot calls.
 #[test]
-fn what_cannot_fit_the_budget_is_refused_before_any_work() {
+fn what_cannot_fit_is_refused_before_any_work() {
     // 64 KiB: less than one call's buckets at any window size the cost model picks.
-    let e = with_budget(64 << 10, SelfTest::Off);
-    let bases: Vec<G1Affine> = random_bases(50, 4);
-    let s = random_scalars(50, 5);
-    assert_eq!(e.max_slice_points(50), Some(0));
-    assert!(matches!(e.msm(&bases, &s), Err(MsmError::InputTooLarge(_))));
-    let big = random_bases(1000, 6);
+    for self_test in [SelfTest::Refuse, SelfTest::FallBackToCpu, SelfTest::Off] {
+        let got = GpuMsm::with_config(MsmConfig {
+            memory_budget: MemoryBudget::Bytes(64 << 10),
+            self_test,
+            ..Default::default()
+        });
+        assert!(
+            matches!(got, Err(MsmError::InvalidConfig(_))),
+            "{self_test:?}: {got:?}"
+        );
+    }
+    // 1 MiB holds a one-point call, not the known-answer test's calls (at c = 9 their
+    // buckets alone take 1 MiB): fine without the test, refused with it.
+    let budget = 1 << 20;
+    for self_test in [SelfTest::Refuse, SelfTest::FallBackToCpu] {
+        let got = GpuMsm::with_config(MsmConfig {
+            memory_budget: MemoryBudget::Bytes(budget),
+            self_test,
+            ..Default::default()
+        });
+        assert!(
+            matches!(got, Err(MsmError::InvalidConfig(_))),
+            "{self_test:?}: {got:?}"
+        );
+    }
+    let e = with_budget(budget, SelfTest::Off);
+    // A window whose buckets cannot fit the budget: refused when reconfigured.
+    let wide = e.reconfigured(MsmConfig {
+        window_bits: Some(16),
+        ..e.config().clone()
+    });
+    assert!(matches!(wide, Err(MsmError::InvalidConfig(_))), "{wide:?}");
+    // A set larger than the budget cannot be loaded.
+    let base_bytes = 4 * e.arithmetic().unwrap().affine_words() as u64;
+    let too_many = (budget / base_bytes) as usize + 1;
+    let big = random_bases(too_many, 6);
     assert!(matches!(
         e.load_bases(&big),
         Err(MsmError::InputTooLarge(_))
     ));
-    // Small resident sets fit; a call on them that cannot is refused, not run.
-    let r = e.load_bases(&bases).unwrap();
+    // A set that leaves less room than one point's call: loaded, and its calls refused
+    // before any upload rather than run.
+    let one = e.call_memory(1, true).unwrap();
+    let crowded = ((budget - one / 2) / base_bytes) as usize;
+    let bases = &big[..crowded];
+    let r = e.load_bases(bases).unwrap();
+    let s = random_scalars(10, 5);
     assert!(matches!(e.msm(&r, &s), Err(MsmError::InputTooLarge(_))));
+    drop(r);
+    // max_slice_points far above what fits is clamped: the parts' calls fit beside the set.
+    let clamped = e
+        .reconfigured(MsmConfig {
+            max_slice_points: Some(usize::MAX),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let n = too_many / 4;
+    let set = clamped.load_bases(&big[..n]).unwrap();
+    assert!(set.part_len() < n, "parts of {}", set.part_len());
+    let s = random_scalars(n, 7);
+    assert_eq!(clamped.msm(&set, &s).unwrap(), reference(&big[..n], &s));
     let u = e.memory_usage().unwrap();
-    assert!(u.peak <= 64 << 10 && u.in_flight == 0, "{u:?}");
+    assert!(u.peak <= budget && u.in_flight == 0, "{u:?}");
 }
 
 #[test]
@@ -198,4 +257,225 @@ fn a_lost_device_can_fall_back_to_the_cpu() {
     let r = e.load_bases(&bases).unwrap();
     assert_eq!(e.msm(&r, &s).unwrap(), want);
     assert_eq!(e.devices_recreated(), 0);
+}
+
+/// A routed (not forced) engine on `e`'s device whose calibration sends every call from n = 1
+/// to the GPU, so that routing, not a forced backend, decides.
+fn routed_to_the_gpu(e: &GpuMsm) -> GpuMsm {
+    let cal = Calibration {
+        format: gpu_msm::calibration::CALIBRATION_FORMAT,
+        adapter: e.adapter_name().to_string(),
+        machine: "test".into(),
+        arkworks_from: 1,
+        gpu_from: Some(1),
+        rows: vec![CalibrationRow {
+            n: 1,
+            double_and_add_us: None,
+            arkworks_us: None,
+            gpu_us: None,
+        }],
+    };
+    let dir = std::env::temp_dir().join(format!("gpu-msm-reliability-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gpu-from-one.json");
+    cal.save(&path).unwrap();
+    e.reconfigured(MsmConfig {
+        force_backend: None,
+        calibration: CalibrationSource::File(path),
+        ..e.config().clone()
+    })
+    .unwrap()
+}
+
+/// Runs `f` on its own thread and fails the test if it does not return within `limit` (a
+/// hang), rather than waiting forever.
+fn under_watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung: no result within {limit:?}"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the watched thread panicked"),
+    }
+}
+
+/// A failed replacement of a lost device: the call that tried gets the error; calls until
+/// the next try do not retry (forced ones fail at once, routed ones run on the CPU and say
+/// so); a replacement lost during its own known-answer test fails that test rather than
+/// deadlock; and after the back-off a good replacement serves calls again.
+#[test]
+fn a_failed_replacement_backs_off() {
+    let e = Arc::new(with_loss(DeviceLoss::Recreate));
+    let routed = routed_to_the_gpu(&e);
+    let n = 50;
+    let bases = random_bases(n, 30);
+    let s = random_scalars(n, 31);
+    let want = reference(&bases, &s);
+    assert_eq!(
+        routed.msm_with_report(&bases, &s).unwrap().1.backend,
+        Backend::Gpu
+    );
+
+    e.fail_next_recreations(1);
+    e.inject_device_loss();
+    let got = e.msm(&bases, &s);
+    assert!(
+        matches!(got, Err(MsmError::SelfTestFailed { .. })),
+        "{got:?}"
+    );
+    // Not retried (the hook is spent: a retry would succeed and count a new device).
+    let got = e.msm(&bases, &s);
+    assert!(matches!(got, Err(MsmError::DeviceLost(_))), "{got:?}");
+    let (got, rep) = routed.msm_with_report(&bases, &s).unwrap();
+    assert_eq!(got, want);
+    assert_eq!(rep.backend, Backend::CpuArkworks);
+    assert!(rep.route.contains("next try"), "{}", rep.route);
+    assert_eq!(e.devices_recreated(), 0);
+
+    // The next try, after the back-off: its device is lost during its known-answer test,
+    // whose own calls must not wait for the recreation they run in.
+    std::thread::sleep(RECREATE_BACKOFF_MIN);
+    e.lose_next_recreation_during_its_self_test();
+    let (e2, b2, s2) = (Arc::clone(&e), bases.clone(), s.clone());
+    let got = under_watchdog(Duration::from_secs(600), move || e2.msm(&b2, &s2));
+    assert!(
+        matches!(got, Err(MsmError::SelfTestFailed { .. })),
+        "{got:?}"
+    );
+    assert_eq!(e.devices_recreated(), 0);
+
+    // Twice the back-off after a second failure; then a good device serves calls again.
+    std::thread::sleep(2 * RECREATE_BACKOFF_MIN);
+    let (got, rep) = routed.msm_with_report(&bases, &s).unwrap();
+    assert_eq!((got, rep.backend), (want, Backend::Gpu), "{}", rep.route);
+    assert_eq!(e.devices_recreated(), 1);
+    assert_eq!(e.msm(&bases, &s).unwrap(), want);
+}
+
+/// A call whose GPU wait passes `gpu_timeout` fails with `Timeout`, gives its memory back,
+/// and the device, taken to be hung, is replaced by the next call.
+#[test]
+fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
+    let e = with_loss(DeviceLoss::Recreate);
+    let hasty = e
+        .reconfigured(MsmConfig {
+            gpu_timeout: Duration::from_micros(1),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let n = 4096;
+    let bases = random_bases(n, 40);
+    let s = random_scalars(n, 41);
+    let got = hasty.msm(&bases, &s);
+    assert!(matches!(got, Err(MsmError::Timeout(_))), "{got:?}");
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
+    assert_eq!(e.devices_recreated(), 1);
+    let zero = MsmConfig {
+        gpu_timeout: Duration::ZERO,
+        ..e.config().clone()
+    };
+    assert!(matches!(
+        e.reconfigured(zero),
+        Err(MsmError::InvalidConfig(_))
+    ));
+}
+
+/// What one call of a shape may return while devices are lost: the sum, or a typed error of
+/// a lost device.
+fn lost_or_right(got: Result<G1Projective, MsmError>, want: G1Projective, what: &str) -> bool {
+    match got {
+        Ok(g) => {
+            assert_eq!(g, want, "{what}: a wrong sum");
+            true
+        }
+        Err(MsmError::Batch { source, .. }) => lost_or_right(Err(*source), want, what),
+        Err(MsmError::DeviceLost(_) | MsmError::SelfTestFailed { .. } | MsmError::Timeout(_)) => {
+            false
+        }
+        Err(other) => panic!("{what}: {other}"),
+    }
+}
+
+/// Device losses, between calls and in flight, while four threads run one-shot, sliced,
+/// resident, resident-in-parts and batched calls: every result equals arkworks or is
+/// `DeviceLost`, `SelfTestFailed` or `Timeout`, none hangs (a watchdog), and afterwards every
+/// shape is right again with no memory left in flight.
+#[test]
+fn device_losses_under_concurrent_calls_of_every_shape() {
+    let e = Arc::new(with_loss(DeviceLoss::Recreate));
+    let sliced = Arc::new(
+        e.reconfigured(MsmConfig {
+            max_slice_points: Some(64),
+            ..e.config().clone()
+        })
+        .unwrap(),
+    );
+    let n = 200;
+    let bases = Arc::new(random_bases(n, 50));
+    let s = Arc::new(random_scalars(n, 51));
+    let want = reference(&bases, &s);
+    let whole: Bases = e.load_bases(&bases).unwrap();
+    let parts: Bases = sliced.load_bases(&bases).unwrap();
+    assert!(parts.part_len() < n);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (good, lost) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let watched = {
+        let (e, stop, good, lost) = (e.clone(), stop.clone(), good.clone(), lost.clone());
+        let (sliced, bases, s) = (sliced.clone(), bases.clone(), s.clone());
+        let (whole, parts) = (whole.clone(), parts.clone());
+        move || {
+            std::thread::scope(|scope| {
+                for t in 0..4 {
+                    let (e, sliced, bases, s) = (&e, &sliced, &bases, &s);
+                    let (whole, parts, stop) = (&whole, &parts, &stop);
+                    let (good, lost) = (&good, &lost);
+                    scope.spawn(move || {
+                        let mut k = t;
+                        while !stop.load(Ordering::Acquire) {
+                            let (what, got) = match k % 5 {
+                                0 => ("one-shot", e.msm(&bases[..], &s[..])),
+                                1 => ("sliced", sliced.msm(&bases[..], &s[..])),
+                                2 => ("resident", e.msm(whole, &s[..])),
+                                3 => ("parts", sliced.msm(parts, &s[..])),
+                                _ => ("batch", e.batch_msm(whole, &[&s[..], &s[..]]).map(|v| v[1])),
+                            };
+                            let counter = if lost_or_right(got, want, what) {
+                                good
+                            } else {
+                                lost
+                            };
+                            counter.fetch_add(1, Ordering::Relaxed);
+                            k += 1;
+                        }
+                    });
+                }
+                // Two losses: one between calls, one while a call is in flight; each time
+                // the calls go on until a new device is serving.
+                for round in 0..2u64 {
+                    std::thread::sleep(Duration::from_millis(500));
+                    match round {
+                        0 => e.inject_device_loss(),
+                        _ => e.inject_device_loss_in_next_call(),
+                    }
+                    while e.devices_recreated() <= round {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(500));
+                stop.store(true, Ordering::Release);
+            });
+        }
+    };
+    under_watchdog(Duration::from_secs(900), watched);
+    let (good, lost) = (good.load(Ordering::Relaxed), lost.load(Ordering::Relaxed));
+    eprintln!("device losses under load: {good} right sums, {lost} typed errors");
+    assert!(good > 0 && lost > 0, "{good} right, {lost} lost");
+    assert_eq!(e.devices_recreated(), 2);
+    assert_eq!(e.msm(&bases[..], &s[..]).unwrap(), want);
+    assert_eq!(sliced.msm(&parts, &s[..]).unwrap(), want);
+    assert_eq!(e.batch_msm(&whole, &[&s[..]]).unwrap(), vec![want]);
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }

@@ -272,3 +272,76 @@ fn stored_bases_match_the_host_form() {
         }
     }
 }
+
+/// The convert stage's check of an uploaded base (`shaders/base_check.wgsl`) against the
+/// host's (arkworks' curve equation on reduced coordinates), in every profile: G1 points, the
+/// identity, points on the curve outside G1, points off it (a wrong y, x = -1, x = 0, y = 0,
+/// p - 1), and coordinates stored unreduced (x + p, exactly p, all ones).
+#[test]
+fn base_check_matches_the_curve_equation() {
+    use ark_ec::AffineRepr;
+    use ark_ff::{BigInt, PrimeField};
+    let words = |b: &BigInt<6>| -> [u32; 12] {
+        let mut w = [0u32; 12];
+        for (i, l) in b.0.iter().enumerate() {
+            w[2 * i] = *l as u32;
+            w[2 * i + 1] = (*l >> 32) as u32;
+        }
+        w
+    };
+    let plus_p = |x: &Fq| {
+        let mut v = x.0;
+        v.add_with_carry(&Fq::MODULUS);
+        v
+    };
+    let on_curve = |x: Fq, y: Fq| y.square() == x.square() * x + Fq::one();
+    let mut cases: Vec<(&str, BigInt<6>, BigInt<6>, bool)> = Vec::new();
+    for p in points().iter().map(|p| p.into_affine()) {
+        if p.is_zero() {
+            cases.push(("identity", BigInt::zero(), BigInt::zero(), true));
+            continue;
+        }
+        cases.push(("G1", p.x.0, p.y.0, true));
+        cases.push(("-P", p.x.0, (-p.y).0, true));
+        cases.push(("y + 1", p.x.0, (p.y + Fq::one()).0, false));
+        cases.push(("x = -1", (-Fq::one()).0, p.y.0, false));
+        cases.push(("x = 0", Fq::zero().0, p.y.0, false));
+        cases.push(("y = 0", p.x.0, Fq::zero().0, false));
+        cases.push(("x + p", plus_p(&p.x), p.y.0, false));
+        cases.push(("y + p", p.x.0, plus_p(&p.y), false));
+    }
+    let root = (-Fq::from(3u64)).sqrt().unwrap();
+    for (name, x, y) in [
+        ("(-1, 0)", -Fq::one(), Fq::zero()),
+        (
+            "other order 2",
+            (Fq::one() + root) / Fq::from(2u64),
+            Fq::zero(),
+        ),
+        ("(0, 1)", Fq::zero(), Fq::one()),
+        ("(0, -1)", Fq::zero(), -Fq::one()),
+        ("(p - 1, p - 1)", -Fq::one(), -Fq::one()),
+        ("(1, 1)", Fq::one(), Fq::one()),
+    ] {
+        cases.push((name, x.0, y.0, on_curve(x, y)));
+    }
+    cases.push(("x = p", Fq::MODULUS, Fq::one().0, false));
+    cases.push((
+        "all ones",
+        BigInt([u64::MAX; 6]),
+        BigInt([u64::MAX; 6]),
+        false,
+    ));
+    assert!(cases.iter().any(|c| c.3) && cases.iter().any(|c| !c.3));
+    let uploads: Vec<_> = cases
+        .iter()
+        .map(|(_, x, y, _)| (words(x), words(y)))
+        .collect();
+    for ops in all_ops() {
+        let got = ops.base_check(&uploads).unwrap();
+        assert_eq!(got.len(), cases.len());
+        for ((name, .., want), got) in cases.iter().zip(got) {
+            assert_eq!(got, *want, "{:?}: {name}", ops.arithmetic());
+        }
+    }
+}

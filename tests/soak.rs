@@ -1,6 +1,7 @@
-//! Differential soak: random sizes, window sizes, scalar distributions and base shapes,
-//! each MSM one-shot, on resident bases (a prefix of a longer set) and in a batch, all
-//! compared with arkworks. `GPU_MSM_SOAK_CASES` sets the number of cases (default
+//! Differential soak: random sizes, window sizes, slice lengths, scalar distributions and
+//! base shapes (bad ones too: off the curve, outside G1, with zero scalars), each MSM
+//! one-shot, on resident bases (a prefix of a longer set) and in a batch with an empty
+//! vector, all compared with arkworks, the integer sum or the exact error. `GPU_MSM_SOAK_CASES` sets the number of cases (default
 //! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed;
 //! `GPU_MSM_SOAK_ARITHMETIC=limbs13` (or `limbs32`, `limbs32-edwards`) runs that profile instead
 //! of the adapter's own. `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once,
@@ -11,12 +12,14 @@
 
 mod common;
 
-use ark_bls12_377::{Fr, G1Affine};
+use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
+use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{Field, One, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use common::{engine_for, gpu_engine, reference};
+use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{GpuMsm, MemoryBudget, MsmConfig};
+use gpu_msm::{GpuMsm, MemoryBudget, MsmConfig, MsmError};
 
 /// Cases CI runs (each is three or more MSMs).
 const DEFAULT_CASES: u64 = 60;
@@ -82,50 +85,131 @@ fn bases(n: usize, rng: &mut StdRng) -> Vec<G1Affine> {
     b
 }
 
-/// One case's MSMs (one-shot, resident, a batch of two) on `base` at a random window size:
-/// how many ran, and what went wrong.
+/// Bases that must not give a plain sum: off the curve (a wrong y; x = -1, whose Edwards
+/// image has order 2), or on it outside G1 (orders 2 and 3, and the exceptional case's
+/// partner -P + T of an earlier base P, T of order 2).
+fn bad_base(b: &[G1Affine], i: usize, rng: &mut StdRng) -> (G1Affine, bool) {
+    let p = b[i];
+    let t = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
+    match rng.gen_range(0..5) {
+        0 if !p.is_zero() => (G1Affine::new_unchecked(p.x, p.y + Fq::one()), false),
+        1 if !p.is_zero() => (G1Affine::new_unchecked(-Fq::one(), p.y), false),
+        2 => (t, true),
+        3 => (G1Affine::new_unchecked(Fq::zero(), Fq::one()), true),
+        _ if i > 0 => ((-b[i - 1] + t).into_affine(), true),
+        _ => (t, true),
+    }
+}
+
+/// What a call on `bases` may return: the sum (every scalar taken as its integer in [0, r));
+/// `InvalidBase` at the first base off the curve; with bases outside G1, the sum or
+/// `BaseNotInSubgroup` at one of them.
+fn expected(bases: &[G1Affine], scalars: &[Fr]) -> Expect {
+    let valid = |p: &G1Affine| p.is_zero() || p.is_on_curve();
+    if let Some(i) = bases.iter().position(|p| !valid(p)) {
+        return Expect::Invalid(i);
+    }
+    let outside: Vec<usize> = (0..bases.len())
+        .filter(|&i| !bases[i].is_in_correct_subgroup_assuming_on_curve())
+        .collect();
+    if outside.is_empty() {
+        return Expect::Sum(reference(bases, scalars));
+    }
+    Expect::SumOrOutside(double_and_add(bases, scalars), outside)
+}
+
+enum Expect {
+    Sum(G1Projective),
+    Invalid(usize),
+    SumOrOutside(G1Projective, Vec<usize>),
+}
+
+impl Expect {
+    fn holds(&self, got: &Result<G1Projective, MsmError>) -> bool {
+        match (self, got) {
+            (Expect::Sum(w), Ok(g)) | (Expect::SumOrOutside(w, _), Ok(g)) => g == w,
+            (Expect::Invalid(i), Err(MsmError::InvalidBase { index })) => index == i,
+            (Expect::SumOrOutside(_, out), Err(MsmError::BaseNotInSubgroup { index })) => {
+                out.contains(index)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// One case's MSMs (one-shot, resident, a batch of three with an empty vector) on `base`
+/// at a random window size, sometimes in slices and device parts of a random length, and
+/// sometimes with bad bases: how many ran, and what went wrong.
 fn run_case(base: &GpuMsm, case: u64) -> (u64, Vec<String>) {
     let mut rng = StdRng::seed_from_u64(case);
     let log = rng.gen_range(0..=MAX_LOG_N);
     let n = rng.gen_range(1..=1usize << log);
     let dist = DISTRIBUTIONS[rng.gen_range(0..DISTRIBUTIONS.len())];
     let window = rng.gen_bool(0.3).then(|| rng.gen_range(1..=16u32));
+    let slice = rng.gen_bool(0.2).then(|| rng.gen_range(1..=n));
     let e = base
         .reconfigured(MsmConfig {
             window_bits: window,
+            max_slice_points: slice,
             ..base.config().clone()
         })
         .unwrap();
     let extra = rng.gen_range(0..4);
-    let all = bases(n + extra, &mut rng);
-    let s = scalars(dist, n, &mut rng);
+    let mut all = bases(n + extra, &mut rng);
+    let mut s = scalars(dist, n, &mut rng);
     let s2 = scalars(dist, rng.gen_range(0..=n), &mut rng);
-    let want = reference(&all[..n], &s);
-    let want2 = reference(&all[..s2.len()], &s2);
-    let what = format!("case {case}: n = {n}, {dist}, window {window:?}");
+    let mut bad = Vec::new();
+    if rng.gen_bool(0.1) {
+        for _ in 0..rng.gen_range(1..=2) {
+            let i = rng.gen_range(0..n + extra);
+            let (p, on_curve) = bad_base(&all, i, &mut rng);
+            all[i] = p;
+            if i < n && rng.gen_bool(0.3) {
+                s[i] = Fr::zero();
+            }
+            if on_curve && i > 0 && i < n {
+                s[i] = s[i - 1]; // the exceptional case's pair shares its buckets
+            }
+            bad.push(i);
+        }
+    }
+    let want = expected(&all[..n], &s);
+    let want2 = expected(&all[..s2.len()], &s2);
+    // load_bases checks the whole set, past the call's prefix too.
+    let loaded = match all.iter().position(|p| !(p.is_zero() || p.is_on_curve())) {
+        Some(i) => Expect::Invalid(i),
+        None => Expect::Sum(G1Projective::zero()),
+    };
+    let what =
+        format!("case {case}: n = {n}, {dist}, window {window:?}, slices {slice:?}, bad {bad:?}");
     let mut msms = 0;
     let mut mismatches = Vec::new();
-    let mut check = |mode: &str, got: Result<ark_bls12_377::G1Projective, _>, want| {
+    let mut check = |mode: &str, got: Result<G1Projective, MsmError>, want: &Expect| {
         msms += 1;
-        match got {
-            Ok(g) if g == want => {}
-            Ok(_) => mismatches.push(format!("{what}, {mode}: wrong sum")),
-            Err(err) => mismatches.push(format!("{what}, {mode}: {err}")),
+        if !want.holds(&got) {
+            mismatches.push(format!("{what}, {mode}: {got:?}"));
         }
     };
-    check("one-shot", e.msm(&all[..n], &s), want);
-    match e.load_bases(&all) {
-        Ok(resident) => {
-            check("resident", e.msm(&resident, &s), want);
-            match e.batch_msm(&resident, &[&s, &s2]) {
+    let zero = Expect::Sum(G1Projective::zero());
+    check("one-shot", e.msm(&all[..n], &s), &want);
+    match (e.load_bases(&all), &loaded) {
+        (Ok(resident), Expect::Sum(_)) => {
+            check("resident", e.msm(&resident, &s), &want);
+            let empty: &[Fr] = &[];
+            match e.batch_msm(&resident, &[&s, empty, &s2]) {
                 Ok(v) => {
-                    check("batch[0]", Ok(v[0]), want);
-                    check("batch[1]", Ok(v[1]), want2);
+                    check("batch[0]", Ok(v[0]), &want);
+                    check("batch[1]", Ok(v[1]), &zero);
+                    check("batch[2]", Ok(v[2]), &want2);
                 }
-                Err(err) => check("batch", Err(err), want),
+                Err(MsmError::Batch { index, source }) => {
+                    let w = [&want, &zero, &want2][index];
+                    check(&format!("batch[{index}]"), Err(*source), w);
+                }
+                Err(err) => check("batch", Err(err), &want),
             }
         }
-        Err(err) => check("load_bases", Err(err), want),
+        (got, expect) => check("load_bases", got.map(|_| G1Projective::zero()), expect),
     }
     (msms, mismatches)
 }
