@@ -1,13 +1,11 @@
 // Stage 1 of the Limbs13 profile: check uploaded points first_point .. num_points
-// (base_check.wgsl; a base that fails sets the call's status word, the first such index
-// wins) and convert them, in place, from arkworks' Montgomery form (x * 2^384) to ours
+// (check_upload: a base that fails sets the call's status word) and convert them, in place, from arkworks' Montgomery form (x * 2^384) to ours
 // (x * 2^390). Each point is 24 u32 words: x then y, 12 packed words each. Resident bases
 // are converted once, when they are loaded; a call on them converts only the points SRE
 // merged on the host.
 
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
-@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
@@ -23,9 +21,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
         x[k] = points[base + k];
         y[k] = points[base + PACKED_WORDS + k];
     }
-    if (!upload_is_valid(x, y)) {
-        atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
-    }
+    check_upload(i, x, y);
     let cx = fp_pack(fp_from_arkworks(fp_unpack(x)));
     let cy = fp_pack(fp_from_arkworks(fp_unpack(y)));
     for (var k = 0u; k < PACKED_WORDS; k++) {

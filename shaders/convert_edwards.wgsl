@@ -13,11 +13,10 @@
 // Before anything else, every uploaded point passes the check of base_check.wgsl on its
 // arkworks (x, y): a point off the curve can map to an Edwards point that the formulas add
 // exactly (x = -1 gives (0, -1), of order 2), so its image says nothing; a base that fails
-// sets the call's status word (the first such index wins) and the host refuses the call.
+// sets the call's status word (check_upload) and the host refuses the call.
 
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
-@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
 
 fn load_packed(i: u32, c: u32) -> Packed {
     var w: Packed;
@@ -67,9 +66,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let end = min(first + CONVERT_BATCH, params.num_points);
     var acc = FP_ONE;
     for (var i = first; i < end; i++) {
-        if (!upload_is_valid(load_packed(i, 0u), load_packed(i, 1u))) {
-            atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
-        }
+        check_upload(i, load_packed(i, 0u), load_packed(i, 1u));
         store_coord(i, 2u, acc);
         let z = map_parts(i).z;
         if (!fp_is_zero(z)) {

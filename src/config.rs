@@ -104,7 +104,8 @@ pub enum SreMode {
 }
 
 /// What an engine does with the known-answer test ([`crate::known_answer`]) it runs on its
-/// device when it is created.
+/// device when it is created (a device made to replace a lost one is tested too, whatever
+/// this says, unless it is `Off`; failing, it is not used).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SelfTest {
     /// Run it; a device that fails it is refused with [`MsmError::SelfTestFailed`].
@@ -190,11 +191,13 @@ pub struct MsmConfig {
     /// Check every base for membership in the prime-order subgroup G1 before any work
     /// (off by default: arkworks' checked deserialization already guarantees it, and the
     /// check is a scalar multiplication by r per base: 3.4 s at 2^16 on 2 cores, docs/PERF.md).
-    /// Without it, a base outside G1 gives either the true sum or
-    /// [`MsmError::BaseNotInSubgroup`], never a wrong sum.
+    /// Without it, a base outside G1 gives either the integer sum (every scalar taken as its
+    /// integer in [0, r), on every path) or [`MsmError::BaseNotInSubgroup`], never another
+    /// point; with it, the CPU path skips the correction that sum needs on arkworks' MSM
+    /// (`cpu::arkworks_msm`).
     pub validate_subgroup: bool,
-    /// The known-answer test at engine creation (on by default: a device that computes a
-    /// wrong MSM is refused).
+    /// The known-answer test at engine creation and on a replacement device (on by default:
+    /// a device that computes a wrong MSM is refused).
     pub self_test: SelfTest,
     /// Test hook: make the known-answer test expect a wrong sum, so that it fails.
     #[doc(hidden)]
@@ -207,8 +210,9 @@ pub struct MsmConfig {
     pub bucket_sort: BucketSort,
     /// Most points one GPU call of a one-shot MSM takes: larger MSMs on host bases run in
     /// slices whose sums are added on the host. `None` (the default): as many as the
-    /// adapter's storage-binding limit holds ([`crate::GpuMsm::max_slice_points`]). Tests set
-    /// it low to force slicing on small inputs.
+    /// adapter's storage-binding limit holds ([`crate::GpuMsm::max_slice_points`]). It also
+    /// caps the device parts of [`crate::GpuMsm::load_bases`]; a value above what fits is
+    /// lowered to it in both. Tests set it low to force slicing on small inputs.
     pub max_slice_points: Option<usize>,
     /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
     /// the adapter's). Concurrent calls wait for room instead of over-allocating.
@@ -291,6 +295,13 @@ impl MsmConfig {
             }
         }
         Ok(())
+    }
+
+    /// Whether the configuration demands the GPU ([`MsmConfig::require_gpu`], or a forced
+    /// GPU backend): a call then fails rather than move to the CPU when the GPU cannot take
+    /// it, and an engine is not made without one.
+    pub fn demands_gpu(&self) -> bool {
+        self.require_gpu || self.force_backend == Some(Backend::Gpu)
     }
 
     /// The adapter name filter after the environment override.

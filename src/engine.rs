@@ -165,9 +165,7 @@ impl GpuMsm {
             // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
             // by a forced GPU backend, or by naming an adapter).
             Err(MsmError::NoAdapter { detail })
-                if !config.require_gpu
-                    && config.force_backend != Some(Backend::Gpu)
-                    && config.adapter_filter().is_none() =>
+                if !config.demands_gpu() && config.adapter_filter().is_none() =>
             {
                 (None, AdapterFacts::None(detail))
             }
@@ -206,9 +204,8 @@ impl GpuMsm {
             Err(e) => return Err(e),
         };
         let adapter = self.adapter_name().to_string();
-        let fall_back = self.config.self_test == SelfTest::FallBackToCpu
-            && !self.config.require_gpu
-            && self.config.force_backend != Some(Backend::Gpu);
+        let fall_back =
+            self.config.self_test == SelfTest::FallBackToCpu && !self.config.demands_gpu();
         if !fall_back {
             return Err(MsmError::SelfTestFailed { adapter, detail });
         }
@@ -266,8 +263,7 @@ impl GpuMsm {
                     .into(),
             ));
         }
-        if self.gpu.is_none() && (config.require_gpu || config.force_backend == Some(Backend::Gpu))
-        {
+        if self.gpu.is_none() && config.demands_gpu() {
             return Err(MsmError::NoAdapter {
                 detail: "this engine has no GPU adapter".into(),
             });
@@ -424,16 +420,15 @@ impl GpuMsm {
         if !cell.current().is_lost() {
             return Ok(DeviceState::Ready);
         }
-        let cpu_allowed =
-            !self.config.require_gpu && self.config.force_backend != Some(Backend::Gpu);
+        if !cell.may_recreate {
+            // The known-answer test's own engine: its calls fail, never move to the CPU.
+            return Err(MsmError::DeviceLost(
+                "the device under test was lost; it is not replaced".into(),
+            ));
+        }
         if self.config.device_loss == DeviceLoss::FallBackToCpu {
             return Ok(DeviceState::OnCpu(
                 "the device was lost: on the CPU (DeviceLoss::FallBackToCpu)".into(),
-            ));
-        }
-        if !cell.may_recreate {
-            return Err(MsmError::DeviceLost(
-                "the device under test was lost; it is not replaced".into(),
             ));
         }
         let mut state = cell.recreation.lock().unwrap_or_else(|e| e.into_inner());
@@ -448,9 +443,9 @@ impl GpuMsm {
                      is in {:.1} s",
                     (at - now).as_secs_f64()
                 );
-                return match cpu_allowed {
-                    true => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
-                    false => Err(MsmError::DeviceLost(why)),
+                return match self.config.demands_gpu() {
+                    false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+                    true => Err(MsmError::DeviceLost(why)),
                 };
             }
         }
@@ -508,9 +503,12 @@ impl GpuMsm {
         self.gpu().ok_or_else(no_gpu)
     }
 
-    /// Loads `bases` for many calls: checked on the curve once (an off-curve base is
-    /// [`MsmError::InvalidBase`]; with `validate_subgroup`, one outside G1 is
-    /// [`MsmError::BaseNotInSubgroup`]), uploaded and converted on the device once.
+    /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
+    /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
+    /// outside G1 is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
+    /// form on the device once, in parts whose calls fit beside the set. While a lost device
+    /// is not replaced, the set stays on the host and calls upload it; when the GPU is
+    /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
     pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
@@ -1161,7 +1159,7 @@ fn check_one_point_fits(config: &MsmConfig, gpu: &GpuContext, known_answer: bool
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
     }
     for (n, c) in calls {
-        if !gpu.fits_call(n, true, c, 0) {
+        if !gpu.fits_budget(n, true, c) {
             return Err(MsmError::InvalidConfig(format!(
                 "a {n}-point call at c = {c} does not fit {}'s limits and the memory budget \
                  ({} bytes; MsmConfig::memory_budget, window_bits)",

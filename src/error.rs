@@ -34,7 +34,7 @@ pub enum MsmError {
     /// first such index, in the caller's numbering). Every base of every call is checked:
     /// on the host on the CPU paths and in [`crate::GpuMsm::load_bases`], on the GPU inside
     /// the stage that first reads one-shot bases.
-    #[error("base {index} is not on the BLS12-377 curve")]
+    #[error("base {index} is not on the BLS12-377 curve (or a coordinate is not reduced)")]
     InvalidBase {
         /// Index of the first base off the curve.
         index: usize,
@@ -51,7 +51,9 @@ pub enum MsmError {
     /// The input does not fit this engine or adapter (buffer or dispatch limits).
     #[error("input too large: {0}")]
     InputTooLarge(String),
-    /// The GPU reported an error (validation, out of memory, lost device, failed mapping).
+    /// The GPU reported an error (validation, out of memory, failed mapping), or a result
+    /// that cannot be right (a window sum off the curve with every base valid). A lost device
+    /// is [`MsmError::DeviceLost`].
     #[error("GPU error: {0}")]
     Gpu(String),
     /// The device was lost (a driver reset, a removed GPU) before this call's result came
@@ -64,7 +66,8 @@ pub enum MsmError {
     /// back. After a GPU wait, the device is treated as hung and dropped.
     #[error("timed out: {0}")]
     Timeout(String),
-    /// The device failed the known-answer test at engine creation.
+    /// The device failed the known-answer test: at engine creation, or a device made to
+    /// replace a lost one ([`crate::DeviceLoss::Recreate`]), which then serves no call.
     #[error("the adapter {adapter} failed the known-answer self-test: {detail}")]
     SelfTestFailed {
         /// Adapter name.

@@ -1,4 +1,5 @@
-//! The known-answer test an engine runs on its device when it is created: a few small MSMs
+//! The known-answer test an engine runs on its device when it is created, and on every device
+//! made to replace a lost one before any call uses it: a few small MSMs
 //! over adversarial inputs at several window sizes, computed on the GPU path and by
 //! arkworks. A device that disagrees (a miscompiled shader, a driver bug) is refused with
 //! [`crate::MsmError::SelfTestFailed`], or replaced by the CPU paths, per
@@ -63,8 +64,14 @@ pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration> {
             sre: crate::SreMode::Off,
             ..engine.config().clone()
         })?;
-        match e.msm(&bases, &scalars) {
-            Ok(got) if got == want => {}
+        match e.msm_with_report(&bases, &scalars) {
+            Ok((_, report)) if report.backend != Backend::Gpu => {
+                return Err(failed(format!(
+                    "the {KAT_POINTS}-point MSM at c = {c} did not run on the GPU: {}",
+                    report.route
+                )))
+            }
+            Ok((got, _)) if got == want => {}
             Ok(_) => {
                 return Err(failed(format!(
                     "the {KAT_POINTS}-point MSM at c = {c} is wrong"

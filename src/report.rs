@@ -37,7 +37,8 @@ pub struct PhaseTimes {
     /// Packing bases and entries into the staging buffer (host; the device-side copy runs in
     /// the call's one submission, before the first stage).
     pub upload: Duration,
-    /// Bases from arkworks' Montgomery form to the shaders' (GPU).
+    /// The convert stage (GPU): every uploaded base checked on the curve, and stored in the
+    /// profile's form (Limbs32 stores arkworks' form as it is: there it is the check alone).
     pub point_conversion: Duration,
     /// Scalar decomposition and the bucket sort on the GPU (count, prefix sum, scatter).
     pub bucket_sort: Duration,

@@ -9,10 +9,9 @@ use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{BigInteger, Field, One, PrimeField, Zero};
 use common::{default_engine, gpu_engine, profile_engines};
-use gpu_msm::calibration::CalibrationRow;
 use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{Calibration, CalibrationSource, GpuMsm, MsmConfig, MsmError};
+use gpu_msm::{GpuMsm, MsmConfig, MsmError};
 
 /// Points of the calls below, and the slice (and device part) length that cuts them in three.
 const N: usize = 60;
@@ -245,28 +244,6 @@ fn errors_name_bases_in_the_callers_numbering() {
     assert_eq!(default_engine().msm(&b, &s), Ok(want), "the CPU path");
 }
 
-/// A calibration for this adapter that sends every n, even 0, to the GPU.
-fn gpu_from_zero() -> CalibrationSource {
-    let cal = Calibration {
-        format: gpu_msm::calibration::CALIBRATION_FORMAT,
-        adapter: gpu_engine().adapter_name().to_string(),
-        machine: "test".into(),
-        arkworks_from: 0,
-        gpu_from: Some(0),
-        rows: vec![CalibrationRow {
-            n: 1,
-            double_and_add_us: None,
-            arkworks_us: None,
-            gpu_us: None,
-        }],
-    };
-    let dir = std::env::temp_dir().join(format!("gpu-msm-bad-inputs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("gpu-from-zero.json");
-    cal.save(&path).unwrap();
-    CalibrationSource::File(path)
-}
-
 /// n = 0 is the zero point on every route and call shape: one-shot, resident (also on a set
 /// loaded empty), batches of empty vectors, whatever the routing picks (forced, default, or
 /// a calibration that sends n = 0 to the GPU), in every profile.
@@ -278,7 +255,7 @@ fn empty_calls_are_the_zero_point() {
         engines.push(
             e.reconfigured(MsmConfig {
                 force_backend: None,
-                calibration: gpu_from_zero(),
+                calibration: common::gpu_from(gpu_engine(), 0, "gpu-from-zero.json"),
                 ..e.config().clone()
             })
             .unwrap(),

@@ -11,12 +11,11 @@ use std::time::Duration;
 
 use ark_bls12_377::{Fr, G1Projective};
 use common::reference;
-use gpu_msm::calibration::CalibrationRow;
 use gpu_msm::config::RECREATE_BACKOFF_MIN;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
-    Backend, Bases, Calibration, CalibrationSource, DeviceLoss, GpuMsm, MemoryBudget, MsmConfig,
-    MsmError, SelfTest,
+    Backend, Bases, CalibrationSource, DeviceLoss, GpuMsm, MemoryBudget, MsmConfig, MsmError,
+    SelfTest,
 };
 
 /// Bytes of the small budget: one 1000-point call needs about 2.3 MB (Limbs32 at c = 8
@@ -262,26 +261,9 @@ fn a_lost_device_can_fall_back_to_the_cpu() {
 /// A routed (not forced) engine on `e`'s device whose calibration sends every call from n = 1
 /// to the GPU, so that routing, not a forced backend, decides.
 fn routed_to_the_gpu(e: &GpuMsm) -> GpuMsm {
-    let cal = Calibration {
-        format: gpu_msm::calibration::CALIBRATION_FORMAT,
-        adapter: e.adapter_name().to_string(),
-        machine: "test".into(),
-        arkworks_from: 1,
-        gpu_from: Some(1),
-        rows: vec![CalibrationRow {
-            n: 1,
-            double_and_add_us: None,
-            arkworks_us: None,
-            gpu_us: None,
-        }],
-    };
-    let dir = std::env::temp_dir().join(format!("gpu-msm-reliability-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("gpu-from-one.json");
-    cal.save(&path).unwrap();
     e.reconfigured(MsmConfig {
         force_backend: None,
-        calibration: CalibrationSource::File(path),
+        calibration: common::gpu_from(e, 1, "gpu-from-one.json"),
         ..e.config().clone()
     })
     .unwrap()

@@ -278,17 +278,11 @@ fn stored_bases_match_the_host_form() {
 /// identity, points on the curve outside G1, points off it (a wrong y, x = -1, x = 0, y = 0,
 /// p - 1), and coordinates stored unreduced (x + p, exactly p, all ones).
 #[test]
-fn base_check_matches_the_curve_equation() {
+fn upload_check_matches_the_curve_equation() {
     use ark_ec::AffineRepr;
     use ark_ff::{BigInt, PrimeField};
-    let words = |b: &BigInt<6>| -> [u32; 12] {
-        let mut w = [0u32; 12];
-        for (i, l) in b.0.iter().enumerate() {
-            w[2 * i] = *l as u32;
-            w[2 * i + 1] = (*l >> 32) as u32;
-        }
-        w
-    };
+    // Raw words, which may be unreduced: what `field::arkworks_words` writes for reduced x.
+    let words = |b: &BigInt<6>| gpu_msm::gpu::field::arkworks_words(&Fq::new_unchecked(*b));
     let plus_p = |x: &Fq| {
         let mut v = x.0;
         v.add_with_carry(&Fq::MODULUS);
@@ -338,7 +332,7 @@ fn base_check_matches_the_curve_equation() {
         .map(|(_, x, y, _)| (words(x), words(y)))
         .collect();
     for ops in all_ops() {
-        let got = ops.base_check(&uploads).unwrap();
+        let got = ops.upload_is_valid(&uploads).unwrap();
         assert_eq!(got.len(), cases.len());
         for ((name, .., want), got) in cases.iter().zip(got) {
             assert_eq!(got, *want, "{:?}: {name}", ops.arithmetic());

@@ -21,7 +21,7 @@ use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{GpuMsm, MemoryBudget, MsmConfig, MsmError};
 
-/// Cases CI runs (each is three or more MSMs).
+/// Cases CI runs (each is up to five MSMs: one-shot, resident, a batch of three).
 const DEFAULT_CASES: u64 = 60;
 
 /// Largest log2 of a case's size.
@@ -140,7 +140,7 @@ impl Expect {
 /// One case's MSMs (one-shot, resident, a batch of three with an empty vector) on `base`
 /// at a random window size, sometimes in slices and device parts of a random length, and
 /// sometimes with bad bases: how many ran, and what went wrong.
-fn run_case(base: &GpuMsm, case: u64) -> (u64, Vec<String>) {
+fn run_case(base: &GpuMsm, case: u64) -> Tally {
     let mut rng = StdRng::seed_from_u64(case);
     let log = rng.gen_range(0..=MAX_LOG_N);
     let n = rng.gen_range(1..=1usize << log);
@@ -175,19 +175,23 @@ fn run_case(base: &GpuMsm, case: u64) -> (u64, Vec<String>) {
     }
     let want = expected(&all[..n], &s);
     let want2 = expected(&all[..s2.len()], &s2);
-    // load_bases checks the whole set, past the call's prefix too.
+    // load_bases checks the whole set, past the call's prefix too: it loads (a "sum" of
+    // zero stands for that) or names the first base off the curve.
     let loaded = match all.iter().position(|p| !(p.is_zero() || p.is_on_curve())) {
         Some(i) => Expect::Invalid(i),
         None => Expect::Sum(G1Projective::zero()),
     };
     let what =
         format!("case {case}: n = {n}, {dist}, window {window:?}, slices {slice:?}, bad {bad:?}");
-    let mut msms = 0;
-    let mut mismatches = Vec::new();
+    let mut t = Tally {
+        bad_cases: u64::from(!bad.is_empty()),
+        ..Tally::default()
+    };
     let mut check = |mode: &str, got: Result<G1Projective, MsmError>, want: &Expect| {
-        msms += 1;
+        t.msms += 1;
+        t.refused += u64::from(got.is_err());
         if !want.holds(&got) {
-            mismatches.push(format!("{what}, {mode}: {got:?}"));
+            t.mismatches.push(format!("{what}, {mode}: {got:?}"));
         }
     };
     let zero = Expect::Sum(G1Projective::zero());
@@ -211,13 +215,27 @@ fn run_case(base: &GpuMsm, case: u64) -> (u64, Vec<String>) {
         }
         (got, expect) => check("load_bases", got.map(|_| G1Projective::zero()), expect),
     }
-    (msms, mismatches)
+    t
 }
 
-/// Adds up MSM counts and mismatch lists.
-fn tally((m, mut bad): (u64, Vec<String>), (k, b): (u64, Vec<String>)) -> (u64, Vec<String>) {
-    bad.extend(b);
-    (m + k, bad)
+/// What cases ran: MSMs (loads refused count as one), cases with bad bases, calls that got
+/// the typed error they had to, and what went wrong.
+#[derive(Default)]
+struct Tally {
+    msms: u64,
+    bad_cases: u64,
+    refused: u64,
+    mismatches: Vec<String>,
+}
+
+impl Tally {
+    fn plus(mut self, other: Tally) -> Tally {
+        self.msms += other.msms;
+        self.bad_cases += other.bad_cases;
+        self.refused += other.refused;
+        self.mismatches.extend(other.mismatches);
+        self
+    }
 }
 
 #[test]
@@ -247,29 +265,33 @@ fn differential_soak_against_arkworks() {
         (None, Some(a)) => engine_for(a).expect("the adapter runs this profile"),
         (None, None) => gpu_engine(),
     };
-    let (msms, mismatches) = std::thread::scope(|scope| {
+    let t = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|t| {
                 scope.spawn(move || {
                     (first + t..first + cases)
                         .step_by(threads as usize)
                         .map(|case| run_case(base, case))
-                        .fold((0, Vec::new()), tally)
+                        .fold(Tally::default(), Tally::plus)
                 })
             })
             .collect();
         workers
             .into_iter()
             .map(|w| w.join().expect("a soak thread panicked"))
-            .fold((0, Vec::new()), tally)
+            .fold(Tally::default(), Tally::plus)
     });
     eprintln!(
-        "soak: {cases} cases from seed {first} on {threads} thread(s), {msms} MSMs, {} \
-         mismatches, on {} ({:?}); memory {:?}",
-        mismatches.len(),
+        "soak: {cases} cases from seed {first} on {threads} thread(s), {} MSMs ({} cases \
+         with bad bases, {} calls refused as they had to be), {} mismatches, on {} ({:?}); \
+         memory {:?}",
+        t.msms,
+        t.bad_cases,
+        t.refused,
+        t.mismatches.len(),
         base.adapter_name(),
         base.arithmetic(),
         base.memory_usage()
     );
-    assert!(mismatches.is_empty(), "{mismatches:#?}");
+    assert!(t.mismatches.is_empty(), "{:#?}", t.mismatches);
 }

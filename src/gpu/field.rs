@@ -82,7 +82,9 @@ impl Arithmetic {
         self == Arithmetic::Limbs32Edwards
     }
 
-    /// Whether bases uploaded in arkworks' form must be converted on the device.
+    /// Whether bases uploaded in arkworks' form must be converted on the device (for a
+    /// resident set, checked on the host, the convert stage runs only then; a call that
+    /// uploads bases runs it in every profile, to check them).
     pub fn converts_bases(self) -> bool {
         self.radix_bits() != 384 || self.is_edwards()
     }
@@ -143,16 +145,19 @@ impl Arithmetic {
         }
     }
 
-    /// The convert stage, which checks every uploaded base (`shaders/base_check.wgsl`) and
-    /// stores it in the profile's form: a radix change (portable profile), the Edwards
-    /// precomputation, or nothing (Limbs32 stores the upload as it is).
+    /// The convert stage, which every call that uploads bases runs: it checks each one
+    /// (`check_upload` of `shaders/base_status.wgsl`; every profile's stage must call it,
+    /// and binds the status words it writes) and stores it in the profile's form: a radix
+    /// change (portable profile), the Edwards precomputation, or nothing (Limbs32 stores the
+    /// upload as it is, and its stage only checks).
     pub(crate) fn convert_wgsl(self) -> String {
         let stage = match self {
             Arithmetic::Limbs13 => include_str!("../../shaders/convert.wgsl"),
-            Arithmetic::Limbs32 => include_str!("../../shaders/check_bases.wgsl"),
+            Arithmetic::Limbs32 => include_str!("../../shaders/convert_limbs32.wgsl"),
             Arithmetic::Limbs32Edwards => include_str!("../../shaders/convert_edwards.wgsl"),
         };
-        [super::BASE_CHECK_WGSL, stage].join("\n")
+        let status = include_str!("../../shaders/base_status.wgsl");
+        [super::BASE_CHECK_WGSL, status, stage].join("\n")
     }
 
     /// The bucket-reduction stage's per-segment entry point for the profile's formulas.

@@ -290,11 +290,8 @@ struct JobLayout {
     params: Params,
     /// The first point uploaded by the call (0 for one-shot bases, n for the SRE merged
     /// points after resident ones), if the call uploads any: they live in the workspace's
-    /// points buffer.
+    /// points buffer, and the convert stage checks (and converts) them from there.
     convert_from: Option<usize>,
-    /// The uploaded points go through the convert stage: checked on the curve
-    /// (`shaders/base_check.wgsl`), and stored in the profile's form.
-    convert: bool,
     /// Bytes of each scratch slot.
     sizes: Vec<(Slot, u64)>,
     sum_bytes: u64,
@@ -837,6 +834,13 @@ impl GpuContext {
         Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
     }
 
+    /// Whether an n-point call at window size c fits the adapter's limits and the whole
+    /// memory budget, whatever else is held now: whether the configuration can run it at all.
+    pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> bool {
+        let budget = self.pool.usage().budget;
+        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= budget)
+    }
+
     /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
     /// limits, and the memory budget beside the resident bases and `reserve` more bytes
     /// (waiting, if it must, for other calls).
@@ -1018,7 +1022,6 @@ impl GpuContext {
             sort: None,
             params,
             convert_from,
-            convert: convert_from.is_some(),
             sizes,
             sum_bytes,
         })
@@ -1091,7 +1094,6 @@ impl GpuContext {
             }),
             params,
             convert_from,
-            convert: convert_from.is_some(),
             sizes,
             sum_bytes,
         })
@@ -1526,7 +1528,8 @@ impl GpuContext {
     /// The passes of a job, with their bind groups (cached in the workspace).
     fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
         let (merge, params) = (&lay.merge, &lay.params);
-        let convert = lay.convert;
+        // Every call that uploads points runs the convert stage: it checks them.
+        let convert = lay.convert_from.is_some();
         let p = self.pipelines();
         let (points_id, resident) = match (&job.points, lay.convert_from) {
             (Points::Resident(r, _), None) => (r.id, Some(&r.buffer)),
@@ -1664,7 +1667,12 @@ impl GpuContext {
         self.wait_for(submission, timeout)?;
         times.wait += w.elapsed();
         let t = Instant::now();
-        let read = take_mapped(&readback, ws.get(Slot::Readback), read_bytes, timeout)?;
+        let read = self.hung_if_late(take_mapped(
+            &readback,
+            ws.get(Slot::Readback),
+            read_bytes,
+            timeout,
+        ))?;
         let words: &[u32] = bytemuck::cast_slice(&read);
         let word_at = |at: u64| words[((sum_bytes + at) / 4) as usize];
         let sums = words[..sum_bytes as usize / 4].to_vec();
@@ -1676,7 +1684,12 @@ impl GpuContext {
         times.download = t.elapsed();
         if let Some(rx) = timestamps {
             let bytes = 16 * phases.len() as u64;
-            let raw = take_mapped(&rx, ws.get(Slot::TimestampRead), bytes, timeout)?;
+            let raw = self.hung_if_late(take_mapped(
+                &rx,
+                ws.get(Slot::TimestampRead),
+                bytes,
+                timeout,
+            ))?;
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
             let ns: Vec<f64> = (0..phases.len())
@@ -1738,24 +1751,30 @@ impl GpuContext {
             submission_index: index,
             timeout: Some(timeout),
         };
-        match self.device.poll(poll) {
+        self.hung_if_late(match self.device.poll(poll) {
             Ok(_) => Ok(()),
-            Err(wgpu::PollError::Timeout) => {
-                self.lose();
-                Err(MsmError::Timeout(format!(
-                    "the GPU did not finish within {timeout:?} (MsmConfig::gpu_timeout); its \
-                     device is taken to be hung and was dropped"
-                )))
-            }
+            Err(wgpu::PollError::Timeout) => Err(MsmError::Timeout(format!(
+                "the GPU did not finish within {timeout:?} (MsmConfig::gpu_timeout); its device \
+                 is taken to be hung and was dropped"
+            ))),
             Err(e) => Err(MsmError::Gpu(format!("poll: {e}"))),
-        }
+        })
     }
 
     /// Maps a MAP_READ buffer and copies its contents out.
     pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer, timeout: Duration) -> Result<Vec<u8>> {
         let rx = request_read(buffer, buffer.size());
         self.wait(timeout)?;
-        take_mapped(&rx, buffer, buffer.size(), timeout)
+        self.hung_if_late(take_mapped(&rx, buffer, buffer.size(), timeout))
+    }
+
+    /// A wait's result; past its deadline ([`MsmError::Timeout`]) the GPU is taken to be
+    /// hung and its device dropped, as [`GpuContext::wait_for`] does.
+    fn hung_if_late<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(MsmError::Timeout(_)) = &r {
+            self.lose();
+        }
+        r
     }
 
     /// The stored words of a resident set, as the stages read them (for tests).

@@ -510,7 +510,8 @@ impl Pool {
         bytes: u64,
         mut try_admit: impl FnMut(&mut Ledger) -> Admission<T>,
     ) -> Result<Option<T>> {
-        let deadline = Instant::now() + timeout;
+        // A timeout too long to add to the clock means no deadline at all.
+        let deadline = Instant::now().checked_add(timeout);
         let mut l = self.lock();
         let mut ticket = None;
         loop {
@@ -540,7 +541,8 @@ impl Pool {
                 t
             });
             let now = Instant::now();
-            if now >= deadline {
+            let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(now));
+            if left.is_zero() {
                 self.leave_queue(&mut l, Some(t));
                 return Err(MsmError::Timeout(format!(
                     "{what} ({bytes} bytes) waited {timeout:?} for room in the memory budget \
@@ -550,7 +552,7 @@ impl Pool {
             }
             l = self
                 .room
-                .wait_timeout(l, deadline - now)
+                .wait_timeout(l, left)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -642,8 +644,11 @@ mod tests {
         vec![(Slot::Buckets, bytes)]
     }
 
+    /// Waits until `waiters` calls are queued (failing, not hanging, if they never are).
     fn queued(pool: &Pool, waiters: usize) {
+        let give_up = Instant::now() + Duration::from_secs(60);
         while pool.lock().queue.len() < waiters {
+            assert!(Instant::now() < give_up, "{waiters} waiters never queued");
             std::thread::sleep(Duration::from_millis(1));
         }
     }

@@ -31,7 +31,7 @@ enum Op {
     PointMulSmall = 11,
     PointIdentity = 12,
     FpInverse = 13,
-    BaseCheck = 14,
+    UploadIsValid = 14,
 }
 
 /// One case of raw input words: operand a and operand b (a point's words each), then a
@@ -363,13 +363,13 @@ impl<'a> ShaderOps<'a> {
     /// The convert stage's check of uploaded bases (`shaders/base_check.wgsl`), on raw upload
     /// words (arkworks' Montgomery words of x and y, which may be unreduced): whether each
     /// is the identity (all zero) or a point on the curve with reduced coordinates.
-    pub fn base_check(
+    pub fn upload_is_valid(
         &self,
         uploads: &[([u32; PACKED_WORDS], [u32; PACKED_WORDS])],
     ) -> Result<Vec<bool>> {
         let cases: Vec<Case> = uploads.iter().map(|(x, y)| self.case(x, y, 0)).collect();
         Ok(self
-            .run(Op::BaseCheck, &cases)?
+            .run(Op::UploadIsValid, &cases)?
             .iter()
             .map(|w| w[0] == 1)
             .collect())

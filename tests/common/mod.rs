@@ -46,6 +46,30 @@ pub fn default_engine() -> &'static GpuMsm {
     })
 }
 
+/// A calibration source for `e`'s adapter that routes to the GPU from n = `gpu_from` on
+/// (arkworks from the same n, double-and-add below), written to a file named `name`.
+pub fn gpu_from(e: &GpuMsm, gpu_from: usize, name: &str) -> CalibrationSource {
+    use gpu_msm::calibration::{CalibrationRow, CALIBRATION_FORMAT};
+    let cal = gpu_msm::Calibration {
+        format: CALIBRATION_FORMAT,
+        adapter: e.adapter_name().to_string(),
+        machine: "test".into(),
+        arkworks_from: gpu_from,
+        gpu_from: Some(gpu_from),
+        rows: vec![CalibrationRow {
+            n: 1,
+            double_and_add_us: None,
+            arkworks_us: None,
+            gpu_us: None,
+        }],
+    };
+    let dir = std::env::temp_dir().join(format!("gpu-msm-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    cal.save(&path).unwrap();
+    CalibrationSource::File(path)
+}
+
 /// arkworks' MSM, the reference.
 pub fn reference(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     G1Projective::msm(bases, scalars).expect("equal lengths")

@@ -1,11 +1,10 @@
 // Stage 1 of the Limbs32 profile, whose stored bases are the upload itself: no conversion,
 // only the check of base_check.wgsl over the uploaded points first_point .. num_points. A
-// base that fails it sets the call's status word (the first such index wins), which the host
-// reads back with the window sums and answers with InvalidBase instead of a sum.
+// base that fails it sets the call's status word (base_status.wgsl), which the host reads
+// back with the window sums and answers with InvalidBase instead of a sum.
 
 @group(0) @binding(0) var<storage, read> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
-@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
@@ -21,7 +20,5 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
         x[k] = points[base + k];
         y[k] = points[base + PACKED_WORDS + k];
     }
-    if (!upload_is_valid(x, y)) {
-        atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
-    }
+    check_upload(i, x, y);
 }

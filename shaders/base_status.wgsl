@@ -1,0 +1,12 @@
+// The call's status words (src/gpu/contract.rs), binding 2 of every convert stage, and the
+// one line each convert stage runs on every uploaded base before anything else reads it.
+
+@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
+
+// Checks uploaded base i (arkworks' words of x and y, base_check.wgsl); a base that fails
+// sets the status word, the first such index winning (atomicMax of bad_base_marker).
+fn check_upload(i: u32, x: Packed, y: Packed) {
+    if (!upload_is_valid(x, y)) {
+        atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
+    }
+}
