@@ -2,9 +2,10 @@
 //! call take either resident bases or a plain slice ([`MsmBases`]).
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ark_bls12_377::G1Affine;
+use rayon::prelude::*;
 
 use crate::gpu::ResidentPoints;
 
@@ -27,23 +28,49 @@ struct Inner {
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<ResidentPoints>,
     part_len: usize,
+    /// The indices of the bases outside G1, once known (at load with
+    /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
+    outside_g1: OnceLock<Vec<usize>>,
 }
 
 impl Bases {
+    /// A set; `in_g1`: every base was checked to be in G1.
     pub(crate) fn new(
         device: u64,
         host: Vec<G1Affine>,
         parts: Vec<ResidentPoints>,
         part_len: usize,
+        in_g1: bool,
     ) -> Self {
+        let outside_g1 = OnceLock::new();
+        if in_g1 {
+            let _ = outside_g1.set(Vec::new());
+        }
         Self {
             inner: Arc::new(Inner {
                 device,
                 host,
                 parts,
                 part_len: part_len.max(1),
+                outside_g1,
             }),
         }
+    }
+
+    /// The indices of the bases outside G1, found once (a scalar multiplication by r per
+    /// base) and kept.
+    pub(crate) fn outside_g1(&self) -> &[usize] {
+        self.inner.outside_g1.get_or_init(|| {
+            (0..self.len())
+                .into_par_iter()
+                .filter(|&i| !self.inner.host[i].is_in_correct_subgroup_assuming_on_curve())
+                .collect()
+        })
+    }
+
+    /// [`Bases::outside_g1`] if already known.
+    pub(crate) fn outside_g1_if_known(&self) -> Option<&[usize]> {
+        self.inner.outside_g1.get().map(Vec::as_slice)
     }
 
     /// Bases per device part: calls longer than this run in slices, one per part.
@@ -121,6 +148,14 @@ pub enum BasesRef<'a> {
 }
 
 impl<'a> BasesRef<'a> {
+    /// Where the call's bases start in the set they come from (0 but for a device part).
+    pub fn offset(&self) -> usize {
+        match self {
+            BasesRef::ResidentPart(b, k) => k * b.part_len(),
+            _ => 0,
+        }
+    }
+
     /// The host copy of the bases.
     pub fn points(&self) -> &'a [G1Affine] {
         match self {

@@ -280,6 +280,16 @@ impl MsmConfig {
             }
             _ => {}
         }
+        if self.require_gpu
+            && (self.self_test == SelfTest::FallBackToCpu
+                || self.device_loss == DeviceLoss::FallBackToCpu)
+        {
+            return Err(MsmError::InvalidConfig(
+                "require_gpu contradicts falling back to the CPU (SelfTest::FallBackToCpu, \
+                 DeviceLoss::FallBackToCpu)"
+                    .into(),
+            ));
+        }
         if self.gpu_timeout.is_zero() {
             return Err(MsmError::InvalidConfig(
                 "gpu_timeout must be longer than zero".into(),
@@ -299,7 +309,9 @@ impl MsmConfig {
 
     /// Whether the configuration demands the GPU ([`MsmConfig::require_gpu`], or a forced
     /// GPU backend): a call then fails rather than move to the CPU when the GPU cannot take
-    /// it, and an engine is not made without one.
+    /// it (while a lost device is replaced, or after a failed replacement), and an engine is
+    /// not made without one. Only [`DeviceLoss::FallBackToCpu`], which a forced backend may
+    /// be combined with and `require_gpu` may not, sends such calls to the CPU after a loss.
     pub fn demands_gpu(&self) -> bool {
         self.require_gpu || self.force_backend == Some(Backend::Gpu)
     }
@@ -318,7 +330,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn memory_budgets_outside_their_range_are_refused() {
+    fn configurations_that_cannot_work_are_refused() {
         let with = |memory_budget| MsmConfig {
             memory_budget,
             ..Default::default()
@@ -332,6 +344,28 @@ mod tests {
         ] {
             assert!(
                 matches!(with(bad).validate(), Err(MsmError::InvalidConfig(_))),
+                "{bad:?}"
+            );
+        }
+        let contradictions = [
+            MsmConfig {
+                require_gpu: true,
+                self_test: SelfTest::FallBackToCpu,
+                ..Default::default()
+            },
+            MsmConfig {
+                require_gpu: true,
+                device_loss: DeviceLoss::FallBackToCpu,
+                ..Default::default()
+            },
+            MsmConfig {
+                gpu_timeout: std::time::Duration::ZERO,
+                ..Default::default()
+            },
+        ];
+        for bad in contradictions {
+            assert!(
+                matches!(bad.validate(), Err(MsmError::InvalidConfig(_))),
                 "{bad:?}"
             );
         }

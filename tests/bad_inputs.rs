@@ -116,6 +116,91 @@ fn bases_off_the_curve_are_invalid_on_every_route() {
     }
 }
 
+/// With the bucket lists made on the host (`BucketSort::Host`, and SRE), a call whose scalars
+/// are all zero places nothing and uploads nothing: its bases off the curve are refused all
+/// the same, whole and in the one slice whose scalars are all zero.
+#[test]
+fn bases_off_the_curve_are_invalid_when_nothing_is_added() {
+    use gpu_msm::sre::{SreOptions, SreStrategy};
+    let mut b = random_bases(N, 1740);
+    b[BAD] = off_curve(b[BAD])[0].1;
+    let zeros = vec![Fr::zero(); N];
+    let mut sparse = random_scalars(N, 1741);
+    sparse[2 * SLICE..].fill(Fr::zero());
+    let base = gpu_engine();
+    for config in [
+        MsmConfig {
+            bucket_sort: gpu_msm::BucketSort::Host,
+            ..base.config().clone()
+        },
+        MsmConfig {
+            sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+            ..base.config().clone()
+        },
+    ] {
+        for slice in [None, Some(SLICE)] {
+            let e = base
+                .reconfigured(MsmConfig {
+                    max_slice_points: slice,
+                    ..config.clone()
+                })
+                .unwrap();
+            for s in [&zeros, &sparse] {
+                let got = e.msm(&b, s);
+                let what = format!(
+                    "{:?} {:?}, slices {slice:?}",
+                    config.bucket_sort, config.sre
+                );
+                assert_eq!(got, Err(MsmError::InvalidBase { index: BAD }), "{what}");
+            }
+        }
+    }
+}
+
+/// A resident set loaded without the subgroup check keeps that fact: an engine that checks
+/// (sharing the set) refuses its base outside G1, and the CPU path, which cannot assume G1,
+/// gives the integer sum with a scalar near r.
+#[test]
+fn resident_sets_loaded_unchecked_are_checked_when_asked() {
+    let (kind, p) = outside_g1()[2];
+    let mut b = random_bases(N, 1750);
+    b[BAD] = p;
+    let mut s = random_scalars(N, 1751);
+    s[BAD] = -Fr::one();
+    let want = double_and_add(&b, &s);
+    let set = gpu_engine().load_bases(&b).unwrap();
+    let strict = gpu_engine()
+        .reconfigured(MsmConfig {
+            validate_subgroup: true,
+            ..gpu_engine().config().clone()
+        })
+        .unwrap();
+    let refused = Err(MsmError::BaseNotInSubgroup { index: BAD });
+    assert_eq!(strict.msm(&set, &s), refused, "{kind}");
+    assert_eq!(
+        strict.msm(&set, &s[..BAD]),
+        Ok(double_and_add(&b[..BAD], &s[..BAD]))
+    );
+    for backend in [
+        gpu_msm::Backend::CpuArkworks,
+        gpu_msm::Backend::CpuDoubleAndAdd,
+    ] {
+        for e in [gpu_engine(), &strict] {
+            let cpu = e
+                .reconfigured(MsmConfig {
+                    force_backend: Some(backend),
+                    ..e.config().clone()
+                })
+                .unwrap();
+            let got = cpu.msm(&set, &s);
+            match e.config().validate_subgroup {
+                true => assert_eq!(got, refused, "{kind}, {backend:?}, checking"),
+                false => assert_eq!(got, Ok(want), "{kind}, {backend:?}"),
+            }
+        }
+    }
+}
+
 /// A point of order 2 other than (-1, 0): x^2 - x + 1 = 0, y = 0.
 fn other_order_two() -> G1Affine {
     let root = (-Fq::from(3u64)).sqrt().expect("p = 1 mod 3");

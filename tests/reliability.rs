@@ -283,10 +283,13 @@ fn under_watchdog<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Se
     }
 }
 
-/// A failed replacement of a lost device: the call that tried gets the error; calls until
-/// the next try do not retry (forced ones fail at once, routed ones run on the CPU and say
-/// so); a replacement lost during its own known-answer test fails that test rather than
-/// deadlock; and after the back-off a good replacement serves calls again.
+/// A failed replacement of a lost device: the call that tried gets the error, even from an
+/// engine that skips the known-answer test (the replacement is made as the engine that made
+/// the device says); calls until the next try do not retry (forced ones fail at once, routed
+/// ones run on the CPU and say so, a set loaded meanwhile stays on the host); a replacement
+/// lost during its own known-answer test fails that test rather than deadlock; after the
+/// back-off a good replacement serves calls again, and the set loaded meanwhile runs in
+/// slices like host bases.
 #[test]
 fn a_failed_replacement_backs_off() {
     let e = Arc::new(with_loss(DeviceLoss::Recreate));
@@ -300,9 +303,15 @@ fn a_failed_replacement_backs_off() {
         Backend::Gpu
     );
 
+    let untested = e
+        .reconfigured(MsmConfig {
+            self_test: SelfTest::Off,
+            ..e.config().clone()
+        })
+        .unwrap();
     e.fail_next_recreations(1);
     e.inject_device_loss();
-    let got = e.msm(&bases, &s);
+    let got = untested.msm(&bases, &s);
     assert!(
         matches!(got, Err(MsmError::SelfTestFailed { .. })),
         "{got:?}"
@@ -314,6 +323,14 @@ fn a_failed_replacement_backs_off() {
     assert_eq!(got, want);
     assert_eq!(rep.backend, Backend::CpuArkworks);
     assert!(rep.route.contains("next try"), "{}", rep.route);
+    let sliced = routed
+        .reconfigured(MsmConfig {
+            max_slice_points: Some(20),
+            ..routed.config().clone()
+        })
+        .unwrap();
+    let late = sliced.load_bases(&bases).unwrap();
+    assert_eq!(late.device_bytes(), 0, "loaded with no device");
     assert_eq!(e.devices_recreated(), 0);
 
     // The next try, after the back-off: its device is lost during its known-answer test,
@@ -334,6 +351,9 @@ fn a_failed_replacement_backs_off() {
     assert_eq!((got, rep.backend), (want, Backend::Gpu), "{}", rep.route);
     assert_eq!(e.devices_recreated(), 1);
     assert_eq!(e.msm(&bases, &s).unwrap(), want);
+    let (got, rep) = sliced.msm_with_report(&late, &s).unwrap();
+    assert_eq!((got, rep.backend), (want, Backend::Gpu));
+    assert!(rep.route.contains("slices of at most 20"), "{}", rep.route);
 }
 
 /// A call whose GPU wait passes `gpu_timeout` fails with `Timeout`, gives its memory back,

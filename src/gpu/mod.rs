@@ -189,6 +189,8 @@ pub struct GpuContext {
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
     adapter_memory: u64,
     next_points_id: AtomicU64,
+    /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
+    progress: Arc<AtomicU64>,
 }
 
 /// Bases converted to the shaders' form and kept on the device (a resident set). The
@@ -662,6 +664,7 @@ impl GpuContext {
             invalid_next: AtomicBool::new(false),
             adapter_memory,
             next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
+            progress: Arc::default(),
         };
         fits(&ctx)?;
         let start = Instant::now();
@@ -1129,25 +1132,22 @@ impl GpuContext {
     }
 
     /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
-    /// of `needs` large enough (the allocation half of the pool). Time blocked waiting
-    /// for the staging buffer goes to `times.wait`.
+    /// of `needs` large enough (the allocation half of the pool).
     fn stage(
         &self,
         ws: &mut Workspace,
         uploads: &Uploads,
         sections: &[(Slot, u64, u64)],
         needs: &[(Slot, u64)],
-        times: &mut GpuTimes,
-        timeout: Duration,
     ) -> Result<()> {
         let dev = &self.device;
         let (staging_slot, staging_bytes) = needs[0];
         debug_assert_eq!(staging_slot, Slot::Staging);
         ws.ensure(dev, Slot::Staging, staging_bytes);
         if !ws.staging_mapped() {
-            let w = Instant::now();
-            self.wait(timeout)?;
-            times.wait += w.elapsed();
+            // A pooled workspace's last call finished, so its staging buffer's re-map only
+            // waits for a poll to run its callback: poll without waiting for other calls.
+            let _ = self.device.poll(wgpu::PollType::Poll);
             if !ws.staging_mapped() {
                 // The re-map's callback runs in whichever thread polls: with calls on other
                 // threads it can still be pending in another thread's poll (or have failed)
@@ -1273,7 +1273,7 @@ impl GpuContext {
         };
         times.wait += w.elapsed();
         let staged = scoped(&self.device, "upload", || {
-            self.stage(&mut ws, &uploads, &sections, &needs, &mut times, timeout)
+            self.stage(&mut ws, &uploads, &sections, &needs)
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
@@ -1313,10 +1313,10 @@ impl GpuContext {
                 index
             };
             ws.remap_staging();
-            let readback = request_read(ws.get(Slot::Readback), lay.read_bytes());
+            let readback = self.request_read(ws.get(Slot::Readback), lay.read_bytes());
             let timestamps = self
                 .timestamps
-                .then(|| request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
+                .then(|| self.request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
             times.buffers_allocated = ws.allocated;
             Ok(Some(InFlight {
                 ws,
@@ -1746,24 +1746,38 @@ impl GpuContext {
         self.poll_wait(Some(index), timeout)
     }
 
+    ///
+    /// A submission waits behind every earlier one on the queue, so the deadline is for the
+    /// GPU's progress, not for this call alone: a wait that times out while other calls'
+    /// read-backs completed (the GPU is busy, not hung) waits again.
     fn poll_wait(&self, index: Option<wgpu::SubmissionIndex>, timeout: Duration) -> Result<()> {
-        let poll = wgpu::PollType::Wait {
-            submission_index: index,
-            timeout: Some(timeout),
-        };
-        self.hung_if_late(match self.device.poll(poll) {
-            Ok(_) => Ok(()),
-            Err(wgpu::PollError::Timeout) => Err(MsmError::Timeout(format!(
-                "the GPU did not finish within {timeout:?} (MsmConfig::gpu_timeout); its device \
-                 is taken to be hung and was dropped"
-            ))),
-            Err(e) => Err(MsmError::Gpu(format!("poll: {e}"))),
-        })
+        loop {
+            let seen = self.progress.load(Ordering::Acquire);
+            let poll = wgpu::PollType::Wait {
+                submission_index: index.clone(),
+                timeout: Some(timeout),
+            };
+            return self.hung_if_late(match self.device.poll(poll) {
+                Ok(_) => Ok(()),
+                Err(wgpu::PollError::Timeout) => {
+                    // Run the callbacks of whatever did finish meanwhile.
+                    let _ = self.device.poll(wgpu::PollType::Poll);
+                    if self.progress.load(Ordering::Acquire) != seen {
+                        continue;
+                    }
+                    Err(MsmError::Timeout(format!(
+                        "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); \
+                         its device is taken to be hung and was dropped"
+                    )))
+                }
+                Err(e) => Err(MsmError::Gpu(format!("poll: {e}"))),
+            });
+        }
     }
 
     /// Maps a MAP_READ buffer and copies its contents out.
     pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer, timeout: Duration) -> Result<Vec<u8>> {
-        let rx = request_read(buffer, buffer.size());
+        let rx = self.request_read(buffer, buffer.size());
         self.wait(timeout)?;
         self.hung_if_late(take_mapped(&rx, buffer, buffer.size(), timeout))
     }
@@ -1807,13 +1821,18 @@ impl GpuContext {
 /// Hears when a buffer mapping requested by [`request_read`] completes.
 type MapReceiver = mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>;
 
-/// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done with it.
-fn request_read(buffer: &wgpu::Buffer, bytes: u64) -> MapReceiver {
-    let (tx, rx) = mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
-        let _ = tx.send(r);
-    });
-    rx
+impl GpuContext {
+    /// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done
+    /// with it; its callback counts as the GPU's progress ([`GpuContext::wait_for`]).
+    fn request_read(&self, buffer: &wgpu::Buffer, bytes: u64) -> MapReceiver {
+        let (tx, rx) = mpsc::channel();
+        let progress = Arc::clone(&self.progress);
+        buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+            progress.fetch_add(1, Ordering::AcqRel);
+            let _ = tx.send(r);
+        });
+        rx
+    }
 }
 
 /// Copies out and unmaps a buffer whose mapping [`request_read`] asked for (after a poll

@@ -3,8 +3,8 @@
 //! ([`crate::digits`]), the GPU run ([`crate::gpu`]) and the window reduction ([`crate::cpu`]).
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
@@ -14,9 +14,7 @@ use rayon::prelude::*;
 
 use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{
-    BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
-};
+use crate::config::{BucketSort, MsmConfig, SelfTest};
 use crate::digits::{
     best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
@@ -28,7 +26,11 @@ use crate::known_answer::{KAT_POINTS, KAT_WINDOWS};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::routing::{self, AdapterFacts};
 use crate::sre::policy::{Placement, SrePolicy};
-use crate::{cpu, known_answer, sre};
+use crate::{cpu, sre};
+
+mod device;
+
+use device::{DeviceCell, DeviceState, Hooks};
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
@@ -51,65 +53,6 @@ pub struct GpuMsm {
     self_test_time: Option<Duration>,
     /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
-}
-
-/// Test hooks (fault injection); all off by default.
-#[derive(Default)]
-struct Hooks {
-    /// Lose the device while the next GPU call is in flight.
-    lose_in_flight: AtomicBool,
-    /// Make the known-answer test of this many coming device replacements fail.
-    failing_recreations: AtomicU32,
-    /// Lose the next replacement device while its known-answer test runs.
-    lose_in_recreation: AtomicBool,
-}
-
-/// The engine's GPU context, replaced by a new one after a device loss
-/// ([`DeviceLoss::Recreate`]); shared with [`GpuMsm::reconfigured`] engines.
-struct DeviceCell {
-    current: RwLock<Arc<GpuContext>>,
-    /// Held while a new device is made and tested, so that one thread makes it; with it,
-    /// when the last attempt failed, when the next may start.
-    recreation: Mutex<Recreation>,
-    /// Devices made after a loss.
-    recreated: AtomicU64,
-    /// Whether calls may replace a lost device: false for the engine that runs a
-    /// known-answer test on a device not yet in use, whose calls must fail instead.
-    may_recreate: bool,
-}
-
-/// The last failed attempts to replace a lost device.
-#[derive(Default)]
-struct Recreation {
-    failures: u32,
-    /// No new attempt before this.
-    retry_at: Option<Instant>,
-    /// Why the last attempt failed.
-    last_error: Option<MsmError>,
-}
-
-impl DeviceCell {
-    fn new(gpu: Arc<GpuContext>, may_recreate: bool) -> Self {
-        Self {
-            current: RwLock::new(gpu),
-            recreation: Mutex::new(Recreation::default()),
-            recreated: AtomicU64::new(0),
-            may_recreate,
-        }
-    }
-
-    fn current(&self) -> Arc<GpuContext> {
-        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
-/// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
-enum DeviceState {
-    /// The device is alive (or there is none and routing knows it).
-    Ready,
-    /// The device is lost and not replaced now: calls routed to it run on the CPU, for this
-    /// reason (said in the report's route).
-    OnCpu(String),
 }
 
 /// A GPU call after its host work, ready to submit.
@@ -171,12 +114,13 @@ impl GpuMsm {
             }
             Err(e) => return Err(e),
         };
+        let cell = gpu
+            .as_ref()
+            .map(|g| Arc::new(DeviceCell::new(Arc::clone(g), config.clone(), true)));
         let mut engine = Self {
             config,
             calibration,
-            gpu: gpu
-                .as_ref()
-                .map(|g| Arc::new(DeviceCell::new(Arc::clone(g), true))),
+            gpu: cell,
             adapter,
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
@@ -195,7 +139,8 @@ impl GpuMsm {
             return Ok(());
         }
         let _s = tracing::info_span!("gpu_msm.self_test").entered();
-        let detail = match self.known_answer_test(gpu, self.config.self_test_inject_fault) {
+        let policy = self.config.clone();
+        let detail = match self.known_answer_test(&policy, gpu, policy.self_test_inject_fault) {
             Ok(t) => {
                 self.self_test_time = Some(t);
                 return Ok(());
@@ -214,30 +159,6 @@ impl GpuMsm {
             "{adapter} failed the known-answer self-test ({detail}); running on the CPU"
         ));
         Ok(())
-    }
-
-    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
-    /// its own: its calls never replace the device (a loss during the test fails the test)
-    /// and never take this engine's recreation lock. `tamper`: expect a wrong sum.
-    fn known_answer_test(&self, gpu: &Arc<GpuContext>, tamper: bool) -> Result<Duration> {
-        let tester = Self {
-            config: MsmConfig {
-                self_test: SelfTest::Off,
-                device_loss: DeviceLoss::Recreate,
-                ..self.config.clone()
-            },
-            calibration: None,
-            gpu: Some(Arc::new(DeviceCell::new(Arc::clone(gpu), false))),
-            adapter: self.adapter.clone(),
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
-            sre: SrePolicy::default(),
-            self_test_time: None,
-            hooks: Arc::default(),
-        };
-        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
-            tester.inject_device_loss_in_next_call();
-        }
-        known_answer::run(&tester, tamper)
     }
 
     /// How long the known-answer test took when the engine was created (`None` when it did
@@ -355,140 +276,9 @@ impl GpuMsm {
         self.gpu().map(|g| g.adapter_memory())
     }
 
-    /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).
-    pub fn devices_recreated(&self) -> u64 {
-        self.gpu
-            .as_ref()
-            .map_or(0, |c| c.recreated.load(Ordering::Relaxed))
-    }
-
-    /// Test hook: loses the engine's device now (as a driver reset would), so that tests
-    /// can check what calls do after a loss.
-    #[doc(hidden)]
-    pub fn inject_device_loss(&self) {
-        if let Some(g) = self.gpu() {
-            g.lose();
-        }
-    }
-
-    /// Test hook: the next GPU call meets a validation error in its submission (caught by
-    /// its error scope).
-    #[doc(hidden)]
-    pub fn inject_gpu_error_in_next_call(&self) {
-        if let Some(g) = self.gpu() {
-            g.inject_validation_error();
-        }
-    }
-
-    /// Test hook: loses the device while the next GPU call is in flight (after its
-    /// submission, before its results are read).
-    #[doc(hidden)]
-    pub fn inject_device_loss_in_next_call(&self) {
-        self.hooks.lose_in_flight.store(true, Ordering::Release);
-    }
-
-    /// Test hook: the known-answer test of the next `count` device replacements fails (as
-    /// on a device that computes wrong sums), so that those replacements fail.
-    #[doc(hidden)]
-    pub fn fail_next_recreations(&self, count: u32) {
-        self.hooks
-            .failing_recreations
-            .store(count, Ordering::Release);
-    }
-
-    /// Test hook: the next replacement device is lost while its known-answer test runs.
-    #[doc(hidden)]
-    pub fn lose_next_recreation_during_its_self_test(&self) {
-        self.hooks.lose_in_recreation.store(true, Ordering::Release);
-    }
-
     /// The current GPU context (`None` without a GPU).
     fn gpu(&self) -> Option<Arc<GpuContext>> {
         self.gpu.as_ref().map(|c| c.current())
-    }
-
-    /// Before a GPU call: whether the device can take it. After a loss, with
-    /// [`DeviceLoss::Recreate`], makes a new device and runs the known-answer test on it
-    /// before any call may use it (one thread does; the others wait for it). When that
-    /// fails, this call gets the error and calls until the next attempt (backing off, see
-    /// [`RECREATE_BACKOFF_MIN`]) run on the CPU, or fail with [`MsmError::DeviceLost`] when
-    /// the configuration demands the GPU. Nothing to do while the device is alive.
-    fn device_ready(&self) -> Result<DeviceState> {
-        let Some(cell) = &self.gpu else {
-            return Ok(DeviceState::Ready);
-        };
-        if !cell.current().is_lost() {
-            return Ok(DeviceState::Ready);
-        }
-        if !cell.may_recreate {
-            // The known-answer test's own engine: its calls fail, never move to the CPU.
-            return Err(MsmError::DeviceLost(
-                "the device under test was lost; it is not replaced".into(),
-            ));
-        }
-        if self.config.device_loss == DeviceLoss::FallBackToCpu {
-            return Ok(DeviceState::OnCpu(
-                "the device was lost: on the CPU (DeviceLoss::FallBackToCpu)".into(),
-            ));
-        }
-        let mut state = cell.recreation.lock().unwrap_or_else(|e| e.into_inner());
-        if !cell.current().is_lost() {
-            return Ok(DeviceState::Ready); // another call made it
-        }
-        let now = Instant::now();
-        if let (Some(at), Some(err)) = (state.retry_at, &state.last_error) {
-            if now < at {
-                let why = format!(
-                    "the device was lost and making a new one failed ({err}); the next try \
-                     is in {:.1} s",
-                    (at - now).as_secs_f64()
-                );
-                return match self.config.demands_gpu() {
-                    false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
-                    true => Err(MsmError::DeviceLost(why)),
-                };
-            }
-        }
-        match self.new_device() {
-            Ok(fresh) => {
-                *cell.current.write().unwrap_or_else(|e| e.into_inner()) = fresh;
-                cell.recreated.fetch_add(1, Ordering::Relaxed);
-                *state = Recreation::default();
-                Ok(DeviceState::Ready)
-            }
-            Err(e) => {
-                state.failures += 1;
-                let doublings = (state.failures - 1).min(16);
-                let delay = (RECREATE_BACKOFF_MIN * 2u32.pow(doublings)).min(RECREATE_BACKOFF_MAX);
-                state.retry_at = Some(Instant::now() + delay);
-                state.last_error = Some(e.clone());
-                tracing::warn!(target: "gpu_msm", error = %e, ?delay, "replacing the lost device failed");
-                Err(e)
-            }
-        }
-    }
-
-    /// A replacement device on the same adapter choice, tested before anything uses it.
-    fn new_device(&self) -> Result<Arc<GpuContext>> {
-        let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
-        let known_answer = self.config.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits(&self.config, g, known_answer);
-        let fresh = Arc::new(GpuContext::new(&self.config, fits)?);
-        if self.config.self_test == SelfTest::Off {
-            return Ok(fresh);
-        }
-        let tamper = self
-            .hooks
-            .failing_recreations
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |k| k.checked_sub(1))
-            .is_ok();
-        match self.known_answer_test(&fresh, tamper) {
-            Ok(_) => Ok(fresh),
-            Err(e) => {
-                fresh.lose();
-                Err(e)
-            }
-        }
     }
 
     /// A GPU call's error, as [`MsmError::DeviceLost`] when the device was lost.
@@ -544,7 +334,14 @@ impl GpuMsm {
                 .map_err(|e| Self::on_device(&g, e))?,
             _ => Vec::new(),
         };
-        Ok(Bases::new(self.device, bases.to_vec(), parts, part_len))
+        let in_g1 = self.config.validate_subgroup;
+        Ok(Bases::new(
+            self.device,
+            bases.to_vec(),
+            parts,
+            part_len,
+            in_g1,
+        ))
     }
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
@@ -566,30 +363,71 @@ impl GpuMsm {
         );
         let _call = span.enter();
         let src = bases.bases_ref();
-        if scalars.is_empty() {
-            // The zero point, on no device, whatever the routing or the device's state.
-            return self.one_call(src, scalars);
-        }
+        self.validate(src, scalars)?;
+        let n = scalars.len();
+        // The path is decided once for the whole call, slices included.
+        let route = self.route_call(n)?;
+        let on_gpu = route.0 == Backend::Gpu && n > 0;
         match src {
-            BasesRef::Host(points) if points.len() == scalars.len() => {
-                if let Some(slice) = self.slice_for(scalars.len())? {
-                    return self.sliced(scalars, slice, |_, r| BasesRef::Host(&points[r]));
+            BasesRef::Host(points) if on_gpu => {
+                if let Some(slice) = self.slice_for(n)? {
+                    let host = |_, r| BasesRef::Host(&points[r]);
+                    return self.sliced(scalars, slice, &route, host);
                 }
             }
-            BasesRef::Resident(b) if b.parts() > 1 && scalars.len() > b.part_len() => {
-                if b.device() != self.device {
-                    return Err(MsmError::ForeignBases);
+            BasesRef::Resident(b) if on_gpu && !self.holds(b) => {
+                // Not on this device (loaded while it was lost, or before a new one): the
+                // call uploads the set's host copy, sliced to fit as host bases are.
+                let points = &b.points()[..n];
+                if let Some(slice) = self.slice_for(n)? {
+                    let host = |_, r| BasesRef::Host(&points[r]);
+                    return self.sliced(scalars, slice, &route, host);
                 }
-                return self.sliced(scalars, b.part_len(), |k, _| BasesRef::ResidentPart(b, k));
+                return self.one_call(BasesRef::Host(points), scalars, route);
+            }
+            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
+                let part = |k, _| BasesRef::ResidentPart(b, k);
+                return self.sliced(scalars, b.part_len(), &route, part);
             }
             _ => {}
         }
-        self.one_call(src, scalars)
+        self.one_call(src, scalars, route)
     }
 
-    /// One MSM in one GPU call (or on a CPU path; n = 0 on none).
-    fn one_call(&self, src: BasesRef<'_>, scalars: &[Fr]) -> Result<(G1Projective, MsmReport)> {
-        match self.prepare(src, scalars)? {
+    /// The path of an n-point call and why: the routing's choice, moved to the CPU when the
+    /// device cannot take it now ([`GpuMsm::device_ready`], asked only for GPU calls).
+    fn route_call(&self, n: usize) -> Result<(Backend, String)> {
+        if n == 0 {
+            // Whatever the routing would say: nothing touches the device.
+            let why = "n = 0: the empty sum is the zero point; nothing ran";
+            return Ok((Backend::CpuDoubleAndAdd, why.into()));
+        }
+        let (backend, why) =
+            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        if backend != Backend::Gpu {
+            return Ok((backend, why));
+        }
+        Ok(match self.device_ready()? {
+            DeviceState::Ready => (backend, why),
+            DeviceState::OnCpu(lost) => (Backend::CpuArkworks, format!("{why}; {lost}")),
+        })
+    }
+
+    /// Whether `b`'s device copy is on this engine's current device.
+    fn holds(&self, b: &Bases) -> bool {
+        let gpu = self.gpu();
+        b.resident()
+            .is_some_and(|r| gpu.as_ref().is_some_and(|g| g.holds(r)))
+    }
+
+    /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
+    fn one_call(
+        &self,
+        src: BasesRef<'_>,
+        scalars: &[Fr],
+        route: (Backend, String),
+    ) -> Result<(G1Projective, MsmReport)> {
+        match self.prepare(src, scalars, route)? {
             Step::Done(r, rep) => Ok((r, *rep)),
             Step::Gpu(p) => {
                 let gpu = self.gpu_context()?;
@@ -651,15 +489,10 @@ impl GpuMsm {
         Some(lo)
     }
 
-    /// The slice length when an n-point call on host bases must run in slices (larger than
-    /// [`MsmConfig::max_slice_points`] or than one call can hold, and routed to the GPU);
+    /// The slice length when an n-point GPU call on host bases must run in slices (larger
+    /// than [`MsmConfig::max_slice_points`] or than one call can hold);
     /// [`MsmError::InputTooLarge`], before any host work, when not one point fits.
     fn slice_for(&self, n: usize) -> Result<Option<usize>> {
-        let (backend, _) =
-            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
-        if backend != Backend::Gpu || !matches!(self.device_ready()?, DeviceState::Ready) {
-            return Ok(None);
-        }
         let Some(mut cap) = self.max_slice_points(n) else {
             return Ok(None);
         };
@@ -689,6 +522,7 @@ impl GpuMsm {
         &self,
         scalars: &[Fr],
         slice: usize,
+        route: &(Backend, String),
         bases: impl Fn(usize, Range<usize>) -> BasesRef<'a>,
     ) -> Result<(G1Projective, MsmReport)> {
         let start = Instant::now();
@@ -697,7 +531,11 @@ impl GpuMsm {
         let slices = scalars.len().div_ceil(slice);
         for (k, range) in slice_ranges(scalars.len(), slice).enumerate() {
             let (r, rep) = self
-                .one_call(bases(k, range.clone()), &scalars[range.clone()])
+                .one_call(
+                    bases(k, range.clone()),
+                    &scalars[range.clone()],
+                    route.clone(),
+                )
                 .map_err(|e| e.at_offset(range.start))?;
             sum += r;
             report = Some(match report {
@@ -740,8 +578,9 @@ impl GpuMsm {
         for (k, s) in scalars.iter().enumerate() {
             self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
         }
-        if bases.parts() > 1 {
-            // Bases in several device parts: each vector runs sliced, one after the other.
+        if bases.parts() > 1 || !self.holds(bases) {
+            // Bases in several device parts, or not on this device: each vector runs as its
+            // own call (sliced where it must be), one after the other.
             return scalars
                 .iter()
                 .enumerate()
@@ -757,7 +596,10 @@ impl GpuMsm {
             // The host work of vector k, done while vector k - 1 is in flight, is not part
             // of vector k - 1's report.
             let t = Instant::now();
-            let step = self.prepare(BasesRef::Resident(bases), s).map_err(at(k))?;
+            let route = self.route_call(s.len()).map_err(at(k))?;
+            let step = self
+                .prepare(BasesRef::Resident(bases), s, route)
+                .map_err(at(k))?;
             let p = match step {
                 Step::Done(r, rep) => {
                     out[k] = Some((r, *rep));
@@ -833,24 +675,15 @@ impl GpuMsm {
     }
 
     /// Validation, routing and all host work before the GPU.
-    fn prepare<'a>(&self, src: BasesRef<'a>, scalars: &'a [Fr]) -> Result<Step<'a>> {
+    fn prepare<'a>(
+        &self,
+        src: BasesRef<'a>,
+        scalars: &'a [Fr],
+        (backend, route): (Backend, String),
+    ) -> Result<Step<'a>> {
         let start = Instant::now();
         let bases = self.validate(src, scalars)?;
         let n = scalars.len();
-        let (mut backend, mut route) = match n {
-            // Whatever the routing would say: nothing touches the device.
-            0 => (
-                Backend::CpuDoubleAndAdd,
-                "n = 0: the empty sum is the zero point; nothing ran".to_string(),
-            ),
-            _ => routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter),
-        };
-        if backend == Backend::Gpu {
-            if let DeviceState::OnCpu(why) = self.device_ready()? {
-                backend = Backend::CpuArkworks;
-                route += &format!("; {why}");
-            }
-        }
         tracing::Span::current().record("backend", tracing::field::debug(backend));
         let mut report = MsmReport {
             backend,
@@ -874,18 +707,10 @@ impl GpuMsm {
             report.host_time = report.phases.total;
             return Ok(Step::Done(G1Projective::zero(), Box::new(report)));
         }
-        if let BasesRef::Host(_) = src {
-            // Resident bases were checked when loaded. On the GPU path the convert stage
-            // checks every uploaded base on the curve, fused into its reading of them.
-            if backend != Backend::Gpu {
-                check_bases(bases, self.config.validate_subgroup)?;
-            } else if self.config.validate_subgroup {
-                check_bases(bases, true)?;
-            }
-        }
+        let in_g1 = self.check_call_bases(src, bases, backend)?;
         if backend != Backend::Gpu {
             let t = Instant::now();
-            let r = cpu_msm(backend, bases, scalars, self.config.validate_subgroup);
+            let r = cpu_msm(backend, bases, scalars, in_g1);
             report.phases.window_reduction = t.elapsed();
             report.phases.total = start.elapsed();
             report.host_time = report.phases.total;
@@ -966,7 +791,11 @@ impl GpuMsm {
         report.num_buckets = plan.total_buckets();
         report.num_entries = plan.entries.len();
         if plan.entries.is_empty() {
-            // Every scalar zero (or every base the identity): nothing for the GPU to add.
+            // Every scalar zero (or every base the identity): nothing for the GPU to add, and
+            // no convert stage to check host bases, so the host checks them.
+            if let BasesRef::Host(_) = src {
+                check_bases(bases, false)?;
+            }
             report.route += "; no nonzero digit, nothing to add";
             report.phases.total = start.elapsed();
             report.host_time = report.phases.total;
@@ -983,6 +812,39 @@ impl GpuMsm {
             merged,
             overlapped: Duration::ZERO,
         })))
+    }
+
+    /// The checks a call's `bases` need before `backend` runs them, and whether they are all
+    /// known to be in G1. Host bases: on the curve on the CPU paths (the GPU's convert stage
+    /// checks them there), and in G1 with `validate_subgroup`. Resident ones were checked on
+    /// the curve when loaded; with `validate_subgroup`, the set's bases outside G1 are found
+    /// once (at load, or at the first such call) and a call over one of them is refused.
+    fn check_call_bases(
+        &self,
+        src: BasesRef,
+        bases: &[G1Affine],
+        backend: Backend,
+    ) -> Result<bool> {
+        let subgroup = self.config.validate_subgroup;
+        let (BasesRef::Resident(set) | BasesRef::ResidentPart(set, _)) = src else {
+            if backend != Backend::Gpu || subgroup {
+                check_bases(bases, subgroup)?;
+            }
+            return Ok(subgroup);
+        };
+        let range = src.offset()..src.offset() + bases.len();
+        let outside = match subgroup {
+            true => Some(set.outside_g1()),
+            false => set.outside_g1_if_known(),
+        };
+        if let Some(i) = outside.and_then(|o| o.iter().find(|i| range.contains(i))) {
+            if subgroup {
+                let index = i - range.start;
+                return Err(MsmError::BaseNotInSubgroup { index });
+            }
+            return Ok(false);
+        }
+        Ok(outside.is_some())
     }
 
     /// The merged points and bucket plan of an SRE placement.

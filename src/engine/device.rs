@@ -1,0 +1,296 @@
+//! The engine's device over its life: the cell that holds it (shared with
+//! [`GpuMsm::reconfigured`] engines), whether a call can use it now, its replacement after a
+//! loss ([`DeviceLoss::Recreate`]: tested before any call uses it, backing off after a
+//! failure, never blocking a call without a deadline), and the fault-injection hooks the
+//! tests use.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use super::{check_one_point_fits, GpuMsm, NEXT_DEVICE};
+use crate::config::{DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN};
+use crate::error::{MsmError, Result};
+use crate::gpu::GpuContext;
+use crate::known_answer;
+use crate::sre::policy::SrePolicy;
+
+/// Test hooks (fault injection); all off by default.
+#[derive(Default)]
+pub(super) struct Hooks {
+    /// Lose the device while the next GPU call is in flight.
+    pub(super) lose_in_flight: AtomicBool,
+    /// Make the known-answer test of this many coming device replacements fail.
+    failing_recreations: AtomicU32,
+    /// Lose the next replacement device while its known-answer test runs.
+    lose_in_recreation: AtomicBool,
+}
+
+/// The engine's GPU context, replaced by a new one after a device loss; shared with
+/// [`GpuMsm::reconfigured`] engines.
+pub(super) struct DeviceCell {
+    current: RwLock<Arc<GpuContext>>,
+    /// How a replacement is made and tested: the configuration of the engine that made the
+    /// first device, whichever engine sharing the cell meets the loss.
+    policy: MsmConfig,
+    recreation: Mutex<Recreation>,
+    /// Signalled when a replacement attempt ends.
+    attempt_over: Condvar,
+    /// Devices made after a loss.
+    recreated: AtomicU64,
+    /// Whether calls may replace a lost device: false for the engine that runs a
+    /// known-answer test on a device not yet in use, whose calls must fail instead.
+    may_recreate: bool,
+}
+
+/// Attempts to replace a lost device.
+#[derive(Default)]
+struct Recreation {
+    /// A call is making a replacement now (without holding the lock).
+    in_progress: bool,
+    /// Failed attempts in a row.
+    failures: u32,
+    /// No new attempt before this.
+    retry_at: Option<Instant>,
+    /// Why the last attempt failed.
+    last_error: Option<MsmError>,
+}
+
+/// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
+pub(super) enum DeviceState {
+    /// The device is alive (or there is none and routing knows it).
+    Ready,
+    /// The device is lost and not replaced now: calls routed to it run on the CPU, for this
+    /// reason (said in the report's route).
+    OnCpu(String),
+}
+
+impl DeviceCell {
+    pub(super) fn new(gpu: Arc<GpuContext>, policy: MsmConfig, may_recreate: bool) -> Self {
+        Self {
+            current: RwLock::new(gpu),
+            policy,
+            recreation: Mutex::new(Recreation::default()),
+            attempt_over: Condvar::new(),
+            recreated: AtomicU64::new(0),
+            may_recreate,
+        }
+    }
+
+    pub(super) fn current(&self) -> Arc<GpuContext> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Recreation> {
+        self.recreation.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Ends a replacement attempt even if making the device panics, so that waiters go on.
+struct AttemptGuard<'a>(&'a DeviceCell);
+
+impl Drop for AttemptGuard<'_> {
+    fn drop(&mut self) {
+        self.0.lock().in_progress = false;
+        self.0.attempt_over.notify_all();
+    }
+}
+
+impl GpuMsm {
+    /// Before a GPU call: whether the device can take it. After a loss, with
+    /// [`DeviceLoss::Recreate`], one call makes a new device and runs the known-answer test
+    /// on it before it becomes the engine's device. Meanwhile, and until the next attempt
+    /// after a failed one (backing off from [`RECREATE_BACKOFF_MIN`]), calls run on the CPU,
+    /// or, when the configuration demands the GPU, wait for the attempt at most
+    /// `gpu_timeout` ([`MsmError::Timeout`]) or fail with [`MsmError::DeviceLost`] during a
+    /// back-off. The call that made a failed attempt gets its error.
+    pub(super) fn device_ready(&self) -> Result<DeviceState> {
+        let Some(cell) = &self.gpu else {
+            return Ok(DeviceState::Ready);
+        };
+        if !cell.current().is_lost() {
+            return Ok(DeviceState::Ready);
+        }
+        if !cell.may_recreate {
+            // The known-answer test's own engine: its calls fail, never move to the CPU.
+            return Err(MsmError::DeviceLost(
+                "the device under test was lost; it is not replaced".into(),
+            ));
+        }
+        if self.config.device_loss == DeviceLoss::FallBackToCpu {
+            return Ok(DeviceState::OnCpu(
+                "the device was lost: on the CPU (DeviceLoss::FallBackToCpu)".into(),
+            ));
+        }
+        let demanded = self.config.demands_gpu();
+        let timeout = self.config.gpu_timeout;
+        let deadline = Instant::now().checked_add(timeout);
+        let mut state = cell.lock();
+        while state.in_progress {
+            if !demanded {
+                return Ok(DeviceState::OnCpu(
+                    "the device was lost and a new one is being made: on the CPU".into(),
+                ));
+            }
+            let left = deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            });
+            if left.is_zero() {
+                return Err(MsmError::Timeout(format!(
+                    "waited {timeout:?} for a new device to replace the lost one \
+                     (MsmConfig::gpu_timeout)"
+                )));
+            }
+            state = cell
+                .attempt_over
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        if !cell.current().is_lost() {
+            return Ok(DeviceState::Ready); // another call made it
+        }
+        let now = Instant::now();
+        if let (Some(at), Some(err)) = (state.retry_at, &state.last_error) {
+            if now < at {
+                let why = format!(
+                    "the device was lost and making a new one failed ({err}); the next try \
+                     is in {:.1} s",
+                    (at - now).as_secs_f64()
+                );
+                return match demanded {
+                    false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+                    true => Err(MsmError::DeviceLost(why)),
+                };
+            }
+        }
+        state.in_progress = true;
+        drop(state);
+        let attempt = AttemptGuard(cell);
+        let made = self.new_device(&cell.policy);
+        let mut state = cell.lock();
+        let out = match made {
+            Ok(fresh) => {
+                *cell.current.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+                cell.recreated.fetch_add(1, Ordering::Relaxed);
+                *state = Recreation::default();
+                Ok(DeviceState::Ready)
+            }
+            Err(e) => {
+                state.failures += 1;
+                let doublings = (state.failures - 1).min(16);
+                let delay = (RECREATE_BACKOFF_MIN * 2u32.pow(doublings)).min(RECREATE_BACKOFF_MAX);
+                state.retry_at = Some(Instant::now() + delay);
+                state.last_error = Some(e.clone());
+                tracing::warn!(target: "gpu_msm", error = %e, ?delay, "replacing the lost device failed");
+                Err(e)
+            }
+        };
+        drop(state);
+        drop(attempt);
+        out
+    }
+
+    /// A replacement device made and tested as `policy` says, before anything uses it.
+    fn new_device(&self, policy: &MsmConfig) -> Result<Arc<GpuContext>> {
+        let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
+        let known_answer = policy.self_test != SelfTest::Off;
+        let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
+        let fresh = Arc::new(GpuContext::new(policy, fits)?);
+        if !known_answer {
+            return Ok(fresh);
+        }
+        let tamper = self
+            .hooks
+            .failing_recreations
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |k| k.checked_sub(1))
+            .is_ok();
+        match self.known_answer_test(policy, &fresh, tamper) {
+            Ok(_) => Ok(fresh),
+            Err(e) => {
+                fresh.lose();
+                Err(e)
+            }
+        }
+    }
+
+    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
+    /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
+    /// the test), and never wait for a recreation. `tamper`: expect a wrong sum.
+    pub(super) fn known_answer_test(
+        &self,
+        policy: &MsmConfig,
+        gpu: &Arc<GpuContext>,
+        tamper: bool,
+    ) -> Result<Duration> {
+        let config = MsmConfig {
+            self_test: SelfTest::Off,
+            ..policy.clone()
+        };
+        let tester = Self {
+            gpu: Some(Arc::new(DeviceCell::new(
+                Arc::clone(gpu),
+                config.clone(),
+                false,
+            ))),
+            config,
+            calibration: None,
+            adapter: self.adapter.clone(),
+            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
+            sre: SrePolicy::default(),
+            self_test_time: None,
+            hooks: Arc::default(),
+        };
+        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
+            tester.inject_device_loss_in_next_call();
+        }
+        known_answer::run(&tester, tamper)
+    }
+
+    /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).
+    pub fn devices_recreated(&self) -> u64 {
+        self.gpu
+            .as_ref()
+            .map_or(0, |c| c.recreated.load(Ordering::Relaxed))
+    }
+
+    /// Test hook: loses the engine's device now (as a driver reset would), so that tests
+    /// can check what calls do after a loss.
+    #[doc(hidden)]
+    pub fn inject_device_loss(&self) {
+        if let Some(g) = self.gpu() {
+            g.lose();
+        }
+    }
+
+    /// Test hook: the next GPU call meets a validation error in its submission (caught by
+    /// its error scope).
+    #[doc(hidden)]
+    pub fn inject_gpu_error_in_next_call(&self) {
+        if let Some(g) = self.gpu() {
+            g.inject_validation_error();
+        }
+    }
+
+    /// Test hook: loses the device while the next GPU call is in flight (after its
+    /// submission, before its results are read).
+    #[doc(hidden)]
+    pub fn inject_device_loss_in_next_call(&self) {
+        self.hooks.lose_in_flight.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the known-answer test of the next `count` device replacements fails (as
+    /// on a device that computes wrong sums), so that those replacements fail.
+    #[doc(hidden)]
+    pub fn fail_next_recreations(&self, count: u32) {
+        self.hooks
+            .failing_recreations
+            .store(count, Ordering::Release);
+    }
+
+    /// Test hook: the next replacement device is lost while its known-answer test runs.
+    #[doc(hidden)]
+    pub fn lose_next_recreation_during_its_self_test(&self) {
+        self.hooks.lose_in_recreation.store(true, Ordering::Release);
+    }
+}
