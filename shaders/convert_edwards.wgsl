@@ -18,16 +18,8 @@
 @group(0) @binding(0) var<storage, read_write> points: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
 
-fn load_packed(i: u32, c: u32) -> Packed {
-    var w: Packed;
-    for (var k = 0u; k < PACKED_WORDS; k++) {
-        w[k] = points[i * AFFINE_WORDS + c * PACKED_WORDS + k];
-    }
-    return w;
-}
-
 fn load_coord(i: u32, c: u32) -> Fp {
-    return fp_unpack(load_packed(i, c));
+    return fp_unpack(upload_coord(i, c));
 }
 
 fn store_coord(i: u32, c: u32, v: Fp) {
@@ -66,7 +58,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let end = min(first + CONVERT_BATCH, params.num_points);
     var acc = FP_ONE;
     for (var i = first; i < end; i++) {
-        check_upload(i, load_packed(i, 0u), load_packed(i, 1u));
+        check_upload(i, upload_coord(i, 0u), upload_coord(i, 1u));
         store_coord(i, 2u, acc);
         let z = map_parts(i).z;
         if (!fp_is_zero(z)) {

@@ -13,12 +13,5 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     if (i >= params.num_points) {
         return;
     }
-    let base = i * AFFINE_WORDS;
-    var x: Packed;
-    var y: Packed;
-    for (var k = 0u; k < PACKED_WORDS; k++) {
-        x[k] = points[base + k];
-        y[k] = points[base + PACKED_WORDS + k];
-    }
-    check_upload(i, x, y);
+    check_upload(i, upload_coord(i, 0u), upload_coord(i, 1u));
 }

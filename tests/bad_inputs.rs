@@ -24,6 +24,7 @@ type Outcome = Result<G1Projective, MsmError>;
 /// One MSM on every route of `e`: one-shot, one-shot in slices of [`SLICE`], on resident
 /// bases (whole, and in parts of [`SLICE`]) and as the second vector of a batch on each
 /// resident set, after an empty one (a batch's error must name vector 1; it is unwrapped).
+/// Calls of at most [`SLICE`] points skip the sliced routes, the same calls again.
 fn every_route(e: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> Vec<(&'static str, Outcome)> {
     let sliced = e
         .reconfigured(MsmConfig {
@@ -31,14 +32,16 @@ fn every_route(e: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> Vec<(&'static 
             ..e.config().clone()
         })
         .unwrap();
-    let mut out = vec![
-        ("one-shot", e.msm(bases, scalars)),
-        ("sliced", sliced.msm(bases, scalars)),
-    ];
-    for (name, batch, engine) in [
-        ("resident", "batch", e),
-        ("resident parts", "batch on parts", &sliced),
-    ] {
+    let cut = scalars.len() > SLICE;
+    let mut out = vec![("one-shot", e.msm(bases, scalars))];
+    if cut {
+        out.push(("sliced", sliced.msm(bases, scalars)));
+    }
+    let mut resident = vec![("resident", "batch", e)];
+    if cut {
+        resident.push(("resident parts", "batch on parts", &sliced));
+    }
+    for (name, batch, engine) in resident {
         let set = engine.load_bases(bases);
         out.push((name, set.clone().and_then(|b| engine.msm(&b, scalars))));
         let got = set.and_then(|b| engine.batch_msm(&b, &[&[], scalars]));
@@ -95,7 +98,7 @@ fn bases_off_the_curve_are_invalid_on_every_route() {
     for (kind, bad) in off_curve(bases[BAD]) {
         let mut b = bases.clone();
         b[BAD] = bad;
-        for k in [Fr::zero(), Fr::one(), scalars[BAD]] {
+        for k in [Fr::zero(), scalars[BAD]] {
             let mut s = scalars.clone();
             s[BAD] = k;
             for e in profile_engines() {
@@ -210,13 +213,7 @@ fn other_order_two() -> G1Affine {
 /// Points on the curve outside G1: of order 2 ((-1, 0) and another), of order 3 ((0, 1)),
 /// and one with a random-looking x whose cofactor is not cleared.
 fn outside_g1() -> Vec<(&'static str, G1Affine)> {
-    let random = (5u64..)
-        .find_map(|x| {
-            let x = Fq::from(x);
-            let p = G1Affine::new_unchecked(x, (x * x * x + Fq::one()).sqrt()?);
-            (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
-        })
-        .expect("some x");
+    let random = common::outside_subgroup(5);
     let points = vec![
         ("(-1, 0)", G1Affine::new_unchecked(-Fq::one(), Fq::zero())),
         ("other order 2", other_order_two()),
@@ -251,9 +248,9 @@ fn bases_outside_g1_give_the_integer_sum_or_a_typed_error() {
         for (n, at) in [(1, 0), (N, BAD)] {
             let mut b = random_bases(n, 1710);
             b[at] = p;
-            let mut ks = vec![r_minus(1), r_minus(5), random_scalars(1, 1711)[0]];
+            let mut ks = vec![r_minus(1), random_scalars(1, 1711)[0]];
             if n == 1 {
-                ks.extend([Fr::zero(), Fr::one(), Fr::from(2u64), Fr::from(3u64)]);
+                ks.extend([Fr::zero(), Fr::from(2u64), Fr::from(3u64)]);
             }
             for k in ks {
                 let mut s = random_scalars(n, 1712);

@@ -368,20 +368,6 @@ fn the_known_answer_test_refuses_or_replaces_a_wrong_device() {
     ));
 }
 
-/// A point on the curve outside G1 (x^3 + 1 a square for the first x from `x0`; the
-/// cofactor is not cleared, so the point is outside G1).
-fn outside_subgroup(x0: u64) -> G1Affine {
-    use ark_bls12_377::Fq;
-    (x0..)
-        .find_map(|x| {
-            let x = Fq::from(x);
-            let y = (x * x * x + Fq::one()).sqrt()?;
-            let p = G1Affine::new_unchecked(x, y);
-            (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
-        })
-        .expect("some x")
-}
-
 /// Bases on the curve but outside G1 (the point of order 2, and a random one) give the true
 /// sum or `BaseNotInSubgroup`, never a wrong sum, on every path; `validate_subgroup` refuses
 /// them up front.
@@ -393,7 +379,10 @@ fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
     let s = random_scalars(n, 82);
     let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
     assert!(order2.is_on_curve() && !order2.is_in_correct_subgroup_assuming_on_curve());
-    for (name, index, p) in [("order 2", 7, order2), ("random", 11, outside_subgroup(5))] {
+    for (name, index, p) in [
+        ("order 2", 7, order2),
+        ("random", 11, common::outside_subgroup(5)),
+    ] {
         let mut b = bases.clone();
         b[index] = p;
         let want = reference(&b, &s);

@@ -4,7 +4,7 @@
 //! failure, never blocking a call without a deadline), and the fault-injection hooks the
 //! tests use.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -20,8 +20,6 @@ use crate::sre::policy::SrePolicy;
 pub(super) struct Hooks {
     /// Lose the device while the next GPU call is in flight.
     pub(super) lose_in_flight: AtomicBool,
-    /// Make the known-answer test of this many coming device replacements fail.
-    failing_recreations: AtomicU32,
     /// Lose the next replacement device while its known-answer test runs.
     lose_in_recreation: AtomicBool,
 }
@@ -200,12 +198,7 @@ impl GpuMsm {
         if !known_answer {
             return Ok(fresh);
         }
-        let tamper = self
-            .hooks
-            .failing_recreations
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |k| k.checked_sub(1))
-            .is_ok();
-        match self.known_answer_test(policy, &fresh, tamper) {
+        match self.known_answer_test(policy, &fresh, false) {
             Ok(_) => Ok(fresh),
             Err(e) => {
                 fresh.lose();
@@ -277,15 +270,6 @@ impl GpuMsm {
     #[doc(hidden)]
     pub fn inject_device_loss_in_next_call(&self) {
         self.hooks.lose_in_flight.store(true, Ordering::Release);
-    }
-
-    /// Test hook: the known-answer test of the next `count` device replacements fails (as
-    /// on a device that computes wrong sums), so that those replacements fail.
-    #[doc(hidden)]
-    pub fn fail_next_recreations(&self, count: u32) {
-        self.hooks
-            .failing_recreations
-            .store(count, Ordering::Release);
     }
 
     /// Test hook: the next replacement device is lost while its known-answer test runs.

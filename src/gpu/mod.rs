@@ -1667,12 +1667,7 @@ impl GpuContext {
         self.wait_for(submission, timeout)?;
         times.wait += w.elapsed();
         let t = Instant::now();
-        let read = self.hung_if_late(take_mapped(
-            &readback,
-            ws.get(Slot::Readback),
-            read_bytes,
-            timeout,
-        ))?;
+        let read = self.take_mapped(&readback, ws.get(Slot::Readback), read_bytes, timeout)?;
         let words: &[u32] = bytemuck::cast_slice(&read);
         let word_at = |at: u64| words[((sum_bytes + at) / 4) as usize];
         let sums = words[..sum_bytes as usize / 4].to_vec();
@@ -1684,12 +1679,7 @@ impl GpuContext {
         times.download = t.elapsed();
         if let Some(rx) = timestamps {
             let bytes = 16 * phases.len() as u64;
-            let raw = self.hung_if_late(take_mapped(
-                &rx,
-                ws.get(Slot::TimestampRead),
-                bytes,
-                timeout,
-            ))?;
+            let raw = self.take_mapped(&rx, ws.get(Slot::TimestampRead), bytes, timeout)?;
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
             let ns: Vec<f64> = (0..phases.len())
@@ -1779,7 +1769,35 @@ impl GpuContext {
     pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer, timeout: Duration) -> Result<Vec<u8>> {
         let rx = self.request_read(buffer, buffer.size());
         self.wait(timeout)?;
-        self.hung_if_late(take_mapped(&rx, buffer, buffer.size(), timeout))
+        self.take_mapped(&rx, buffer, buffer.size(), timeout)
+    }
+
+    /// Copies out and unmaps a buffer whose mapping [`GpuContext::request_read`] asked for (after a poll
+    /// that completed it; the callback may still be running in the thread that polled, so this
+    /// waits for it, at most `timeout`, after which the GPU is taken to be hung).
+    fn take_mapped(
+        &self,
+        rx: &MapReceiver,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        timeout: Duration,
+    ) -> Result<Vec<u8>> {
+        let mapped = rx.recv_timeout(timeout).map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => MsmError::Timeout(format!(
+                "a read-back was not mapped within {timeout:?} (MsmConfig::gpu_timeout)"
+            )),
+            mpsc::RecvTimeoutError::Disconnected => {
+                MsmError::Gpu("map callback lost: the buffer was dropped".into())
+            }
+        });
+        self.hung_if_late(mapped)?
+            .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
+        let out = buffer
+            .get_mapped_range(..bytes)
+            .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
+            .to_vec();
+        buffer.unmap();
+        Ok(out)
     }
 
     /// A wait's result; past its deadline ([`MsmError::Timeout`]) the GPU is taken to be
@@ -1833,33 +1851,6 @@ impl GpuContext {
         });
         rx
     }
-}
-
-/// Copies out and unmaps a buffer whose mapping [`request_read`] asked for (after a poll
-/// that completed it; the callback may still be running in the thread that polled, so this
-/// waits for it, at most `timeout`).
-fn take_mapped(
-    rx: &MapReceiver,
-    buffer: &wgpu::Buffer,
-    bytes: u64,
-    timeout: Duration,
-) -> Result<Vec<u8>> {
-    rx.recv_timeout(timeout)
-        .map_err(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => MsmError::Timeout(format!(
-                "a read-back was not mapped within {timeout:?} (MsmConfig::gpu_timeout)"
-            )),
-            mpsc::RecvTimeoutError::Disconnected => {
-                MsmError::Gpu("map callback lost: the buffer was dropped".into())
-            }
-        })?
-        .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
-    let out = buffer
-        .get_mapped_range(..bytes)
-        .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
-        .to_vec();
-    buffer.unmap();
-    Ok(out)
 }
 
 /// A whole slot's buffer as a binding.

@@ -70,6 +70,21 @@ pub fn gpu_from(e: &GpuMsm, gpu_from: usize, name: &str) -> CalibrationSource {
     CalibrationSource::File(path)
 }
 
+/// A point on the curve outside G1 (x^3 + 1 a square for the first x from `x0`; the
+/// cofactor is not cleared, so the point is outside G1).
+pub fn outside_subgroup(x0: u64) -> G1Affine {
+    use ark_bls12_377::Fq;
+    use ark_ff::{Field, One};
+    (x0..)
+        .find_map(|x| {
+            let x = Fq::from(x);
+            let y = (x * x * x + Fq::one()).sqrt()?;
+            let p = G1Affine::new_unchecked(x, y);
+            (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
+        })
+        .expect("some x")
+}
+
 /// arkworks' MSM, the reference.
 pub fn reference(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     G1Projective::msm(bases, scalars).expect("equal lengths")
