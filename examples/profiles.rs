@@ -4,6 +4,8 @@
 //! resident bases), every result checked.
 //!
 //! cargo run --release --example profiles -- --logs 14,16   (`--help` lists the flags)
+//!
+//! `--dump-wgsl DIR` writes the assembled WGSL of every profile's shader modules instead.
 
 mod common;
 
@@ -25,8 +27,32 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// Writes DIR/<profile>/<module>.wgsl for every profile and module, and lists them.
+fn dump_wgsl(dir: &std::path::Path) -> std::io::Result<()> {
+    for a in Arithmetic::ALL {
+        let d = dir.join(format!("{a:?}"));
+        std::fs::create_dir_all(&d)?;
+        for m in gpu_msm::gpu::wgsl_modules(a) {
+            let path = d.join(format!("{}.wgsl", m.name));
+            std::fs::write(&path, &m.source)?;
+            println!(
+                "{}: entry points {:?}, after the prelude {:?}, {} lines",
+                path.display(),
+                m.entry_points,
+                m.files,
+                m.source.lines().count()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = ProfilesCli::parse();
+    if let Some(dir) = &cli.dump_wgsl {
+        dump_wgsl(dir).expect("writing the WGSL");
+        return;
+    }
     let (logs, reps, adapter) = (cli.logs, cli.reps as usize, cli.adapter);
     let mut rng = ark_std::test_rng();
     let max = 1usize << logs.iter().max().copied().unwrap_or(10);

@@ -11,11 +11,7 @@
 // Chunk sums are stored limb-major ("structure of arrays"): word i of chunk k sits at
 // i * num_chunks + k, so neighbouring threads write neighbouring words.
 
-// Binding 0, the bases, comes from bases.wgsl.
-@group(0) @binding(1) var<storage, read> chunk_offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> entries: array<u32>;
-@group(0) @binding(3) var<storage, read_write> chunk_sums: array<u32>;
-@group(0) @binding(4) var<uniform> params: Params;
+// Bindings are declared by src/gpu/stages.rs; the bases are read through bases.wgsl.
 
 
 @compute @workgroup_size(WORKGROUP_SIZE)

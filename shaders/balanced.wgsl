@@ -19,17 +19,7 @@
 // Items and bucket sums are stored limb-major: word i of (item k, half h) of a level of
 // `count` items sits at i * 2 count + 2 k + h; word i of bucket g at i * total_buckets + g.
 
-// Binding 0, the bases, comes from bases.wgsl.
-@group(0) @binding(1) var<storage, read> offsets: array<u32>;
-@group(0) @binding(2) var<storage, read> entries: array<u32>;
-@group(0) @binding(3) var<storage, read> entry_buckets: array<u32>;
-@group(0) @binding(4) var<storage, read_write> buckets: array<u32>;
-@group(0) @binding(5) var<storage, read> in_keys: array<u32>;
-@group(0) @binding(6) var<storage, read> in_sums: array<u32>;
-@group(0) @binding(7) var<storage, read_write> out_keys: array<u32>;
-@group(0) @binding(8) var<storage, read_write> out_sums: array<u32>;
-@group(0) @binding(9) var<uniform> params: Params;
-@group(0) @binding(10) var<uniform> level: LevelParams;
+// Bindings are declared by src/gpu/stages.rs; the bases are read through bases.wgsl.
 
 const NO_KEY: u32 = 0xffffffffu;
 

@@ -1,7 +1,7 @@
-// The call's status words (src/gpu/contract.rs), binding 2 of every convert stage, and the
-// one line each convert stage runs on every uploaded base before anything else reads it.
+// The one line each convert stage runs on every uploaded base before anything else reads it,
+// writing the call's status words (`status`, src/gpu/shader/contract.rs). Bindings are
+// declared by src/gpu/stages.rs.
 
-@group(0) @binding(2) var<storage, read_write> status: array<atomic<u32>>;
 
 // Checks uploaded base i (arkworks' words of x and y, base_check.wgsl); a base that fails
 // sets the status word, the first such index winning (atomicMax of bad_base_marker).

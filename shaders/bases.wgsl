@@ -1,7 +1,6 @@
-// The stored bases, binding 0 of every stage that reads them (sort, accumulate, balanced;
-// the convert stages write them and declare their own), and the two ways they are read.
+// The two ways the stages that read the stored bases (`points`: sort, accumulate, balanced)
+// load one. Bindings are declared by src/gpu/stages.rs.
 
-@group(0) @binding(0) var<storage, read> points: array<u32>;
 
 // Base idx's stored words (the profile's form: AFFINE_WORDS words).
 fn stored_base(idx: u32) -> AffineWords {

@@ -4,8 +4,6 @@
 // are converted once, when they are loaded; a call on them converts only the points SRE
 // merged on the host.
 
-@group(0) @binding(0) var<storage, read_write> points: array<u32>;
-@group(0) @binding(1) var<uniform> params: Params;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,

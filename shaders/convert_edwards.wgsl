@@ -2,7 +2,7 @@
 // affine (x, y) (words 0..24 of each AFFINE_WORDS = 36-word slot) to the precomputed form
 // (y' - x', y' + x', k x' y') that the mixed addition reads.
 //
-// x' = c (x + 1) / y and y' = (u - 1) / (u + 1) with u = s (x + 1) (src/gpu/edwards.rs):
+// x' = c (x + 1) / y and y' = (u - 1) / (u + 1) with u = s (x + 1) (src/gpu/shader/edwards.rs):
 // one inversion of Z = y (u + 1) per point. Each thread converts CONVERT_BATCH consecutive
 // points with one inversion (Montgomery's trick): the prefix products of the Z's go into
 // the slots' spare words (24..36), one inversion by Fermat (a^(p-2)), then a backward pass.
@@ -15,8 +15,6 @@
 // exactly (x = -1 gives (0, -1), of order 2), so its image says nothing; a base that fails
 // sets the call's status word (check_upload) and the host refuses the call.
 
-@group(0) @binding(0) var<storage, read_write> points: array<u32>;
-@group(0) @binding(1) var<uniform> params: Params;
 
 fn load_coord(i: u32, c: u32) -> Fp {
     return fp_unpack(upload_coord(i, c));

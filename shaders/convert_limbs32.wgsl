@@ -3,8 +3,6 @@
 // base that fails it sets the call's status word (base_status.wgsl), which the host reads
 // back with the window sums and answers with InvalidBase instead of a sum.
 
-@group(0) @binding(0) var<storage, read> points: array<u32>;
-@group(0) @binding(1) var<uniform> params: Params;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn convert(@builtin(global_invocation_id) gid: vec3<u32>,

@@ -7,7 +7,7 @@
 // engine adds is a sum of G1 points, so P - Q is in G1 and the case never arises.
 //
 // The formulas are not in this file: the host takes them from one table of steps
-// (src/gpu/program.rs) and either generates them as straight-line WGSL functions (the wide
+// (src/gpu/shader/program.rs) and either generates them as straight-line WGSL functions (the wide
 // profile: no run-time-indexed array, nothing picked at run time) or prepends
 // curve_interp.wgsl, an interpreter of the table over a register file (the portable profile:
 // drivers inline every function, and the interpreter keeps one copy of fp_mul per call site,

@@ -1,6 +1,6 @@
 // BLS12-377 G1 as the twisted Edwards curve -x^2 + y^2 = 1 + d x^2 y^2 (the Limbs32Edwards
 // profile), in extended coordinates (X : Y : Z : T) with x = X/Z, y = Y/Z, T = X Y / Z.
-// src/gpu/edwards.rs derives the map from short Weierstrass, the constants and the step
+// src/gpu/shader/edwards.rs derives the map from short Weierstrass, the constants and the step
 // tables, and proves that sums of G1 points never meet the formulas' exceptional case.
 //
 // A base is stored precomputed as Affine (y - x, y + x, k x y) with k = 2d (convert_edwards

@@ -1,5 +1,5 @@
 // The curve formulas of the portable profile: the host's step tables (PROGRAM, generated
-// from src/gpu/program.rs) run by one interpreter loop over a register file. Included after
+// from src/gpu/shader/program.rs) run by one interpreter loop over a register file. Included after
 // curve.wgsl.
 
 alias Regs = array<Fp, NUM_REGS>;
@@ -29,7 +29,7 @@ fn run_program(r: ptr<function, Regs>, start: u32, len: u32) {
     }
 }
 
-// Register numbers (REG_*) are generated from src/gpu/program.rs.
+// Register numbers (REG_*) are generated from src/gpu/shader/program.rs.
 fn point_program(p: Point, q: Point, start: u32, len: u32) -> Point {
     var r: Regs;
     r[REG_X1] = p.x;

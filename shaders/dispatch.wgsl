@@ -1,5 +1,5 @@
 // Thread indexing shared by the MSM pipeline stages (their parameter block, Params, is
-// generated from src/gpu/contract.rs).
+// generated from src/gpu/shader/contract.rs).
 //
 // Dispatches are two-dimensional when one dimension would exceed 65535 workgroups; a thread's
 // linear index is x + y * (workgroups in x) * WORKGROUP_SIZE.

@@ -8,10 +8,6 @@
 // fan-in, whatever the scalars. Sums are stored limb-major: word i of item k of a buffer of
 // `count` items sits at i * count + k.
 
-@group(0) @binding(0) var<storage, read> merge_in: array<u32>;
-@group(0) @binding(1) var<storage, read> groups: array<u32>;
-@group(0) @binding(2) var<storage, read_write> merge_out: array<u32>;
-@group(0) @binding(3) var<uniform> mparams: MergeParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn merge(@builtin(global_invocation_id) gid: vec3<u32>,

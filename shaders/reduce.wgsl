@@ -18,11 +18,6 @@
 // S / WORKGROUP_SIZE of them, then a tree in workgroup memory. Only the W window sums leave
 // the GPU.
 
-@group(0) @binding(0) var<storage, read> buckets: array<u32>;
-@group(0) @binding(1) var<storage, read_write> partials: array<u32>;
-@group(0) @binding(2) var<storage, read_write> window_sums: array<u32>;
-@group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> window_offsets: array<u32>;
 
 fn load_bucket(g: u32) -> Point {
     var w: PointWords;

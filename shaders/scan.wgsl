@@ -3,8 +3,6 @@
 // place and writes each block's total into the next level's section; scan_add adds the
 // scanned block totals back. All levels live in one buffer at offsets the level gives.
 
-@group(0) @binding(0) var<storage, read_write> scan: array<u32>;
-@group(0) @binding(1) var<uniform> level: LevelParams;
 
 const SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;
 

@@ -10,9 +10,6 @@
 override SELFTEST_OP: u32 = 0u;
 
 
-@group(0) @binding(0) var<storage, read> input: array<u32>;
-@group(0) @binding(1) var<storage, read_write> output: array<u32>;
-@group(0) @binding(2) var<uniform> tparams: SelfTestParams;
 
 const SELFTEST_IN_WORDS: u32 = 2u * POINT_WORDS + 1u;
 

@@ -12,12 +12,6 @@
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
 // Binding 0, the bases, comes from bases.wgsl.
-@group(0) @binding(1) var<storage, read> scalars: array<u32>;
-@group(0) @binding(2) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(3) var<storage, read> offsets: array<u32>;
-@group(0) @binding(4) var<storage, read_write> entries: array<u32>;
-@group(0) @binding(5) var<storage, read_write> entry_buckets: array<u32>;
-@group(0) @binding(6) var<uniform> params: Params;
 
 // (lo, hi) of a * b with 32-bit integers only (16-bit halves), so that every profile runs it.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {

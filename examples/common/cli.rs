@@ -341,4 +341,8 @@ pub struct ProfilesCli {
     /// Pick the first adapter whose name contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// Write every profile's shader modules, as the engine compiles them, to
+    /// DIR/<profile>/<module>.wgsl and exit (no GPU needed)
+    #[arg(long, value_name = "DIR")]
+    pub dump_wgsl: Option<std::path::PathBuf>,
 }

@@ -1066,7 +1066,7 @@ fn reduced(x: &Fq) -> bool {
 /// addition (each output coordinate is a sum of products with one of its coordinates), so
 /// the window sum comes back as (0 : 0 : 0), which is not a point and fails the host's check,
 /// and the call ends here. The Edwards profile poisons its exceptional case the same way
-/// (`src/gpu/edwards.rs`).
+/// (`src/gpu/shader/edwards.rs`).
 fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
     let valid = |p: &G1Affine| p.is_zero() || (reduced(&p.x) && reduced(&p.y) && p.is_on_curve());
     if let Some(index) = bases.par_iter().position_first(|p| !valid(p)) {

@@ -9,7 +9,9 @@ use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, WORKGROUP_SIZE};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{create_pipeline_with, selftest_wgsl, GpuContext};
+use super::pipelines::{create_pipeline, shader_module};
+use super::stages::StageId;
+use super::GpuContext;
 use crate::config::DEFAULT_GPU_TIMEOUT;
 use crate::error::{MsmError, Result};
 
@@ -63,14 +65,15 @@ impl<'a> ShaderOps<'a> {
         }
         let gpu = &self.gpu;
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let p = create_pipeline_with(
+        let stage = StageId::SelfTest.def();
+        let module = shader_module(
             &gpu.device,
             gpu.arithmetic,
-            &selftest_wgsl(),
-            "selftest",
+            stage.module,
             gpu.runtime_checks,
-            &[("SELFTEST_OP", op as u32 as f64)],
         );
+        let constants = [("SELFTEST_OP", op as u32 as f64)];
+        let p = create_pipeline(&gpu.device, &module, stage, &constants);
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test pipeline {op:?}: {e}")));
         }
@@ -133,23 +136,16 @@ impl<'a> ShaderOps<'a> {
             contents: bytemuck::bytes_of(&params),
             usage: wgpu::BufferUsages::UNIFORM,
         });
+        let stage = StageId::SelfTest.def();
+        let entries = stage.entries(|b| match b.name {
+            "input" => in_buf.as_entire_binding(),
+            "output" => out_buf.as_entire_binding(),
+            _ => params_buf.as_entire_binding(),
+        });
         let group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
+            label: Some(stage.entry),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: in_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: out_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: params_buf.as_entire_binding(),
-                },
-            ],
+            entries: &entries,
         });
         let mut encoder = dev.create_command_encoder(&Default::default());
         {

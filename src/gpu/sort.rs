@@ -4,26 +4,13 @@
 //! submission), and a CPU model of the balanced accumulation that the tests run on skewed
 //! bucket shapes.
 
-use ark_ff::{BigInteger, PrimeField};
-
-use super::contract::LevelParams;
+use super::shader::contract::LevelParams;
+pub use super::shader::contract::{CARRY_FANIN, MIN_SLICE, SCAN_RUN};
 use crate::digits::MAX_CHUNK_ENTRIES;
-
-/// Values each thread of the prefix sum adds serially; a workgroup scans
-/// `WORKGROUP_SIZE * SCAN_RUN` values per level.
-pub const SCAN_RUN: u32 = 16;
-
-/// Items each thread of a carry level merges: at most `2 * CARRY_FANIN - 1` additions per
-/// thread, and log_CARRY_FANIN(threads) levels.
-pub const CARRY_FANIN: u32 = 16;
 
 /// Most entries one accumulation thread adds (its slice of the sorted entries), whatever the
 /// scalars: the pipeline runs ceil(n W / ACCUMULATE_SLICE) accumulation threads.
 pub const ACCUMULATE_SLICE: u32 = 64;
-
-/// Fewest entries an accumulation thread takes while there are entries left (when E / T is
-/// smaller: sparse or small scalars), so that few entries do not each become a carried item.
-pub const MIN_SLICE: u32 = 8;
 
 /// Entries per accumulation thread for E entries over T threads.
 pub fn slice_len(entries: u32, threads: u32) -> u32 {
@@ -38,7 +25,7 @@ pub const MAX_CARRY_LEVELS: usize = 8;
 
 /// Values one workgroup of the prefix sum scans.
 pub fn scan_block() -> u32 {
-    super::field::WORKGROUP_SIZE * SCAN_RUN
+    super::shader::field::WORKGROUP_SIZE * SCAN_RUN
 }
 
 const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES && MIN_SLICE <= ACCUMULATE_SLICE);
@@ -93,29 +80,6 @@ pub fn carry_levels(items: u32) -> Vec<LevelParams> {
         }
         count = out;
     }
-}
-
-/// WGSL constants of the GPU bucket pipeline: the tuning constants and F_r's modulus (to
-/// take the scalars out of Montgomery form).
-pub fn wgsl_constants() -> String {
-    let r = ark_bls12_377::Fr::MODULUS;
-    let words: Vec<String> = r
-        .to_bytes_le()
-        .chunks(4)
-        .map(|c| format!("{}u", u32::from_le_bytes(c.try_into().expect("4 bytes"))))
-        .collect();
-    let r0 = r.0[0] as u32;
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
-    }
-    format!(
-        "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
-         const MIN_SLICE: u32 = {MIN_SLICE}u;\n\
-         const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
-        inv.wrapping_neg(),
-        words.join(", ")
-    )
 }
 
 /// The balanced accumulation and carry levels of balanced.wgsl run on the CPU over sorted
@@ -275,17 +239,6 @@ mod tests {
         assert_eq!(accumulation_threads(0, 20), 1);
         assert_eq!(accumulation_threads(64, 1), 1);
         assert_eq!(accumulation_threads(65, 1), 2);
-    }
-
-    #[test]
-    fn fr_constants() {
-        let s = wgsl_constants();
-        // -r^-1 mod 2^32: r = 1 mod 2^32 for BLS12-377's scalar field.
-        assert!(
-            s.contains(&format!("const FR_INV: u32 = {}u;", u32::MAX)),
-            "{s}"
-        );
-        assert!(s.contains("const FR_MODULUS: array<u32, 8>"));
     }
 
     proptest! {

@@ -33,7 +33,7 @@ pub enum Arithmetic {
     /// straight-line code generated from the same step tables: no run-time-indexed arrays.
     Limbs32,
     /// The [`Arithmetic::Limbs32`] field with the buckets on the twisted Edwards form of G1
-    /// (`src/gpu/edwards.rs`): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
+    /// (`src/gpu/shader/edwards.rs`): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
     /// additions of 7 multiplications instead of 11, additions 9 instead of 12. Window sums
     /// map back to short Weierstrass on the host.
     Limbs32Edwards,
@@ -113,60 +113,6 @@ impl Arithmetic {
             points.div_ceil(CONVERT_BATCH as u64)
         } else {
             points
-        }
-    }
-
-    /// The WGSL field implementation.
-    pub(crate) fn field_wgsl(self) -> &'static str {
-        match self {
-            Arithmetic::Limbs13 => include_str!("../../shaders/field.wgsl"),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                include_str!("../../shaders/field32.wgsl")
-            }
-        }
-    }
-
-    /// The curve model's types and storage helpers.
-    pub(crate) fn curve_wgsl(self) -> &'static str {
-        if self.is_edwards() {
-            include_str!("../../shaders/curve_edwards.wgsl")
-        } else {
-            include_str!("../../shaders/curve.wgsl")
-        }
-    }
-
-    /// The curve formulas: the interpreter of the step tables (portable profile), or the
-    /// tables written out as straight-line functions (wide profiles).
-    pub(crate) fn formulas_wgsl(self) -> String {
-        match self {
-            Arithmetic::Limbs13 => include_str!("../../shaders/curve_interp.wgsl").into(),
-            Arithmetic::Limbs32 => super::program::wgsl_straight_line(),
-            Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
-        }
-    }
-
-    /// The convert stage, which every call that uploads bases runs: it checks each one
-    /// (`check_upload` of `shaders/base_status.wgsl`; every profile's stage must call it,
-    /// and binds the status words it writes) and stores it in the profile's form: a radix
-    /// change (portable profile), the Edwards precomputation, or nothing (Limbs32 stores the
-    /// upload as it is, and its stage only checks).
-    pub(crate) fn convert_wgsl(self) -> String {
-        let stage = match self {
-            Arithmetic::Limbs13 => include_str!("../../shaders/convert.wgsl"),
-            Arithmetic::Limbs32 => include_str!("../../shaders/convert_limbs32.wgsl"),
-            Arithmetic::Limbs32Edwards => include_str!("../../shaders/convert_edwards.wgsl"),
-        };
-        let status = include_str!("../../shaders/base_status.wgsl");
-        [super::BASE_CHECK_WGSL, status, stage].join("\n")
-    }
-
-    /// The bucket-reduction stage's per-segment entry point for the profile's formulas.
-    pub(crate) fn reduce_segments_wgsl(self) -> &'static str {
-        match self {
-            Arithmetic::Limbs13 => include_str!("../../shaders/reduce_segments_interp.wgsl"),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                include_str!("../../shaders/reduce_segments_straight.wgsl")
-            }
         }
     }
 

@@ -230,7 +230,7 @@ const REG_NAMES: [(&str, u8); 9] = [
 /// register numbers as the interpreter.
 pub fn wgsl_straight_line() -> String {
     let mut out = String::from(
-        "// Generated from the step tables of src/gpu/program.rs: the curve formulas written out.\n",
+        "// Generated from the step tables of src/gpu/shader/program.rs: the curve formulas written out.\n",
     );
     let point = |p: &str| [format!("{p}.x"), format!("{p}.y"), format!("{p}.z")];
     let functions: [(&str, &str, &[Step], [String; 3]); 3] = [

@@ -263,7 +263,7 @@ pub const DOUBLE: &[Step] = &[
 /// `point_checked` (the poison rule of the module comment).
 pub fn wgsl_straight_line() -> String {
     let mut out = String::from(
-        "// Generated from the Edwards step tables of src/gpu/edwards.rs: the formulas written out.\n",
+        "// Generated from the Edwards step tables of src/gpu/shader/edwards.rs: the formulas written out.\n",
     );
     let coords = |p: &str, names: &[&str]| -> Vec<String> {
         names.iter().map(|n| format!("{p}.{n}")).collect()

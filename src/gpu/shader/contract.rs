@@ -3,6 +3,8 @@
 //! definitions here (register numbers and step tables come from [`super::program`], field
 //! constants from [`super::field`]). Nothing is kept in sync by hand.
 
+use ark_ff::{BigInteger, PrimeField};
+
 /// A `#[repr(C)]` block of u32 fields, with its WGSL declaration generated from the same
 /// field list (in order, with the doc comments).
 macro_rules! shader_struct {
@@ -134,23 +136,59 @@ pub fn bad_base(word: u32) -> Option<u32> {
 
 /// The generated WGSL of the contract: the parameter blocks and the entry sign bit.
 pub fn wgsl() -> String {
-    let mut s = String::from("// Generated from src/gpu/contract.rs.\n");
+    let mut s = String::from("// Generated from src/gpu/shader/contract.rs.\n");
     s += &Params::wgsl();
     s += &MergeParams::wgsl();
     s += &LevelParams::wgsl();
-    s += &super::sort::wgsl_constants();
+    s += &sort_wgsl_constants();
     s += &SelfTestParams::wgsl();
     s += &format!(
         "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",
         crate::digits::SIGN_BIT
     );
     s += &format!(
-        "// The status word of a failed base (src/gpu/contract.rs).\n\
+        "// The status word of a failed base (src/gpu/shader/contract.rs).\n\
          const STATUS_BAD_BASE: u32 = {STATUS_BAD_BASE}u;\n\
          fn bad_base_marker(i: u32) -> u32 {{\n    return {}u - i;\n}}\n",
         u32::MAX
     );
     s
+}
+
+/// The GPU bucket pipeline's tuning constants (`src/gpu/sort.rs` plans with them).
+/// Values each thread of the prefix sum adds serially; a workgroup scans
+/// `WORKGROUP_SIZE * SCAN_RUN` values per level.
+pub const SCAN_RUN: u32 = 16;
+
+/// Items each thread of a carry level merges: at most `2 * CARRY_FANIN - 1` additions per
+/// thread, and log_CARRY_FANIN(threads) levels.
+pub const CARRY_FANIN: u32 = 16;
+
+/// Fewest entries an accumulation thread takes while there are entries left (when E / T is
+/// smaller: sparse or small scalars), so that few entries do not each become a carried item.
+pub const MIN_SLICE: u32 = 8;
+
+/// WGSL constants of the GPU bucket pipeline: the tuning constants and F_r's modulus (to
+/// take the scalars out of Montgomery form).
+fn sort_wgsl_constants() -> String {
+    let r = ark_bls12_377::Fr::MODULUS;
+    let words: Vec<String> = r
+        .to_bytes_le()
+        .chunks(4)
+        .map(|c| format!("{}u", u32::from_le_bytes(c.try_into().expect("4 bytes"))))
+        .collect();
+    let r0 = r.0[0] as u32;
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
+    }
+    format!(
+        "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
+         const MIN_SLICE: u32 = {MIN_SLICE}u;\n\
+         const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
+        inv.wrapping_neg(),
+        words.join(", ")
+    )
 }
 
 #[cfg(test)]
@@ -181,5 +219,16 @@ mod tests {
             assert!(bad_base_marker(i) > bad_base_marker(i + 1));
         }
         assert!(wgsl().contains(&format!("return {}u - i;", u32::MAX)));
+    }
+
+    #[test]
+    fn fr_constants() {
+        let s = sort_wgsl_constants();
+        // -r^-1 mod 2^32: r = 1 mod 2^32 for BLS12-377's scalar field.
+        assert!(
+            s.contains(&format!("const FR_INV: u32 = {}u;", u32::MAX)),
+            "{s}"
+        );
+        assert!(s.contains("const FR_MODULUS: array<u32, 8>"));
     }
 }

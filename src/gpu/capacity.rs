@@ -1,0 +1,108 @@
+//! What fits: the adapter's limits against a call's buffers and dispatches, the most points
+//! one call can take, and a call's bytes against the memory budget.
+
+use super::layout::SECTION_ALIGN;
+use super::pool::{Slot, Workspace};
+use super::shader::contract::Params;
+use super::shader::field::WORKGROUP_SIZE;
+use super::upload::{sort_uploads, staging_sections};
+use super::{sort, GpuContext};
+use crate::error::{MsmError, Result};
+
+impl GpuContext {
+    pub(super) fn check_sizes(&self, sizes: &[(&str, u64)], threads: &[(&str, u64)]) -> Result<()> {
+        let limits = self.device.limits();
+        for (name, bytes) in sizes {
+            if *bytes > limits.max_storage_buffer_binding_size || *bytes > limits.max_buffer_size {
+                return Err(MsmError::InputTooLarge(format!(
+                    "{name} needs {bytes} bytes; this adapter binds at most {} (buffer {})",
+                    limits.max_storage_buffer_binding_size, limits.max_buffer_size
+                )));
+            }
+        }
+        let max = limits.max_compute_workgroups_per_dimension as u64;
+        for (name, t) in threads {
+            let g = t.div_ceil(WORKGROUP_SIZE as u64);
+            if g > max * max {
+                return Err(MsmError::InputTooLarge(format!(
+                    "{name} needs {g} workgroups; at most {max} x {max}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Most points one call can take at window size c: every buffer that grows with n
+    /// (stored bases, scalars, entries and their buckets, carry items) within the adapter's
+    /// storage-binding and buffer limits.
+    pub(crate) fn max_points(&self, c: u32) -> usize {
+        let limits = self.device.limits();
+        let bind = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let a = self.arithmetic;
+        let w = crate::digits::num_windows(c) as u64;
+        let per_point = [
+            a.affine_words() as u64 * 4,
+            32,
+            4 * w,
+            // Carry items: two sums per accumulation thread, a thread per ACCUMULATE_SLICE.
+            (2 * a.point_words() as u64 * 4 * w).div_ceil(sort::ACCUMULATE_SLICE as u64),
+        ]
+        .into_iter()
+        .max()
+        .expect("non-empty");
+        ((bind / per_point) as usize)
+            .min(crate::digits::SIGN_BIT as usize - 1)
+            .max(1)
+    }
+
+    /// Device bytes an n-point call on the GPU bucket sort holds in a fresh workspace at
+    /// window size c (points uploaded by the call if `host`): what it reserves against the
+    /// memory budget.
+    pub(crate) fn call_bytes(&self, n: usize, host: bool, c: u32) -> Result<u64> {
+        let lay = self.sort_layout(n, host, c)?;
+        let levels = lay
+            .sort
+            .as_ref()
+            .map_or(0, |s| s.scan.len() + s.carry.len());
+        let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
+        sections.extend(sort_uploads(levels, n));
+        if host {
+            sections.push((Slot::Points, self.arithmetic.point_bytes(n)));
+        }
+        let (sections, staging) = staging_sections(sections);
+        Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
+    }
+
+    /// Whether an n-point call at window size c fits the adapter's limits and the whole
+    /// memory budget, whatever else is held now: whether the configuration can run it at all.
+    pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> bool {
+        let budget = self.pool.usage().budget;
+        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= budget)
+    }
+
+    /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
+    /// limits, and the memory budget beside the resident bases and `reserve` more bytes
+    /// (waiting, if it must, for other calls).
+    pub(crate) fn fits_call(&self, n: usize, host: bool, c: u32, reserve: u64) -> bool {
+        let u = self.pool.usage();
+        let room = u.budget.saturating_sub(u.resident.saturating_add(reserve));
+        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
+    }
+
+    /// Bytes `n` bases take on the device, stored.
+    pub(crate) fn resident_bytes(&self, n: usize) -> u64 {
+        self.arithmetic.point_bytes(n).max(SECTION_ALIGN)
+    }
+
+    pub(super) fn dispatch_dims(&self, threads: u64) -> (u32, u32) {
+        let groups = threads.div_ceil(WORKGROUP_SIZE as u64).max(1);
+        let max = self.device.limits().max_compute_workgroups_per_dimension as u64;
+        if groups <= max {
+            (groups as u32, 1)
+        } else {
+            (max as u32, groups.div_ceil(max) as u32)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The adapter and its device: choosing the adapter, what memory it offers, creating the
+//! device and its context, error scopes, and losing a device on purpose.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::pool::Pool;
+use super::shader::field::Arithmetic;
+use super::{GpuContext, WORKSPACE_POINTS};
+use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
+use crate::error::{MsmError, Result};
+
+/// Identities of contexts, for [`ResidentPoints::context`].
+static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
+
+/// What an adapter offers: its largest device-local memory heap where the backend reports
+/// one (Vulkan), else the largest buffer it allows.
+pub(super) fn adapter_memory(adapter: &wgpu::Adapter) -> u64 {
+    vulkan_device_heap(adapter).unwrap_or(adapter.limits().max_buffer_size)
+}
+
+#[cfg(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+))]
+fn vulkan_device_heap(adapter: &wgpu::Adapter) -> Option<u64> {
+    /// `VK_MEMORY_HEAP_DEVICE_LOCAL_BIT`.
+    const DEVICE_LOCAL: u32 = 1;
+    // SAFETY: the raw handles are only read (one query of memory properties), and the
+    // adapter outlives the guard.
+    unsafe {
+        let hal = adapter.as_hal::<wgpu::hal::api::Vulkan>()?;
+        let props = hal
+            .shared_instance()
+            .raw_instance()
+            .get_physical_device_memory_properties(hal.raw_physical_device());
+        props.memory_heaps[..props.memory_heap_count as usize]
+            .iter()
+            .filter(|h| h.flags.as_raw() & DEVICE_LOCAL != 0)
+            .map(|h| h.size)
+            .max()
+    }
+}
+
+#[cfg(not(any(
+    windows,
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+)))]
+fn vulkan_device_heap(_adapter: &wgpu::Adapter) -> Option<u64> {
+    None
+}
+
+pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+        backends: wgpu::Backends::PRIMARY,
+        ..wgpu::InstanceDescriptor::new_without_display_handle_from_env()
+    });
+    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+    let seen: Vec<String> = adapters
+        .iter()
+        .map(|a| {
+            let i = a.get_info();
+            format!("{} ({:?})", i.name, i.backend)
+        })
+        .collect();
+    if let Some(filter) = config.adapter_filter() {
+        let want = filter.to_lowercase();
+        return adapters
+            .into_iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&want))
+            .ok_or_else(|| MsmError::NoAdapter {
+                detail: format!("no adapter name contains {filter:?}; seen: {seen:?}"),
+            });
+    }
+    let power_preference = match config.adapter.power_preference {
+        PowerPreference::HighPerformance => wgpu::PowerPreference::HighPerformance,
+        PowerPreference::LowPower => wgpu::PowerPreference::LowPower,
+    };
+    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference,
+        force_fallback_adapter: false,
+        compatible_surface: None,
+        apply_limit_buckets: false,
+    }))
+    .map_err(|e| MsmError::NoAdapter {
+        detail: format!("{e}; seen: {seen:?}"),
+    })
+}
+
+/// Waits for a popped error scope and turns a captured error into `MsmError::Gpu`.
+pub(super) fn check_scope(scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()> {
+    match pollster::block_on(scope.pop()) {
+        None => Ok(()),
+        Some(e) => Err(MsmError::Gpu(format!("{what}: {e}"))),
+    }
+}
+
+/// Runs `f` inside validation and out-of-memory error scopes, and returns the first error
+/// they caught (scopes are popped before returning, so calls may interleave).
+pub(super) fn scoped<T>(
+    device: &wgpu::Device,
+    what: &str,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let val = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let out = f();
+    check_scope(oom, &format!("{what}: out of GPU memory"))?;
+    check_scope(val, &format!("{what}: validation"))?;
+    out
+}
+
+impl GpuContext {
+    /// Picks the adapter, creates the device and compiles every stage.
+    ///
+    /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
+    /// on a software adapter), so that a configuration that cannot work is refused at once:
+    /// it may use everything but the pipelines (limits, layouts, the budget).
+    pub fn new(config: &MsmConfig, fits: impl FnOnce(&Self) -> Result<()>) -> Result<Self> {
+        let adapter = pick_adapter(config)?;
+        let info = adapter.get_info();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+            && std::env::var(crate::config::TIMING_ENV)
+                .map(|v| v != "wallclock")
+                .unwrap_or(true);
+        let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
+        let binding = adapter.limits().max_storage_buffer_binding_size;
+        let arithmetic = match config.arithmetic {
+            Some(a) if !adapter.features().contains(a.features()) => {
+                return Err(MsmError::InvalidConfig(format!(
+                    "{a:?} arithmetic needs {:?}, which {} lacks",
+                    a.features(),
+                    info.name
+                )))
+            }
+            Some(a) => a,
+            None => Arithmetic::auto(int64, binding),
+        };
+        let adapter_memory = adapter_memory(&adapter);
+        let budget = match config.memory_budget {
+            MemoryBudget::Fraction(f) => (adapter_memory as f64 * f) as u64,
+            MemoryBudget::Bytes(b) => b,
+        };
+        let mut required_features = arithmetic.features();
+        if timestamps {
+            required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("gpu-msm"),
+            required_features,
+            required_limits: adapter.limits(),
+            ..Default::default()
+        }))
+        .map_err(|e| MsmError::DeviceRequest(e.to_string()))?;
+        // Errors are captured by error scopes around every operation; anything that escapes
+        // them (none should) is reported here instead of aborting the process.
+        device.on_uncaptured_error(std::sync::Arc::new(|e| {
+            eprintln!("gpu-msm: uncaptured wgpu error: {e}");
+        }));
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&lost);
+        device.set_device_lost_callback(move |reason, message| {
+            tracing::warn!(target: "gpu_msm", ?reason, %message, "device lost");
+            flag.store(true, Ordering::Release);
+        });
+
+        let mut ctx = Self {
+            device,
+            queue,
+            info,
+            runtime_checks: config.shader_runtime_checks,
+            arithmetic,
+            pipelines: std::sync::OnceLock::new(),
+            timestamps,
+            pipeline_creation: Duration::ZERO,
+            pool: Pool::new(budget),
+            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
+            lost,
+            invalid_next: AtomicBool::new(false),
+            adapter_memory,
+            next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
+            progress: Arc::default(),
+        };
+        fits(&ctx)?;
+        let start = Instant::now();
+        let pipelines = ctx.compile()?;
+        ctx.pipeline_creation = start.elapsed();
+        let _ = ctx.pipelines.set(pipelines);
+        Ok(ctx)
+    }
+
+    /// Drops the device, as a driver reset would lose it (a test hook, and what a call does
+    /// to a device that did not finish in time). It counts as lost at once, before wgpu's
+    /// callback says so, so that every error it causes from now on is read as the loss.
+    pub(crate) fn lose(&self) {
+        self.lost.store(true, Ordering::Release);
+        self.device.destroy();
+        // wgpu reports the loss at the next poll.
+        let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+
+    /// Test hook: the next call's submission also asks for a buffer that cannot exist
+    /// (mapped for reading and writing at once), a validation error its error scope must
+    /// catch.
+    pub(crate) fn inject_validation_error(&self) {
+        self.invalid_next.store(true, Ordering::Release);
+    }
+}

@@ -1,0 +1,352 @@
+//! A call's layout: what it runs on (its points and plan), every buffer's size, its
+//! parameter blocks and where its read-back holds what, checked against the adapter's limits.
+
+use ark_bls12_377::{Fr, G1Affine};
+
+use super::pool::Slot;
+use super::resident::ResidentPoints;
+use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
+use super::shader::field::Arithmetic;
+use super::{sort, GpuContext};
+use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
+use crate::error::{MsmError, Result};
+
+/// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
+/// window has fewer buckets), so a window of B buckets is split into B / 16 segments.
+pub const REDUCTION_RUN_LENGTH: u32 = 16;
+
+/// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
+/// reduce windows; or, with the GPU bucket sort, convert, init, count, the scan levels up and
+/// back, scatter, accumulate, the carry levels and the two reduction passes.
+pub(super) const MAX_PASSES: usize = {
+    let host = 4 + MAX_MERGE_LEVELS;
+    let gpu = 7 + 2 * sort::MAX_SCAN_LEVELS + sort::MAX_CARRY_LEVELS;
+    if host > gpu {
+        host
+    } else {
+        gpu
+    }
+};
+
+/// Timestamp queries: a begin and an end for each pass.
+pub(super) const TIMESTAMP_QUERIES: u32 = 2 * MAX_PASSES as u32;
+
+/// Alignment of the sections of the staging buffer and of the merge levels' parameter blocks
+/// (WebGPU's minimum uniform buffer offset alignment is at most 256 on every adapter).
+pub(super) const SECTION_ALIGN: u64 = 256;
+
+pub(super) fn align(x: u64) -> u64 {
+    x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
+}
+
+impl Params {
+    fn new(first_point: u32, num_points: u32, plan: &BucketPlan) -> Self {
+        Self {
+            num_chunks: plan.num_chunks(),
+            ..Self::for_windows(first_point, num_points, plan.window_bits, plan.num_windows)
+        }
+    }
+
+    /// The parameters that depend on the window shape only.
+    fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
+        let b = crate::digits::buckets_per_window(c);
+        let run_length = REDUCTION_RUN_LENGTH.min(b);
+        let segments = b / run_length;
+        Self {
+            num_points,
+            num_windows: windows,
+            buckets_per_window: b,
+            total_buckets: windows * b,
+            segments,
+            log2_segments: segments.trailing_zeros(),
+            run_length,
+            total_segments: windows * segments,
+            first_point,
+            window_bits: c,
+            ..Default::default()
+        }
+    }
+}
+
+/// Where a call's points come from.
+pub(crate) enum Points<'a> {
+    /// Bases on the host, uploaded and converted by this call.
+    Host(&'a [G1Affine]),
+    /// The first `n` points of a resident set.
+    Resident(&'a ResidentPoints, usize),
+}
+
+impl Points<'_> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Points::Host(b) => b.len(),
+            Points::Resident(_, n) => *n,
+        }
+    }
+}
+
+/// One MSM's GPU work: its points, the SRE merged points appended to them (indices from
+/// the points' length on), and how its entries reach the buckets.
+pub(crate) struct Job<'a> {
+    pub points: Points<'a>,
+    pub merged: &'a [G1Affine],
+    pub plan: JobPlan<'a>,
+}
+
+/// How a job's bucket entries are made.
+#[derive(Clone, Copy)]
+pub(crate) enum JobPlan<'a> {
+    /// By the host (`src/digits.rs`): chunked bucket lists, merged in levels.
+    Host(&'a BucketPlan),
+    /// On the GPU from the scalars as they are: decomposition, bucket sort, balanced
+    /// accumulation (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`).
+    Gpu {
+        /// The scalars, one per point.
+        scalars: &'a [Fr],
+        /// Window size c (every scalar bit is covered: `num_windows(c)` windows).
+        window_bits: u32,
+    },
+}
+
+/// The level plans of a job on the GPU bucket sort.
+pub(super) struct SortLayout {
+    pub(super) scan: Vec<LevelParams>,
+    pub(super) carry: Vec<LevelParams>,
+    /// Byte offset of the entry count (the last offset) in the scan buffer.
+    pub(super) entry_count_at: u64,
+}
+
+/// Sizes and parameters of one job ([`GpuContext::layout`]).
+pub(super) struct JobLayout {
+    pub(super) merge: MergePlan,
+    pub(super) sort: Option<SortLayout>,
+    pub(super) params: Params,
+    /// The first point uploaded by the call (0 for one-shot bases, n for the SRE merged
+    /// points after resident ones), if the call uploads any: they live in the workspace's
+    /// points buffer, and the convert stage checks (and converts) them from there.
+    pub(super) convert_from: Option<usize>,
+    /// Bytes of each scratch slot.
+    pub(super) sizes: Vec<(Slot, u64)>,
+    pub(super) sum_bytes: u64,
+}
+
+impl JobLayout {
+    /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
+    /// sort ([`READ_ENTRIES_AT`]) and the call's status words ([`READ_STATUS_AT`]).
+    pub(super) fn read_bytes(&self) -> u64 {
+        self.sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64
+    }
+}
+
+/// Where the read-back holds the GPU bucket sort's entry count, after the window sums.
+pub(super) const READ_ENTRIES_AT: u64 = 0;
+
+/// Where the read-back holds the call's status words (`gpu::contract`), after the window
+/// sums.
+pub(super) const READ_STATUS_AT: u64 = 4;
+
+impl Arithmetic {
+    /// Bytes of `points` stored bases.
+    pub(super) fn point_bytes(self, points: usize) -> u64 {
+        (points * self.affine_words() * 4) as u64
+    }
+
+    /// Bytes of `items` projective sums.
+    pub(super) fn sums_bytes(self, items: u64) -> u64 {
+        items * self.point_words() as u64 * 4
+    }
+}
+
+/// A slot's name in size errors.
+pub(super) fn slot_name(slot: Slot) -> &'static str {
+    match slot {
+        Slot::Points => "bases",
+        Slot::Entries => "entries",
+        Slot::EntryBuckets => "entry buckets",
+        Slot::Buckets => "buckets",
+        Slot::Partials => "partials",
+        Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
+        Slot::Scan => "bucket offsets",
+        _ => "scratch",
+    }
+}
+
+impl GpuContext {
+    /// Sizes and parameters of a job, checked against the adapter's limits.
+    pub(super) fn layout(&self, job: &Job) -> Result<JobLayout> {
+        match job.plan {
+            JobPlan::Host(plan) => self.host_layout(job, plan),
+            JobPlan::Gpu { window_bits, .. } => {
+                debug_assert!(job.merged.is_empty(), "SRE plans on the host");
+                let host = matches!(job.points, Points::Host(_));
+                self.sort_layout(job.points.len(), host, window_bits)
+            }
+        }
+    }
+
+    pub(super) fn host_layout(&self, job: &Job, plan: &BucketPlan) -> Result<JobLayout> {
+        let n = job.points.len();
+        let total_points = n + job.merged.len();
+        let merge = MergePlan::new(&plan.bucket_chunks, MERGE_FANIN);
+        if merge.levels.len() > MAX_MERGE_LEVELS {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} merge levels; at most {MAX_MERGE_LEVELS}",
+                merge.levels.len()
+            )));
+        }
+        let convert_from = match job.points {
+            Points::Host(_) => Some(0),
+            Points::Resident(..) if !job.merged.is_empty() => Some(n),
+            Points::Resident(..) => None,
+        };
+        let params = Params::new(convert_from.unwrap_or(0) as u32, total_points as u32, plan);
+        let tmp_items = merge
+            .levels
+            .iter()
+            .take(merge.levels.len() - 1)
+            .map(|l| l.num_groups as u64)
+            .chain([params.num_chunks as u64])
+            .max()
+            .unwrap_or(0);
+        let a = self.arithmetic;
+        let sum_bytes = a.sums_bytes(params.num_windows as u64);
+        let sizes = vec![
+            (Slot::Points, a.point_bytes(total_points)),
+            (Slot::ChunkSums, a.sums_bytes(tmp_items)),
+            (Slot::MergeTmp, a.sums_bytes(tmp_items)),
+            (Slot::Buckets, a.sums_bytes(params.total_buckets as u64)),
+            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
+            (Slot::Sums, sum_bytes),
+            (
+                Slot::Readback,
+                sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
+            ),
+            (Slot::Status, 4 * STATUS_WORDS as u64),
+            // Bound by the reduction, which reads it only on the GPU bucket sort.
+            (Slot::Scan, 4),
+        ];
+        self.check_sizes(
+            &[
+                ("bases", sizes[0].1),
+                ("entries", plan.entries.len() as u64 * 4),
+                ("chunk sums", sizes[1].1),
+                ("buckets", sizes[3].1),
+                ("partials", sizes[4].1),
+            ],
+            &[
+                ("convert", a.convert_threads(total_points as u64)),
+                ("accumulate", params.num_chunks as u64),
+                ("merge", tmp_items.max(params.total_buckets as u64)),
+            ],
+        )?;
+        Ok(JobLayout {
+            merge,
+            sort: None,
+            params,
+            convert_from,
+            sizes,
+            sum_bytes,
+        })
+    }
+
+    /// The layout of a job on the GPU bucket sort: every size from n and c alone.
+    /// The layout of n points (uploaded by the call if `host`) on the GPU bucket sort.
+    pub(super) fn sort_layout(&self, n: usize, host: bool, c: u32) -> Result<JobLayout> {
+        let windows = crate::digits::num_windows(c);
+        let slices = sort::accumulation_threads(n, windows);
+        let params = Params {
+            num_slices: slices,
+            skip_empty_windows: 1,
+            ..Params::for_windows(0, n as u32, c, windows)
+        };
+        let buckets = params.total_buckets as u64;
+        let (scan, scan_len) = sort::scan_levels(params.total_buckets + 1);
+        let carry = sort::carry_levels(slices);
+        if scan.len() > sort::MAX_SCAN_LEVELS || carry.len() > sort::MAX_CARRY_LEVELS {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} scan and {} carry levels",
+                scan.len(),
+                carry.len()
+            )));
+        }
+        let a = self.arithmetic;
+        let sum_bytes = a.sums_bytes(windows as u64);
+        let max_entries = n as u64 * windows as u64;
+        let items = a.sums_bytes(2 * slices as u64);
+        let sizes = vec![
+            (Slot::Points, a.point_bytes(n)),
+            (Slot::Scan, scan_len as u64 * 4),
+            (Slot::Counters, buckets * 4),
+            (Slot::Entries, max_entries * 4),
+            (Slot::EntryBuckets, max_entries * 4),
+            (Slot::ItemKeysA, slices as u64 * 8),
+            (Slot::ItemSumsA, items),
+            (Slot::ItemKeysB, slices as u64 * 8),
+            (Slot::ItemSumsB, items),
+            (Slot::Buckets, a.sums_bytes(buckets)),
+            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
+            (Slot::Sums, sum_bytes),
+            (
+                Slot::Readback,
+                sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
+            ),
+            (Slot::Status, 4 * STATUS_WORDS as u64),
+        ];
+        let checked: Vec<(&str, u64)> = sizes
+            .iter()
+            .map(|&(s, b)| (slot_name(s), b))
+            .chain([("scalars", n as u64 * 32)])
+            .collect();
+        self.check_sizes(
+            &checked,
+            &[
+                ("convert", a.convert_threads(n as u64)),
+                ("decompose", n as u64),
+                ("init", buckets),
+                ("accumulate", slices as u64),
+            ],
+        )?;
+        let convert_from = host.then_some(0);
+        Ok(JobLayout {
+            merge: MergePlan::default(),
+            sort: Some(SortLayout {
+                scan,
+                carry,
+                entry_count_at: buckets * 4,
+            }),
+            params,
+            convert_from,
+            sizes,
+            sum_bytes,
+        })
+    }
+
+    /// Every buffer a job needs, and its bytes (the staging buffer first): what the call
+    /// reserves against the memory budget and what [`GpuContext::stage`] makes.
+    pub(super) fn needs(
+        &self,
+        sections: &[(Slot, u64, u64)],
+        staging_bytes: u64,
+        lay: &JobLayout,
+    ) -> Vec<(Slot, u64)> {
+        let mut needs = vec![(Slot::Staging, staging_bytes.max(SECTION_ALIGN))];
+        needs.extend(
+            sections
+                .iter()
+                .filter(|&&(slot, ..)| slot != Slot::Points)
+                .map(|&(slot, _, bytes)| (slot, bytes)),
+        );
+        needs.extend(
+            lay.sizes
+                .iter()
+                .filter(|&&(slot, _)| slot != Slot::Points || lay.convert_from.is_some()),
+        );
+        needs.push((Slot::Params, SECTION_ALIGN));
+        needs.push((Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN));
+        if self.timestamps {
+            needs.push((Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64));
+            needs.push((Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64));
+        }
+        needs
+    }
+}

@@ -1,0 +1,243 @@
+//! Building a call's passes: for each stage it runs, the pipeline, the bind group (from the
+//! stage table, cached in the workspace) and the dispatch size.
+
+use super::layout::{Job, JobLayout, Points, SortLayout, SECTION_ALIGN};
+use super::pool::{Group, Slot, Workspace};
+use super::shader::contract::{LevelParams, MergeParams, Params};
+use super::shader::field::WORKGROUP_SIZE;
+use super::stages::{Binding, Phase, Source, StageId};
+use super::{GpuContext, WORKSPACE_POINTS};
+
+/// One compute pass: its phase, pipeline, bind group and dispatch size.
+pub(super) struct Pass {
+    pub(super) phase: Phase,
+    pub(super) pipeline: wgpu::ComputePipeline,
+    pub(super) group: wgpu::BindGroup,
+    pub(super) dims: (u32, u32),
+}
+
+impl Pass {
+    pub(super) fn record(&self, pass: &mut wgpu::ComputePass) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(self.dims.0, self.dims.1, 1);
+    }
+}
+
+/// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
+/// bases, its level's parameter block, and the slots it gives by name.
+#[derive(Clone, Copy)]
+struct Binds<'a> {
+    /// The resident set the call reads, if it reads one in place.
+    resident: Option<&'a wgpu::Buffer>,
+    /// The pass's level (scan, carry or merge), for [`Source::Level`].
+    level: usize,
+    /// The slot of each [`Source::Given`] binding, by name.
+    given: &'a [(&'static str, Slot)],
+}
+
+impl<'a> Binds<'a> {
+    const NONE: Binds<'static> = Binds {
+        resident: None,
+        level: 0,
+        given: &[],
+    };
+
+    fn resource<'w>(&self, ws: &'w Workspace, bind: &Binding) -> wgpu::BindingResource<'w>
+    where
+        'a: 'w,
+    {
+        match bind.source {
+            Source::Slot(slot) => ws.get(slot).as_entire_binding(),
+            Source::Bases => match self.resident {
+                Some(b) => b.as_entire_binding(),
+                None => ws.get(Slot::Points).as_entire_binding(),
+            },
+            Source::Level(slot) => {
+                let block = match slot {
+                    Slot::MergeParams => std::mem::size_of::<MergeParams>(),
+                    _ => std::mem::size_of::<LevelParams>(),
+                };
+                wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: ws.get(slot),
+                    offset: self.level as u64 * SECTION_ALIGN,
+                    size: wgpu::BufferSize::new(block as u64),
+                })
+            }
+            Source::Given => {
+                let (_, slot) = self
+                    .given
+                    .iter()
+                    .find(|(name, _)| *name == bind.name)
+                    .unwrap_or_else(|| panic!("the pass gives no {}", bind.name));
+                ws.get(*slot).as_entire_binding()
+            }
+        }
+    }
+}
+
+impl GpuContext {
+    /// One pass of `stage` over `threads` threads (or `dims` workgroups), its bind group
+    /// cached in the workspace under `key` for the points buffer `points_id`.
+    fn pass(
+        &self,
+        ws: &mut Workspace,
+        stage: StageId,
+        key: (Group, u64),
+        binds: Binds,
+        dims: (u32, u32),
+    ) -> Pass {
+        let group = ws.group(key.0, key.1, |ws| {
+            self.bind(stage, |b| binds.resource(ws, b))
+        });
+        Pass {
+            phase: stage.def().phase,
+            pipeline: self.pipelines().get(stage).clone(),
+            group,
+            dims,
+        }
+    }
+
+    /// The GPU bucket sort's passes: buckets to the identity, count, prefix sum, scatter,
+    /// balanced accumulation and the carry levels, which leave every bucket sum in place.
+    fn sort_passes(
+        &self,
+        ws: &mut Workspace,
+        sort: &SortLayout,
+        params: &Params,
+        bases: (u64, Binds),
+        out: &mut Vec<Pass>,
+    ) {
+        let threads = |t: u64| self.dispatch_dims(t);
+        let (points_id, on_bases) = bases;
+        let own = |g: Group| (g, WORKSPACE_POINTS);
+        let buckets = params.total_buckets as u64;
+        let n = params.num_points as u64;
+        out.push(self.pass(
+            ws,
+            StageId::InitBuckets,
+            own(Group::InitBuckets),
+            Binds::NONE,
+            threads(buckets),
+        ));
+        let key = (Group::CountDigits, points_id);
+        out.push(self.pass(ws, StageId::CountDigits, key, on_bases, threads(n)));
+        for (i, lv) in sort.scan.iter().enumerate() {
+            let at = Binds {
+                level: i,
+                ..Binds::NONE
+            };
+            let dims = threads(lv.count_out as u64 * WORKGROUP_SIZE as u64);
+            let key = own(Group::ScanBlocks(i));
+            out.push(self.pass(ws, StageId::ScanBlocks, key, at, dims));
+        }
+        for (i, lv) in sort.scan.iter().enumerate().rev().skip(1) {
+            let at = Binds {
+                level: i,
+                ..Binds::NONE
+            };
+            let dims = threads(lv.count_in as u64);
+            out.push(self.pass(ws, StageId::ScanAdd, own(Group::ScanAdd(i)), at, dims));
+        }
+        let key = (Group::Scatter, points_id);
+        out.push(self.pass(ws, StageId::ScatterDigits, key, on_bases, threads(n)));
+        let key = (Group::Balanced, points_id);
+        let slices = threads(params.num_slices as u64);
+        out.push(self.pass(ws, StageId::AccumulateBalanced, key, on_bases, slices));
+        const EVEN: &[(&str, Slot)] = &[
+            ("in_keys", Slot::ItemKeysA),
+            ("in_sums", Slot::ItemSumsA),
+            ("out_keys", Slot::ItemKeysB),
+            ("out_sums", Slot::ItemSumsB),
+        ];
+        const ODD: &[(&str, Slot)] = &[
+            ("in_keys", Slot::ItemKeysB),
+            ("in_sums", Slot::ItemSumsB),
+            ("out_keys", Slot::ItemKeysA),
+            ("out_sums", Slot::ItemSumsA),
+        ];
+        for (i, lv) in sort.carry.iter().enumerate() {
+            // The carry levels' parameter blocks follow the scan levels'.
+            let at = sort.scan.len() + i;
+            let binds = Binds {
+                level: at,
+                given: if i % 2 == 0 { EVEN } else { ODD },
+                ..Binds::NONE
+            };
+            let key = own(Group::Carry(i, at));
+            let dims = threads(lv.count_out as u64);
+            out.push(self.pass(ws, StageId::CarryLevel, key, binds, dims));
+        }
+    }
+
+    /// The host plan's passes: accumulation of the chunks, then the merge levels, the last
+    /// of which writes the buckets.
+    fn host_passes(
+        &self,
+        ws: &mut Workspace,
+        lay: &JobLayout,
+        bases: (u64, Binds),
+        out: &mut Vec<Pass>,
+    ) {
+        let (points_id, on_bases) = bases;
+        let dims = self.dispatch_dims(lay.params.num_chunks as u64);
+        let key = (Group::Accumulate, points_id);
+        out.push(self.pass(ws, StageId::Accumulate, key, on_bases, dims));
+        let levels = lay.merge.levels.len();
+        for (i, lv) in lay.merge.levels.iter().enumerate() {
+            let last = i + 1 == levels;
+            let (src, dst) = match (i % 2, last) {
+                (0, true) => (Slot::ChunkSums, Slot::Buckets),
+                (_, true) => (Slot::MergeTmp, Slot::Buckets),
+                (0, false) => (Slot::ChunkSums, Slot::MergeTmp),
+                (_, false) => (Slot::MergeTmp, Slot::ChunkSums),
+            };
+            let given = [("merge_in", src), ("merge_out", dst)];
+            let binds = Binds {
+                level: i,
+                given: &given,
+                ..Binds::NONE
+            };
+            let key = (Group::Merge(i, last), WORKSPACE_POINTS);
+            let dims = self.dispatch_dims(lv.num_groups as u64);
+            out.push(self.pass(ws, StageId::Merge, key, binds, dims));
+        }
+    }
+
+    /// The passes of a job, with their bind groups (cached in the workspace).
+    pub(super) fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
+        let params = &lay.params;
+        let own = |g: Group| (g, WORKSPACE_POINTS);
+        let bases = match (&job.points, lay.convert_from) {
+            (Points::Resident(r, _), None) => (
+                r.id,
+                Binds {
+                    resident: Some(&r.buffer),
+                    ..Binds::NONE
+                },
+            ),
+            _ => (WORKSPACE_POINTS, Binds::NONE),
+        };
+        let mut out = Vec::new();
+        // Every call that uploads points runs the convert stage: it checks them.
+        if lay.convert_from.is_some() {
+            let threads = self
+                .arithmetic
+                .convert_threads((params.num_points - params.first_point) as u64);
+            let dims = self.dispatch_dims(threads);
+            let key = own(Group::Convert);
+            out.push(self.pass(ws, StageId::Convert, key, Binds::NONE, dims));
+        }
+        match &lay.sort {
+            Some(sort) => self.sort_passes(ws, sort, params, bases, &mut out),
+            None => self.host_passes(ws, lay, bases, &mut out),
+        }
+        let dims = self.dispatch_dims(params.total_segments as u64);
+        let key = own(Group::ReduceSegments);
+        out.push(self.pass(ws, StageId::ReduceSegments, key, Binds::NONE, dims));
+        let dims = (params.num_windows, 1);
+        let key = own(Group::ReduceWindows);
+        out.push(self.pass(ws, StageId::ReduceWindows, key, Binds::NONE, dims));
+        out
+    }
+}

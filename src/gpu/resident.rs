@@ -1,0 +1,119 @@
+//! Resident sets: bases uploaded and converted once, kept on the device for many calls.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ark_bls12_377::G1Affine;
+use rayon::prelude::*;
+use wgpu::util::DeviceExt;
+
+use super::device::scoped;
+use super::pool::Slot;
+use super::pool::{self, ResidentCharge};
+use super::shader::contract::Params;
+use super::stages::{Source, StageId};
+use super::upload::pack_affine;
+use super::GpuContext;
+use crate::error::Result;
+
+/// Bases converted to the shaders' form and kept on the device (a resident set). The
+/// buffer is destroyed, and its memory freed, when this is dropped.
+pub struct ResidentPoints {
+    pub(super) buffer: wgpu::Buffer,
+    pub(super) id: u64,
+    /// The [`GpuContext`] that holds the buffer.
+    pub(super) context: u64,
+    pub(super) len: usize,
+    /// The set's bytes, counted against the engine's memory budget while it lives.
+    pub(super) _charge: ResidentCharge,
+}
+
+impl ResidentPoints {
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes held on the device.
+    pub fn bytes(&self) -> u64 {
+        self.buffer.size()
+    }
+}
+
+impl Drop for ResidentPoints {
+    fn drop(&mut self) {
+        self.buffer.destroy();
+    }
+}
+
+impl GpuContext {
+    /// Uploads `bases` and converts them on the device, once: the resident set that calls on
+    /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed). The
+    /// caller has checked the bases on the host (the convert stage's own check, whose status
+    /// this does not read, repeats it). Each wait lasts at most `timeout`.
+    pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<ResidentPoints> {
+        let a = self.arithmetic;
+        let bytes = self.resident_bytes(bases.len());
+        let threads = a.convert_threads(bases.len() as u64);
+        self.check_sizes(&[("bases", bytes)], &[("convert", threads)])?;
+        let charge = self.pool.charge_resident(bytes, timeout)?;
+        scoped(&self.device, "loading bases", || {
+            let mut words = vec![0u32; bytes as usize / 4];
+            pack_affine(bases.par_iter(), a, &mut words);
+            let buffer = self
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("resident bases"),
+                    contents: bytemuck::cast_slice(&words),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                });
+            let params = Params {
+                num_points: bases.len() as u32,
+                ..Default::default()
+            };
+            let params_buf = self
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("load params"),
+                    contents: bytemuck::bytes_of(&params),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            if self.arithmetic.converts_bases() {
+                let status = self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("load status"),
+                    size: pool::MIN_CLASS_BYTES,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                });
+                // The convert stage's bindings, over this load's own buffers.
+                let group = self.bind(StageId::Convert, |b| match b.source {
+                    Source::Slot(Slot::Points) => buffer.as_entire_binding(),
+                    Source::Slot(Slot::Params) => params_buf.as_entire_binding(),
+                    Source::Slot(Slot::Status) => status.as_entire_binding(),
+                    other => unreachable!("convert binds no {other:?}"),
+                });
+                let p = self.pipelines().get(StageId::Convert);
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(p);
+                pass.set_bind_group(0, &group, &[]);
+                let (x, y) = self.dispatch_dims(threads);
+                pass.dispatch_workgroups(x, y, 1);
+            }
+            let index = self.queue.submit([encoder.finish()]);
+            self.wait_for(index, timeout)?;
+            Ok(ResidentPoints {
+                buffer,
+                id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
+                context: self.id,
+                len: bases.len(),
+                _charge: charge,
+            })
+        })
+    }
+}

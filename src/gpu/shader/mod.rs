@@ -1,0 +1,100 @@
+//! The shader-generation side, in one place: every WGSL file of `shaders/`, the profiles'
+//! choice among them ([`profile`]), the host/shader contract ([`contract`]), the field
+//! constants and word layouts ([`field`]), the curve formulas as step tables ([`program`],
+//! [`edwards`]), and the prelude every stage starts with. What each stage adds to the
+//! prelude (its files and its bindings) is the stage table's (`super::stages`).
+
+pub mod contract;
+pub mod edwards;
+pub mod field;
+pub mod profile;
+pub mod program;
+
+use field::Arithmetic;
+
+/// One WGSL file of `shaders/`: its name (for dumps and docs) and its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShaderFile {
+    /// The file's name in `shaders/`.
+    pub name: &'static str,
+    /// Its text, as compiled into the crate.
+    pub text: &'static str,
+}
+
+/// A file of `shaders/`, compiled into the crate.
+macro_rules! wgsl_file {
+    ($name:literal) => {
+        ShaderFile {
+            name: $name,
+            text: include_str!(concat!("../../../shaders/", $name)),
+        }
+    };
+}
+
+/// Every file of `shaders/`, by name.
+pub mod files {
+    use super::ShaderFile;
+
+    /// Field functions common to every profile.
+    pub const FIELD_OPS: ShaderFile = wgsl_file!("field_ops.wgsl");
+    /// Point operations common to both curve models.
+    pub const CURVE_OPS: ShaderFile = wgsl_file!("curve_ops.wgsl");
+    /// Thread indexing of the stages.
+    pub const DISPATCH: ShaderFile = wgsl_file!("dispatch.wgsl");
+    /// The stored bases and how the stages that read them load a base.
+    pub const BASES: ShaderFile = wgsl_file!("bases.wgsl");
+    /// The host plan's accumulation.
+    pub const ACCUMULATE: ShaderFile = wgsl_file!("accumulate.wgsl");
+    /// The host plan's merge levels.
+    pub const MERGE: ShaderFile = wgsl_file!("merge.wgsl");
+    /// Bucket reduction (segments and windows).
+    pub const REDUCE: ShaderFile = wgsl_file!("reduce.wgsl");
+    /// Decomposition: counting and scattering the digits.
+    pub const SORT: ShaderFile = wgsl_file!("sort.wgsl");
+    /// The prefix sum of the bucket counts.
+    pub const SCAN: ShaderFile = wgsl_file!("scan.wgsl");
+    /// Balanced accumulation and the carry levels.
+    pub const BALANCED: ShaderFile = wgsl_file!("balanced.wgsl");
+    /// The check every uploaded base passes.
+    pub const BASE_CHECK: ShaderFile = wgsl_file!("base_check.wgsl");
+    /// The status words and the one check every convert stage runs.
+    pub const BASE_STATUS: ShaderFile = wgsl_file!("base_status.wgsl");
+    /// The self-test kernel.
+    pub const SELFTEST: ShaderFile = wgsl_file!("selftest.wgsl");
+    /// The portable profile's field.
+    pub const FIELD13: ShaderFile = wgsl_file!("field.wgsl");
+    /// The wide profiles' field.
+    pub const FIELD32: ShaderFile = wgsl_file!("field32.wgsl");
+    /// Short Weierstrass types and storage.
+    pub const CURVE: ShaderFile = wgsl_file!("curve.wgsl");
+    /// Twisted Edwards types and storage.
+    pub const CURVE_EDWARDS: ShaderFile = wgsl_file!("curve_edwards.wgsl");
+    /// The step-table interpreter (portable profile).
+    pub const CURVE_INTERP: ShaderFile = wgsl_file!("curve_interp.wgsl");
+    /// The portable profile's convert stage (a radix change).
+    pub const CONVERT13: ShaderFile = wgsl_file!("convert.wgsl");
+    /// The Limbs32 profile's convert stage (the check only).
+    pub const CONVERT32: ShaderFile = wgsl_file!("convert_limbs32.wgsl");
+    /// The Edwards profile's convert stage (the map and precomputation).
+    pub const CONVERT_EDWARDS: ShaderFile = wgsl_file!("convert_edwards.wgsl");
+    /// Per-segment reduction through the interpreter.
+    pub const REDUCE_SEGMENTS_INTERP: ShaderFile = wgsl_file!("reduce_segments_interp.wgsl");
+    /// Per-segment reduction with straight-line formulas.
+    pub const REDUCE_SEGMENTS_STRAIGHT: ShaderFile = wgsl_file!("reduce_segments_straight.wgsl");
+}
+
+/// What every stage starts with: generated constants, the contract, the profile's field and
+/// curve model, the formulas, and the common operations and thread indexing.
+pub fn prelude(arithmetic: Arithmetic) -> String {
+    [
+        arithmetic.wgsl_header().as_str(),
+        contract::wgsl().as_str(),
+        arithmetic.field_file().text,
+        files::FIELD_OPS.text,
+        arithmetic.curve_file().text,
+        arithmetic.formulas_wgsl().as_str(),
+        files::CURVE_OPS.text,
+        files::DISPATCH.text,
+    ]
+    .join("\n")
+}

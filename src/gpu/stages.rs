@@ -1,0 +1,522 @@
+//! Every pipeline stage, defined once: its entry point, its phase, the files after the
+//! prelude that make its module, and its bindings (name, access, where the resource comes
+//! from). Both sides are generated from this table: the WGSL `@binding` declarations of each
+//! module ([`Module::declarations`]), the explicit bind-group layout of each stage
+//! ([`Stage::layout_entries`]) and the bind-group entries of each pass ([`Stage::entries`]).
+//! A binding's number is its place among its module's bindings, in table order.
+//!
+//! Which file encodes each stage's passes: `passes.rs` (every MSM stage), `resident.rs`
+//! (convert, when bases are loaded), `selftest.rs` (the self-test kernel).
+
+use super::pool::Slot;
+use super::shader::field::Arithmetic;
+use super::shader::{files, prelude, ShaderFile};
+
+/// Which phase of a call a stage belongs to (its time is reported under it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Checking and converting uploaded bases.
+    Convert,
+    /// Decomposition and bucket sort on the GPU.
+    Sort,
+    /// Bucket accumulation (and the merge or carry levels).
+    Accumulate,
+    /// Bucket reduction.
+    Reduce,
+    /// Not part of an MSM call (the self-test kernel).
+    SelfTest,
+}
+
+/// How a stage uses a binding; the WGSL type follows from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// `var<storage, read> name: array<u32>`.
+    Read,
+    /// `var<storage, read_write> name: array<u32>`.
+    ReadWrite,
+    /// `var<storage, read_write> name: array<atomic<u32>>`.
+    Atomic,
+    /// `var<uniform> name: T`, T a block of `shader::contract`.
+    Uniform(&'static str),
+}
+
+/// Where a binding's resource comes from when a call's pass binds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A workspace slot, whole.
+    Slot(Slot),
+    /// The stored bases the call reads: a resident set, or the workspace's points.
+    Bases,
+    /// The pass's level's block of a slot of per-level parameter blocks (one block every
+    /// `SECTION_ALIGN` bytes).
+    Level(Slot),
+    /// Given by the pass that binds it (ping-pong buffers, the self-test's own buffers).
+    Given,
+}
+
+/// One binding of a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Binding {
+    /// The variable's name in WGSL.
+    pub name: &'static str,
+    /// How the stage uses it.
+    pub access: Access,
+    /// Where its resource comes from.
+    pub source: Source,
+}
+
+const fn b(name: &'static str, access: Access, source: Source) -> Binding {
+    Binding {
+        name,
+        access,
+        source,
+    }
+}
+
+/// The stages' shader modules: the files each adds after the prelude. Stages of one module
+/// share its source and its binding numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Module {
+    /// The profile's convert stage, after the base check and the status words.
+    Convert,
+    /// Counting and scattering the digits.
+    Sort,
+    /// The prefix sum.
+    Scan,
+    /// Balanced accumulation and the carry levels.
+    Balanced,
+    /// The host plan's accumulation.
+    Accumulate,
+    /// The host plan's merge levels.
+    Merge,
+    /// Bucket reduction, with the profile's per-segment entry point.
+    Reduce,
+    /// The self-test kernel (runs the base check too).
+    SelfTest,
+}
+
+impl Module {
+    /// The files this module adds after the prelude, in order.
+    pub fn files(self, arithmetic: Arithmetic) -> Vec<ShaderFile> {
+        match self {
+            Module::Convert => vec![
+                files::BASE_CHECK,
+                files::BASE_STATUS,
+                arithmetic.convert_file(),
+            ],
+            Module::Sort => vec![files::BASES, files::SORT],
+            Module::Scan => vec![files::SCAN],
+            Module::Balanced => vec![files::BASES, files::BALANCED],
+            Module::Accumulate => vec![files::BASES, files::ACCUMULATE],
+            Module::Merge => vec![files::MERGE],
+            Module::Reduce => vec![files::REDUCE, arithmetic.reduce_segments_file()],
+            Module::SelfTest => vec![files::BASE_CHECK, files::SELFTEST],
+        }
+    }
+
+    /// The module's bindings, numbered by their place: every binding of its stages, each
+    /// once, in table order.
+    pub fn bindings(self) -> Vec<Binding> {
+        let mut out: Vec<Binding> = Vec::new();
+        for stage in Stage::ALL.iter().filter(|s| s.module == self) {
+            for bind in stage.bindings {
+                if !out.iter().any(|o| o.name == bind.name) {
+                    out.push(*bind);
+                }
+            }
+        }
+        out
+    }
+
+    /// The binding number of `name` in this module.
+    pub fn number(self, name: &str) -> u32 {
+        self.bindings()
+            .iter()
+            .position(|b| b.name == name)
+            .unwrap_or_else(|| panic!("{self:?} has no binding {name}")) as u32
+    }
+
+    /// The generated `@binding` declarations of this module.
+    pub fn declarations(self) -> String {
+        let mut s = format!("// Bindings of module {self:?}, generated from src/gpu/stages.rs.\n");
+        for (i, bind) in self.bindings().iter().enumerate() {
+            let var = match bind.access {
+                Access::Read => "var<storage, read>".to_string(),
+                Access::ReadWrite | Access::Atomic => "var<storage, read_write>".to_string(),
+                Access::Uniform(_) => "var<uniform>".to_string(),
+            };
+            let ty = match bind.access {
+                Access::Read | Access::ReadWrite => "array<u32>",
+                Access::Atomic => "array<atomic<u32>>",
+                Access::Uniform(t) => t,
+            };
+            s += &format!("@group(0) @binding({i}) {var} {}: {ty};\n", bind.name);
+        }
+        s
+    }
+
+    /// The module's whole WGSL source for a profile: prelude, bindings, files.
+    pub fn source(self, arithmetic: Arithmetic) -> String {
+        let mut parts = vec![prelude(arithmetic), self.declarations()];
+        parts.extend(
+            self.files(arithmetic)
+                .iter()
+                .map(|f| format!("// ---- shaders/{} ----\n{}", f.name, f.text)),
+        );
+        parts.join("\n")
+    }
+}
+
+/// One entry point: what it is called, its module, its phase and its bindings.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Stage {
+    /// The entry point's name in WGSL.
+    pub entry: &'static str,
+    /// The module it is compiled from.
+    pub module: Module,
+    /// The phase its passes are timed under.
+    pub phase: Phase,
+    /// Every binding it uses, no other.
+    pub bindings: &'static [Binding],
+}
+
+use Access::{Atomic, Read, ReadWrite, Uniform};
+use Source::{Bases, Given, Level};
+
+const PARAMS: Binding = b("params", Uniform("Params"), Source::Slot(Slot::Params));
+
+/// Names of the stages (an index into [`Stage::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum StageId {
+    Convert,
+    CountDigits,
+    ScatterDigits,
+    ScanBlocks,
+    ScanAdd,
+    InitBuckets,
+    AccumulateBalanced,
+    CarryLevel,
+    Accumulate,
+    Merge,
+    ReduceSegments,
+    ReduceWindows,
+    SelfTest,
+}
+
+impl StageId {
+    /// The stage's definition.
+    pub fn def(self) -> &'static Stage {
+        &Stage::ALL[self as usize]
+    }
+}
+
+impl Stage {
+    /// Every stage, in [`StageId`] order.
+    pub const ALL: [Stage; 13] = [
+        Stage {
+            entry: "convert",
+            module: Module::Convert,
+            phase: Phase::Convert,
+            bindings: &[
+                // Uploaded in arkworks' form, stored in the profile's (in place).
+                b("points", ReadWrite, Source::Slot(Slot::Points)),
+                PARAMS,
+                // The call's status words (shader::contract), read back with the sums.
+                b("status", Atomic, Source::Slot(Slot::Status)),
+            ],
+        },
+        Stage {
+            entry: "count_digits",
+            module: Module::Sort,
+            phase: Phase::Sort,
+            bindings: &[
+                b("points", Read, Bases),
+                b("scalars", Read, Source::Slot(Slot::Scalars)),
+                // Bucket counts: scan level 0.
+                b("counters", Atomic, Source::Slot(Slot::Scan)),
+                PARAMS,
+            ],
+        },
+        Stage {
+            entry: "scatter_digits",
+            module: Module::Sort,
+            phase: Phase::Sort,
+            bindings: &[
+                b("points", Read, Bases),
+                b("scalars", Read, Source::Slot(Slot::Scalars)),
+                // Per-bucket cursors.
+                b("counters", Atomic, Source::Slot(Slot::Counters)),
+                // Bucket offsets: the scanned counts.
+                b("offsets", Read, Source::Slot(Slot::Scan)),
+                b("entries", ReadWrite, Source::Slot(Slot::Entries)),
+                b("entry_buckets", ReadWrite, Source::Slot(Slot::EntryBuckets)),
+                PARAMS,
+            ],
+        },
+        Stage {
+            entry: "scan_blocks",
+            module: Module::Scan,
+            phase: Phase::Sort,
+            bindings: &[
+                b("scan", ReadWrite, Source::Slot(Slot::Scan)),
+                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
+            ],
+        },
+        Stage {
+            entry: "scan_add",
+            module: Module::Scan,
+            phase: Phase::Sort,
+            bindings: &[
+                b("scan", ReadWrite, Source::Slot(Slot::Scan)),
+                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
+            ],
+        },
+        Stage {
+            entry: "init_buckets",
+            module: Module::Balanced,
+            phase: Phase::Sort,
+            bindings: &[b("buckets", ReadWrite, Source::Slot(Slot::Buckets)), PARAMS],
+        },
+        Stage {
+            entry: "accumulate_balanced",
+            module: Module::Balanced,
+            phase: Phase::Accumulate,
+            bindings: &[
+                b("points", Read, Bases),
+                b("offsets", Read, Source::Slot(Slot::Scan)),
+                b("entries", Read, Source::Slot(Slot::Entries)),
+                b("entry_buckets", Read, Source::Slot(Slot::EntryBuckets)),
+                b("buckets", ReadWrite, Source::Slot(Slot::Buckets)),
+                // Carry level 0's input.
+                b("out_keys", ReadWrite, Source::Slot(Slot::ItemKeysA)),
+                b("out_sums", ReadWrite, Source::Slot(Slot::ItemSumsA)),
+                PARAMS,
+            ],
+        },
+        Stage {
+            entry: "carry_level",
+            module: Module::Balanced,
+            phase: Phase::Accumulate,
+            bindings: &[
+                b("buckets", ReadWrite, Source::Slot(Slot::Buckets)),
+                // Items A and B in turn, by level.
+                b("in_keys", Read, Given),
+                b("in_sums", Read, Given),
+                b("out_keys", ReadWrite, Given),
+                b("out_sums", ReadWrite, Given),
+                PARAMS,
+                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
+            ],
+        },
+        Stage {
+            entry: "accumulate",
+            module: Module::Accumulate,
+            phase: Phase::Accumulate,
+            bindings: &[
+                b("points", Read, Bases),
+                b("chunk_offsets", Read, Source::Slot(Slot::ChunkOffsets)),
+                b("entries", Read, Source::Slot(Slot::Entries)),
+                b("chunk_sums", ReadWrite, Source::Slot(Slot::ChunkSums)),
+                PARAMS,
+            ],
+        },
+        Stage {
+            entry: "merge",
+            module: Module::Merge,
+            phase: Phase::Accumulate,
+            bindings: &[
+                // Chunk sums and the merge buffer in turn, by level; the buckets last.
+                b("merge_in", Read, Given),
+                b("groups", Read, Source::Slot(Slot::MergeGroups)),
+                b("merge_out", ReadWrite, Given),
+                b("mparams", Uniform("MergeParams"), Level(Slot::MergeParams)),
+            ],
+        },
+        Stage {
+            entry: "reduce_segments",
+            module: Module::Reduce,
+            phase: Phase::Reduce,
+            bindings: &[
+                b("buckets", Read, Source::Slot(Slot::Buckets)),
+                b("partials", ReadWrite, Source::Slot(Slot::Partials)),
+                PARAMS,
+                // The bucket offsets (GPU bucket sort) to skip empty windows.
+                b("window_offsets", Read, Source::Slot(Slot::Scan)),
+            ],
+        },
+        Stage {
+            entry: "reduce_windows",
+            module: Module::Reduce,
+            phase: Phase::Reduce,
+            bindings: &[
+                b("partials", ReadWrite, Source::Slot(Slot::Partials)),
+                b("window_sums", ReadWrite, Source::Slot(Slot::Sums)),
+                PARAMS,
+            ],
+        },
+        Stage {
+            entry: "selftest",
+            module: Module::SelfTest,
+            phase: Phase::SelfTest,
+            bindings: &[
+                b("input", Read, Given),
+                b("output", ReadWrite, Given),
+                b("tparams", Uniform("SelfTestParams"), Given),
+            ],
+        },
+    ];
+
+    /// The explicit bind-group layout entries of this stage (the shader's signature).
+    pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
+        self.bindings
+            .iter()
+            .map(|bind| wgpu::BindGroupLayoutEntry {
+                binding: self.module.number(bind.name),
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: match bind.access {
+                        Access::Uniform(_) => wgpu::BufferBindingType::Uniform,
+                        Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        Access::ReadWrite | Access::Atomic => {
+                            wgpu::BufferBindingType::Storage { read_only: false }
+                        }
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect()
+    }
+
+    /// The bind-group entries of one pass of this stage, each binding's resource from
+    /// `resource`.
+    pub fn entries<'a>(
+        &self,
+        mut resource: impl FnMut(&Binding) -> wgpu::BindingResource<'a>,
+    ) -> Vec<wgpu::BindGroupEntry<'a>> {
+        self.bindings
+            .iter()
+            .map(|bind| wgpu::BindGroupEntry {
+                binding: self.module.number(bind.name),
+                resource: resource(bind),
+            })
+            .collect()
+    }
+}
+
+/// One shader module as compiled for a profile: what [`wgsl_modules`] lists.
+#[derive(Debug, Clone)]
+pub struct WgslModule {
+    /// The module's name (`Convert`, `Sort`, ...).
+    pub name: String,
+    /// Its entry points, each one stage.
+    pub entry_points: Vec<&'static str>,
+    /// The files of `shaders/` it adds after the prelude.
+    pub files: Vec<&'static str>,
+    /// The whole WGSL the driver compiles.
+    pub source: String,
+}
+
+/// Every shader module of a profile, assembled as the engine compiles it (for reading:
+/// `cargo run --example profiles -- --dump-wgsl DIR` writes them out).
+pub fn wgsl_modules(arithmetic: Arithmetic) -> Vec<WgslModule> {
+    let mut modules: Vec<Module> = Vec::new();
+    for stage in &Stage::ALL {
+        if !modules.contains(&stage.module) {
+            modules.push(stage.module);
+        }
+    }
+    modules
+        .into_iter()
+        .map(|m| WgslModule {
+            name: format!("{m:?}"),
+            entry_points: Stage::ALL
+                .iter()
+                .filter(|s| s.module == m)
+                .map(|s| s.entry)
+                .collect(),
+            files: m.files(arithmetic).iter().map(|f| f.name).collect(),
+            source: m.source(arithmetic),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_name_their_stages_and_modules_agree_on_their_bindings() {
+        let ids = [
+            (StageId::Convert, "convert"),
+            (StageId::CountDigits, "count_digits"),
+            (StageId::ScatterDigits, "scatter_digits"),
+            (StageId::ScanBlocks, "scan_blocks"),
+            (StageId::ScanAdd, "scan_add"),
+            (StageId::InitBuckets, "init_buckets"),
+            (StageId::AccumulateBalanced, "accumulate_balanced"),
+            (StageId::CarryLevel, "carry_level"),
+            (StageId::Accumulate, "accumulate"),
+            (StageId::Merge, "merge"),
+            (StageId::ReduceSegments, "reduce_segments"),
+            (StageId::ReduceWindows, "reduce_windows"),
+            (StageId::SelfTest, "selftest"),
+        ];
+        assert_eq!(ids.len(), Stage::ALL.len());
+        for (id, entry) in ids {
+            assert_eq!(id.def().entry, entry);
+        }
+        // One name, one type within a module: a binding shared by stages is declared once.
+        for stage in &Stage::ALL {
+            for bind in stage.bindings {
+                let declared = stage.module.bindings();
+                let d = declared.iter().find(|d| d.name == bind.name).unwrap();
+                assert_eq!(d.access, bind.access, "{} in {:?}", bind.name, stage.module);
+            }
+        }
+    }
+
+    /// Every profile x module through naga (no GPU): it parses and validates, and each entry
+    /// point uses exactly the bindings its table entry lists, at the numbers the table gives.
+    #[test]
+    fn every_profile_and_stage_builds_and_binds_what_the_table_says() {
+        for a in Arithmetic::ALL {
+            for m in wgsl_modules(a) {
+                let module = naga::front::wgsl::parse_str(&m.source).unwrap_or_else(|e| {
+                    panic!("{a:?} {}: {}", m.name, e.emit_to_string(&m.source))
+                });
+                let info = naga::valid::Validator::new(
+                    naga::valid::ValidationFlags::all(),
+                    naga::valid::Capabilities::all(),
+                )
+                .validate(&module)
+                .unwrap_or_else(|e| panic!("{a:?} {}: {e:?}", m.name));
+                for entry in &m.entry_points {
+                    let stage = Stage::ALL.iter().find(|s| s.entry == *entry).unwrap();
+                    let (index, _) = module
+                        .entry_points
+                        .iter()
+                        .enumerate()
+                        .find(|(_, e)| e.name == *entry)
+                        .unwrap_or_else(|| panic!("{a:?}: no entry point {entry}"));
+                    let uses = info.get_entry_point(index);
+                    let mut used: Vec<(String, u32)> = module
+                        .global_variables
+                        .iter()
+                        .filter(|(h, v)| v.binding.is_some() && !uses[*h].is_empty())
+                        .map(|(_, v)| (v.name.clone().unwrap(), v.binding.unwrap().binding))
+                        .collect();
+                    used.sort();
+                    let mut listed: Vec<(String, u32)> = stage
+                        .bindings
+                        .iter()
+                        .map(|b| (b.name.to_string(), stage.module.number(b.name)))
+                        .collect();
+                    listed.sort();
+                    assert_eq!(used, listed, "{a:?} {entry}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Read-back helpers for the tests: the GPU bucket sort's output, a resident set's stored
+//! words, any buffer's first words.
+
+use ark_bls12_377::{Fr, G1Affine};
+
+use super::device::scoped;
+use super::layout::{Job, JobPlan, Points};
+use super::pool::Slot;
+use super::resident::ResidentPoints;
+use super::GpuContext;
+use crate::error::Result;
+
+impl GpuContext {
+    /// The GPU bucket sort of one call, for the tests: runs the whole job and returns the
+    /// bucket offsets (W B + 1 of them) and the sorted entries.
+    pub(crate) fn bucket_sort(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+        c: u32,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        let job = Job {
+            points: Points::Host(bases),
+            merged: &[],
+            plan: JobPlan::Gpu {
+                scalars,
+                window_bits: c,
+            },
+        };
+        let timeout = crate::config::DEFAULT_GPU_TIMEOUT;
+        let f = self.submit(&job, timeout)?;
+        self.wait_for(f.submission.clone(), timeout)?;
+        let buckets =
+            crate::digits::num_windows(c) as u64 * crate::digits::buckets_per_window(c) as u64;
+        let offsets = self.read_words(f.ws.get(Slot::Scan), buckets + 1)?;
+        let total = *offsets.last().expect("W B + 1 offsets") as u64;
+        let entries = self.read_words(f.ws.get(Slot::Entries), total)?;
+        self.finish(f, timeout)?;
+        Ok((offsets, entries))
+    }
+
+    /// The stored words of a resident set, as the stages read them (for tests).
+    pub(crate) fn read_points(&self, r: &ResidentPoints) -> Result<Vec<u32>> {
+        self.read_words(&r.buffer, r.buffer.size() / 4)
+    }
+
+    /// The first `words` u32 words of a COPY_SRC buffer, copied out through a mapped one
+    /// (for tests; waits for the GPU).
+    pub(super) fn read_words(&self, src: &wgpu::Buffer, words: u64) -> Result<Vec<u32>> {
+        scoped(&self.device, "reading a buffer", || {
+            let bytes = (words * 4).max(4);
+            let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("test read"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(src, 0, &read, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+            let bytes = self.read_buffer(&read, crate::config::DEFAULT_GPU_TIMEOUT)?;
+            let mut v: Vec<u32> = bytemuck::cast_slice(&bytes).to_vec();
+            v.truncate(words as usize);
+            Ok(v)
+        })
+    }
+}

@@ -1,0 +1,243 @@
+//! A call's uploads: packed on the host into sections of one staging buffer, then copied
+//! into the workspace's buffers on the GPU.
+
+use ark_bls12_377::G1Affine;
+use rayon::prelude::*;
+
+use super::layout::{align, Job, JobLayout, JobPlan, Points, SECTION_ALIGN, TIMESTAMP_QUERIES};
+use super::pool::{Slot, Workspace};
+use super::shader::contract::{LevelParams, MergeParams, Params};
+use super::shader::field::{affine_upload_words, Arithmetic};
+use super::GpuContext;
+use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
+use crate::error::{MsmError, Result};
+
+/// The uploads of a job on the GPU bucket sort, besides its parameters and points: the
+/// level parameters and the scalars.
+pub(super) fn sort_uploads(levels: usize, scalars: usize) -> [(Slot, u64); 2] {
+    [
+        (Slot::LevelParams, levels as u64 * SECTION_ALIGN),
+        (Slot::Scalars, scalars as u64 * 32),
+    ]
+}
+
+/// Places `sections` (slot, bytes) back to back in the staging buffer, each aligned; empty
+/// ones are left out. Returns (slot, offset, bytes) of each and the total.
+pub(super) fn staging_sections(sections: Vec<(Slot, u64)>) -> (Vec<(Slot, u64, u64)>, u64) {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (slot, bytes) in sections {
+        if bytes > 0 {
+            out.push((slot, at, bytes));
+            at += align(bytes);
+        }
+    }
+    (out, at)
+}
+
+/// The upload of one call, laid out in sections of the staging buffer.
+pub(super) struct Uploads<'a> {
+    pub(super) params: Params,
+    pub(super) merge: &'a MergePlan,
+    /// The host's bucket lists, or (GPU bucket sort) the scalars.
+    pub(super) plan: JobPlan<'a>,
+    /// The GPU bucket sort's level parameters (scan levels, then carry levels).
+    pub(super) levels: Vec<LevelParams>,
+    /// Host points in arkworks' form (one-shot bases and merged points).
+    pub(super) points: Vec<&'a [G1Affine]>,
+    /// The profile, for the stored bases' layout.
+    pub(super) arithmetic: Arithmetic,
+}
+
+impl Uploads<'_> {
+    /// (slot, offset in staging, bytes) of every section; the total size last.
+    pub(super) fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
+        let points: usize = self.points.iter().map(|p| p.len()).sum();
+        let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
+        match self.plan {
+            JobPlan::Host(plan) => sections.extend([
+                (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
+                (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
+                (Slot::Entries, plan.entries.len() as u64 * 4),
+                (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
+            ]),
+            JobPlan::Gpu { scalars, .. } => {
+                sections.extend(sort_uploads(self.levels.len(), scalars.len()))
+            }
+        }
+        sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
+        staging_sections(sections)
+    }
+
+    /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
+    /// straight into the mapped staging buffer.
+    pub(super) fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
+        let JobPlan::Gpu { scalars, .. } = self.plan else {
+            unreachable!("scalars are uploaded for the GPU bucket sort only")
+        };
+        let (chunks, _) = out.into_chunks::<32>();
+        chunks.write_iter(scalars.iter().map(|s| {
+            let mut b = [0u8; 32];
+            for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
+                o.copy_from_slice(&l.to_le_bytes());
+            }
+            b
+        }));
+    }
+
+    /// Writes section `slot` into `out` (its bytes).
+    pub(super) fn write(&self, slot: Slot, out: &mut [u8]) {
+        match slot {
+            Slot::Params => out.copy_from_slice(bytemuck::bytes_of(&self.params)),
+            Slot::MergeParams => {
+                out.fill(0);
+                for (i, lv) in self.merge.levels.iter().enumerate() {
+                    let p = MergeParams {
+                        num_groups: lv.num_groups,
+                        num_inputs: lv.num_inputs,
+                        group_base: lv.group_base,
+                        ..Default::default()
+                    };
+                    let at = i * SECTION_ALIGN as usize;
+                    out[at..at + 16].copy_from_slice(bytemuck::bytes_of(&p));
+                }
+            }
+            Slot::LevelParams => {
+                out.fill(0);
+                for (i, lv) in self.levels.iter().enumerate() {
+                    let at = i * SECTION_ALIGN as usize;
+                    let bytes = bytemuck::bytes_of(lv);
+                    out[at..at + bytes.len()].copy_from_slice(bytes);
+                }
+            }
+            Slot::Scalars => unreachable!("written by write_scalars"),
+            Slot::ChunkOffsets | Slot::Entries => {
+                let JobPlan::Host(plan) = self.plan else {
+                    unreachable!("bucket lists are uploaded for the host plan only")
+                };
+                let words = match slot {
+                    Slot::ChunkOffsets => &plan.chunk_offsets,
+                    _ => &plan.entries,
+                };
+                out.copy_from_slice(bytemuck::cast_slice(words))
+            }
+            Slot::MergeGroups => out.copy_from_slice(bytemuck::cast_slice(&self.merge.groups)),
+            Slot::Points => {
+                let words: &mut [u32] = bytemuck::cast_slice_mut(out);
+                let pts = self
+                    .points
+                    .iter()
+                    .flat_map(|p| p.iter())
+                    .collect::<Vec<_>>();
+                pack_affine(pts.par_iter().copied(), self.arithmetic, words);
+            }
+            _ => unreachable!("not an upload slot"),
+        }
+    }
+}
+
+/// Packs affine points into `out` in the upload layout, in parallel.
+pub(super) fn pack_affine<'a>(
+    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
+    arithmetic: Arithmetic,
+    out: &mut [u32],
+) {
+    out.par_chunks_mut(arithmetic.affine_words())
+        .zip(points)
+        .for_each(|(o, p)| affine_upload_words(p, o));
+}
+
+impl GpuContext {
+    /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
+    /// of `needs` large enough (the allocation half of the pool).
+    pub(super) fn stage(
+        &self,
+        ws: &mut Workspace,
+        uploads: &Uploads,
+        sections: &[(Slot, u64, u64)],
+        needs: &[(Slot, u64)],
+    ) -> Result<()> {
+        let dev = &self.device;
+        let (staging_slot, staging_bytes) = needs[0];
+        debug_assert_eq!(staging_slot, Slot::Staging);
+        ws.ensure(dev, Slot::Staging, staging_bytes);
+        if !ws.staging_mapped() {
+            // A pooled workspace's last call finished, so its staging buffer's re-map only
+            // waits for a poll to run its callback: poll without waiting for other calls.
+            let _ = self.device.poll(wgpu::PollType::Poll);
+            if !ws.staging_mapped() {
+                // The re-map's callback runs in whichever thread polls: with calls on other
+                // threads it can still be pending in another thread's poll (or have failed)
+                // when this poll returns. A new mapped buffer of the same size does not wait.
+                ws.fresh_staging(dev);
+            }
+        }
+        let staging = ws.get(Slot::Staging);
+        {
+            let mut view = staging
+                .get_mapped_range_mut(..staging_bytes)
+                .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
+            for &(slot, at, bytes) in sections {
+                let range = at as usize..(at + bytes) as usize;
+                if slot == Slot::Scalars {
+                    // The one section that grows with n on resident bases: streamed into the
+                    // mapping once, with no host copy in between.
+                    uploads.write_scalars(view.slice(range));
+                } else {
+                    let mut host = vec![0u8; bytes as usize];
+                    uploads.write(slot, &mut host);
+                    view.slice(range).copy_from_slice(&host);
+                }
+            }
+        }
+        staging.unmap();
+        for &(slot, bytes) in &needs[1..] {
+            ws.ensure(dev, slot, bytes);
+        }
+        if self.timestamps && ws.queries.is_none() {
+            ws.queries = Some(dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("stage timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: TIMESTAMP_QUERIES,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Copies from the staging buffer (and, for SRE on resident bases, the resident points)
+    /// into the workspace's buffers.
+    pub(super) fn encode_copies(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        ws: &Workspace,
+        sections: &[(Slot, u64, u64)],
+        job: &Job,
+        lay: &JobLayout,
+    ) {
+        let n = job.points.len();
+        let staging = ws.get(Slot::Staging);
+        for &(slot, at, bytes) in sections {
+            let dst_at = match (slot, &job.points) {
+                (Slot::Points, Points::Resident(..)) => self.arithmetic.point_bytes(n),
+                _ => 0,
+            };
+            encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
+        }
+        if lay.sort.is_some() {
+            // The bucket counts (scan level 0) and the scatter's cursors start at zero.
+            encoder.clear_buffer(ws.get(Slot::Scan), 0, None);
+            encoder.clear_buffer(ws.get(Slot::Counters), 0, None);
+        }
+        // No base has failed the check yet (a call on resident bases reads back zero).
+        encoder.clear_buffer(ws.get(Slot::Status), 0, None);
+        if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
+            encoder.copy_buffer_to_buffer(
+                &r.buffer,
+                0,
+                ws.get(Slot::Points),
+                0,
+                self.arithmetic.point_bytes(n),
+            );
+        }
+    }
+}
