@@ -3,7 +3,7 @@
 // A level reads `inputs` partial sums (the chunk sums, or the previous level's outputs) and
 // writes one sum per group: group g adds inputs groups[group_base + g] .. [group_base + g + 1],
 // at most MERGE_FANIN of them, all of one bucket. The host plans the levels (MergePlan in
-// src/digits.rs) so that the last one has exactly one group per bucket and writes the bucket
+// src/digits/) so that the last one has exactly one group per bucket and writes the bucket
 // sums, and a bucket cut into many chunks is merged as a tree: no thread adds more than the
 // fan-in, whatever the scalars. Sums are stored limb-major: word i of item k of a buffer of
 // `count` items sits at i * count + k.

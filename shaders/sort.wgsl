@@ -6,7 +6,7 @@
 //
 // Both kernels recompute a scalar's digits (one Montgomery reduction and W windows, cheap
 // next to the bucket additions) rather than store an n x W digit matrix. Digits are the
-// host's (src/digits.rs, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
+// host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::config::CalibrationSource;
 use crate::error::{MsmError, Result};
 
 /// Environment variable: path of a calibration file, used when the configuration says
@@ -17,18 +18,6 @@ pub const CALIBRATION_ENV: &str = "GPU_MSM_CALIBRATION";
 
 /// Version of the file format this crate writes and reads.
 pub const CALIBRATION_FORMAT: u32 = 1;
-
-/// Where an engine gets its calibration.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum CalibrationSource {
-    /// The file named by [`CALIBRATION_ENV`] when it is set, else the documented defaults.
-    #[default]
-    FromEnv,
-    /// This file.
-    File(std::path::PathBuf),
-    /// The defaults, whatever the environment says (tests use this).
-    Defaults,
-}
 
 /// One measured size: median times in microseconds (`None`: not measured).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -41,7 +41,6 @@ pub mod engine;
 pub mod error;
 pub mod gpu;
 pub mod inputs;
-pub mod known_answer;
 pub mod report;
 pub mod routing;
 pub mod sre;
@@ -49,11 +48,10 @@ pub mod sre;
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{
-    AdapterChoice, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PowerPreference, SelfTest,
-    SreMode,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PowerPreference,
+    SelfTest, SreMode,
 };
-pub use engine::GpuMsm;
+pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
-pub use gpu::field::Arithmetic;
 pub use gpu::pool::MemoryUsage;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};

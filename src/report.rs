@@ -3,18 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::sre::{SreOptions, SreStats};
-
-/// Which path computed the MSM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// CPU double-and-add with one shared doubling chain (small MSMs).
-    CpuDoubleAndAdd,
-    /// arkworks' CPU `VariableBaseMSM::msm` (sizes where a calibration found it fastest).
-    CpuArkworks,
-    /// The GPU Pippenger pipeline.
-    Gpu,
-}
+pub use crate::config::Backend;
+use crate::config::SreOptions;
 
 /// How the GPU phases were timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,24 +98,44 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+impl std::ops::AddAssign for PhaseTimes {
+    /// Every phase's time summed, the total too.
+    fn add_assign(&mut self, q: PhaseTimes) {
+        let PhaseTimes {
+            digits,
+            sre_search,
+            merged_points,
+            upload,
+            point_conversion,
+            bucket_sort,
+            bucket_accumulation,
+            bucket_reduction,
+            download,
+            window_reduction,
+            total,
+        } = q;
+        self.digits += digits;
+        self.sre_search += sre_search;
+        self.merged_points += merged_points;
+        self.upload += upload;
+        self.point_conversion += point_conversion;
+        self.bucket_sort += bucket_sort;
+        self.bucket_accumulation += bucket_accumulation;
+        self.bucket_reduction += bucket_reduction;
+        self.download += download;
+        self.window_reduction += window_reduction;
+        self.total += total;
+    }
+}
+
 impl MsmReport {
-    /// This report with the next slice's added: counts and phase times summed, the first
-    /// slice's window shape and route kept.
+    /// This report with the next slice's added: counts and phase times summed (the caller
+    /// sets the total), the first slice's window shape and route kept.
     pub(crate) fn plus_slice(mut self, other: MsmReport) -> MsmReport {
         self.num_entries += other.num_entries;
         self.buffers_allocated += other.buffers_allocated;
         self.host_time += other.host_time;
-        let (p, q) = (&mut self.phases, other.phases);
-        p.digits += q.digits;
-        p.sre_search += q.sre_search;
-        p.merged_points += q.merged_points;
-        p.upload += q.upload;
-        p.point_conversion += q.point_conversion;
-        p.bucket_sort += q.bucket_sort;
-        p.bucket_accumulation += q.bucket_accumulation;
-        p.bucket_reduction += q.bucket_reduction;
-        p.download += q.download;
-        p.window_reduction += q.window_reduction;
+        self.phases += other.phases;
         self
     }
 }
@@ -191,5 +201,57 @@ impl fmt::Display for MsmReport {
             writeln!(f, "  {name:<20} {:>10.3} ms", ms(d))?;
         }
         Ok(())
+    }
+}
+
+/// What a search found and what it cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SreStats {
+    /// Nonzero digits before the search: the additions plain point merging does.
+    pub nonzero_digits: u64,
+    /// Merged pairs.
+    pub pairs: u64,
+    /// Windows merged, over all pairs.
+    pub merged_windows: u64,
+    /// Additions saved: merged windows minus pairs.
+    pub additions_saved: u64,
+    /// Pair comparisons (array/list searches) or index entries visited (indexed search).
+    pub comparisons: u64,
+    /// The search stopped at its deadline before finishing.
+    pub deadline_hit: bool,
+    /// Wall time of the search.
+    pub search_time: Duration,
+}
+
+impl SreStats {
+    /// Additions saved as a share of plain point merging, in percent.
+    pub fn redundancy_percent(&self) -> f64 {
+        if self.nonzero_digits == 0 {
+            0.0
+        } else {
+            100.0 * self.additions_saved as f64 / self.nonzero_digits as f64
+        }
+    }
+}
+
+impl std::ops::AddAssign for SreStats {
+    /// Two searches' statistics together: counts and times summed, a deadline hit by either.
+    fn add_assign(&mut self, q: SreStats) {
+        let SreStats {
+            nonzero_digits,
+            pairs,
+            merged_windows,
+            additions_saved,
+            comparisons,
+            deadline_hit,
+            search_time,
+        } = q;
+        self.nonzero_digits += nonzero_digits;
+        self.pairs += pairs;
+        self.merged_windows += merged_windows;
+        self.additions_saved += additions_saved;
+        self.comparisons += comparisons;
+        self.deadline_hit |= deadline_hit;
+        self.search_time += search_time;
     }
 }

@@ -1,5 +1,5 @@
 //! The bucket pipeline on the GPU (decomposition, counting sort, balanced accumulation)
-//! against the host's digits (`src/digits.rs`, the oracle) and against arkworks.
+//! against the host's digits (`src/digits/`, the oracle) and against arkworks.
 
 mod common;
 

@@ -338,11 +338,10 @@ fn the_known_answer_test_refuses_or_replaces_a_wrong_device() {
         gpu_engine().adapter_name()
     );
     let faulty = |self_test, force_backend| {
-        GpuMsm::with_config(MsmConfig {
+        GpuMsm::with_config_failing_self_test(MsmConfig {
             arithmetic: Some(Arithmetic::Limbs13),
             calibration: CalibrationSource::Defaults,
             self_test,
-            self_test_inject_fault: true,
             force_backend,
             ..Default::default()
         })

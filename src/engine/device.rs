@@ -4,25 +4,14 @@
 //! failure, never blocking a call without a deadline), and the fault-injection hooks the
 //! tests use.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use super::{check_one_point_fits, GpuMsm, NEXT_DEVICE};
+use super::{check_one_point_fits, GpuMsm};
 use crate::config::{DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN};
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
-use crate::known_answer;
-use crate::sre::policy::SrePolicy;
-
-/// Test hooks (fault injection); all off by default.
-#[derive(Default)]
-pub(super) struct Hooks {
-    /// Lose the device while the next GPU call is in flight.
-    pub(super) lose_in_flight: AtomicBool,
-    /// Lose the next replacement device while its known-answer test runs.
-    lose_in_recreation: AtomicBool,
-}
 
 /// The engine's GPU context, replaced by a new one after a device loss; shared with
 /// [`GpuMsm::reconfigured`] engines.
@@ -207,74 +196,10 @@ impl GpuMsm {
         }
     }
 
-    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
-    /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
-    /// the test), and never wait for a recreation. `tamper`: expect a wrong sum.
-    pub(super) fn known_answer_test(
-        &self,
-        policy: &MsmConfig,
-        gpu: &Arc<GpuContext>,
-        tamper: bool,
-    ) -> Result<Duration> {
-        let config = MsmConfig {
-            self_test: SelfTest::Off,
-            ..policy.clone()
-        };
-        let tester = Self {
-            gpu: Some(Arc::new(DeviceCell::new(
-                Arc::clone(gpu),
-                config.clone(),
-                false,
-            ))),
-            config,
-            calibration: None,
-            adapter: self.adapter.clone(),
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
-            sre: SrePolicy::default(),
-            self_test_time: None,
-            hooks: Arc::default(),
-        };
-        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
-            tester.inject_device_loss_in_next_call();
-        }
-        known_answer::run(&tester, tamper)
-    }
-
     /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).
     pub fn devices_recreated(&self) -> u64 {
         self.gpu
             .as_ref()
             .map_or(0, |c| c.recreated.load(Ordering::Relaxed))
-    }
-
-    /// Test hook: loses the engine's device now (as a driver reset would), so that tests
-    /// can check what calls do after a loss.
-    #[doc(hidden)]
-    pub fn inject_device_loss(&self) {
-        if let Some(g) = self.gpu() {
-            g.lose();
-        }
-    }
-
-    /// Test hook: the next GPU call meets a validation error in its submission (caught by
-    /// its error scope).
-    #[doc(hidden)]
-    pub fn inject_gpu_error_in_next_call(&self) {
-        if let Some(g) = self.gpu() {
-            g.inject_validation_error();
-        }
-    }
-
-    /// Test hook: loses the device while the next GPU call is in flight (after its
-    /// submission, before its results are read).
-    #[doc(hidden)]
-    pub fn inject_device_loss_in_next_call(&self) {
-        self.hooks.lose_in_flight.store(true, Ordering::Release);
-    }
-
-    /// Test hook: the next replacement device is lost while its known-answer test runs.
-    #[doc(hidden)]
-    pub fn lose_next_recreation_during_its_self_test(&self) {
-        self.hooks.lose_in_recreation.store(true, Ordering::Release);
     }
 }

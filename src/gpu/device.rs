@@ -207,6 +207,7 @@ impl GpuContext {
     /// Test hook: the next call's submission also asks for a buffer that cannot exist
     /// (mapped for reading and writing at once), a validation error its error scope must
     /// catch.
+    #[cfg(feature = "fault-injection")]
     pub(crate) fn inject_validation_error(&self) {
         self.invalid_next.store(true, Ordering::Release);
     }

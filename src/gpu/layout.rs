@@ -96,11 +96,11 @@ pub(crate) struct Job<'a> {
 /// How a job's bucket entries are made.
 #[derive(Clone, Copy)]
 pub(crate) enum JobPlan<'a> {
-    /// By the host (`src/digits.rs`): chunked bucket lists, merged in levels.
-    Host(&'a BucketPlan),
+    /// By the host (`src/digits/`): chunked bucket lists, merged in levels.
+    HostLists(&'a BucketPlan),
     /// On the GPU from the scalars as they are: decomposition, bucket sort, balanced
     /// accumulation (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`).
-    Gpu {
+    DeviceSort {
         /// The scalars, one per point.
         scalars: &'a [Fr],
         /// Window size c (every scalar bit is covered: `num_windows(c)` windows).
@@ -175,8 +175,8 @@ impl GpuContext {
     /// Sizes and parameters of a job, checked against the adapter's limits.
     pub(super) fn layout(&self, job: &Job) -> Result<JobLayout> {
         match job.plan {
-            JobPlan::Host(plan) => self.host_layout(job, plan),
-            JobPlan::Gpu { window_bits, .. } => {
+            JobPlan::HostLists(plan) => self.host_layout(job, plan),
+            JobPlan::DeviceSort { window_bits, .. } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
                 let host = matches!(job.points, Points::Host(_));
                 self.sort_layout(job.points.len(), host, window_bits)

@@ -18,7 +18,7 @@ use crate::error::{MsmError, Result};
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
-enum Op {
+enum ShaderFn {
     FpAdd = 0,
     FpSub = 1,
     FpMul = 2,
@@ -45,7 +45,7 @@ type Case = Vec<u32>;
 pub struct ShaderOps<'a> {
     gpu: std::sync::Arc<GpuContext>,
     _engine: std::marker::PhantomData<&'a ()>,
-    pipelines: Mutex<HashMap<Op, wgpu::ComputePipeline>>,
+    pipelines: Mutex<HashMap<ShaderFn, wgpu::ComputePipeline>>,
 }
 
 impl<'a> ShaderOps<'a> {
@@ -58,7 +58,7 @@ impl<'a> ShaderOps<'a> {
         })
     }
 
-    fn pipeline(&self, op: Op) -> Result<wgpu::ComputePipeline> {
+    fn pipeline(&self, op: ShaderFn) -> Result<wgpu::ComputePipeline> {
         let mut map = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(p) = map.get(&op) {
             return Ok(p.clone());
@@ -102,7 +102,7 @@ impl<'a> ShaderOps<'a> {
             .expect("G1 points map to the Edwards curve")
     }
 
-    fn run(&self, op: Op, cases: &[Case]) -> Result<Vec<Vec<u32>>> {
+    fn run(&self, op: ShaderFn, cases: &[Case]) -> Result<Vec<Vec<u32>>> {
         let point_words = self.arithmetic().point_words();
         let dev = &self.gpu.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -168,7 +168,7 @@ impl<'a> ShaderOps<'a> {
             .collect())
     }
 
-    fn field_op(&self, op: Op, cases: Vec<Case>) -> Result<Vec<Option<Fq>>> {
+    fn field_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Fq>>> {
         Ok(self
             .run(op, &cases)?
             .iter()
@@ -176,7 +176,7 @@ impl<'a> ShaderOps<'a> {
             .collect())
     }
 
-    fn point_op(&self, op: Op, cases: Vec<Case>) -> Result<Vec<Option<G1Projective>>> {
+    fn point_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<G1Projective>>> {
         Ok(self
             .run(op, &cases)?
             .iter()
@@ -184,7 +184,7 @@ impl<'a> ShaderOps<'a> {
             .collect())
     }
 
-    fn fp_pairs(&self, op: Op, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+    fn fp_pairs(&self, op: ShaderFn, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
         let cases = pairs
             .iter()
             .map(|(a, b)| {
@@ -200,17 +200,17 @@ impl<'a> ShaderOps<'a> {
 
     /// a + b per pair. `None` marks an unreduced result.
     pub fn fp_add(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
-        self.fp_pairs(Op::FpAdd, pairs)
+        self.fp_pairs(ShaderFn::FpAdd, pairs)
     }
 
     /// a - b per pair.
     pub fn fp_sub(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
-        self.fp_pairs(Op::FpSub, pairs)
+        self.fp_pairs(ShaderFn::FpSub, pairs)
     }
 
     /// a * b per pair (Montgomery multiplication).
     pub fn fp_mul(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
-        self.fp_pairs(Op::FpMul, pairs)
+        self.fp_pairs(ShaderFn::FpMul, pairs)
     }
 
     /// a * b^k per case, as k chained multiplications on the GPU.
@@ -225,7 +225,7 @@ impl<'a> ShaderOps<'a> {
                 )
             })
             .collect();
-        self.field_op(Op::FpMulChain, cases)
+        self.field_op(ShaderFn::FpMulChain, cases)
     }
 
     /// a^2 per element.
@@ -234,7 +234,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
-        self.field_op(Op::FpSquare, cases)
+        self.field_op(ShaderFn::FpSquare, cases)
     }
 
     /// -a per element.
@@ -243,7 +243,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
-        self.field_op(Op::FpNeg, cases)
+        self.field_op(ShaderFn::FpNeg, cases)
     }
 
     /// a^-1 per element (0 for 0), by Fermat.
@@ -252,7 +252,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
             .collect();
-        self.field_op(Op::FpInverse, cases)
+        self.field_op(ShaderFn::FpInverse, cases)
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
@@ -285,12 +285,12 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&arkworks_words(a), &[], 0))
             .collect();
-        self.field_op(Op::FpFromArkworks, cases)
+        self.field_op(ShaderFn::FpFromArkworks, cases)
     }
 
     fn point_pairs(
         &self,
-        op: Op,
+        op: ShaderFn,
         pairs: &[(G1Projective, G1Projective)],
     ) -> Result<Vec<Option<G1Projective>>> {
         let cases = pairs
@@ -305,7 +305,7 @@ impl<'a> ShaderOps<'a> {
         &self,
         pairs: &[(G1Projective, G1Projective)],
     ) -> Result<Vec<Option<G1Projective>>> {
-        self.point_pairs(Op::PointAdd, pairs)
+        self.point_pairs(ShaderFn::PointAdd, pairs)
     }
 
     /// P + Q with Q affine; Q must not be the identity (the engine never passes one).
@@ -323,7 +323,7 @@ impl<'a> ShaderOps<'a> {
                 self.case(&self.point(a), &b, 0)
             })
             .collect();
-        self.point_op(Op::PointAddMixed, cases)
+        self.point_op(ShaderFn::PointAddMixed, cases)
     }
 
     /// 2P.
@@ -332,7 +332,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&self.point(a), &[], 0))
             .collect();
-        self.point_op(Op::PointDouble, cases)
+        self.point_op(ShaderFn::PointDouble, cases)
     }
 
     /// -P.
@@ -341,7 +341,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|a| self.case(&self.point(a), &[], 0))
             .collect();
-        self.point_op(Op::PointNeg, cases)
+        self.point_op(ShaderFn::PointNeg, cases)
     }
 
     /// k * P for small k.
@@ -353,7 +353,7 @@ impl<'a> ShaderOps<'a> {
             .iter()
             .map(|(a, k)| self.case(&self.point(a), &[], *k))
             .collect();
-        self.point_op(Op::PointMulSmall, cases)
+        self.point_op(ShaderFn::PointMulSmall, cases)
     }
 
     /// The convert stage's check of uploaded bases (`shaders/base_check.wgsl`), on raw upload
@@ -365,7 +365,7 @@ impl<'a> ShaderOps<'a> {
     ) -> Result<Vec<bool>> {
         let cases: Vec<Case> = uploads.iter().map(|(x, y)| self.case(x, y, 0)).collect();
         Ok(self
-            .run(Op::UploadIsValid, &cases)?
+            .run(ShaderFn::UploadIsValid, &cases)?
             .iter()
             .map(|w| w[0] == 1)
             .collect())
@@ -373,6 +373,6 @@ impl<'a> ShaderOps<'a> {
 
     /// The shaders' identity point, `count` times.
     pub fn point_identity(&self, count: usize) -> Result<Vec<Option<G1Projective>>> {
-        self.point_op(Op::PointIdentity, vec![self.case(&[], &[], 0); count])
+        self.point_op(ShaderFn::PointIdentity, vec![self.case(&[], &[], 0); count])
     }
 }

@@ -22,7 +22,7 @@ impl GpuContext {
         let job = Job {
             points: Points::Host(bases),
             merged: &[],
-            plan: JobPlan::Gpu {
+            plan: JobPlan::DeviceSort {
                 scalars,
                 window_bits: c,
             },

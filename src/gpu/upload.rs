@@ -55,13 +55,13 @@ impl Uploads<'_> {
         let points: usize = self.points.iter().map(|p| p.len()).sum();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         match self.plan {
-            JobPlan::Host(plan) => sections.extend([
+            JobPlan::HostLists(plan) => sections.extend([
                 (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
                 (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
             ]),
-            JobPlan::Gpu { scalars, .. } => {
+            JobPlan::DeviceSort { scalars, .. } => {
                 sections.extend(sort_uploads(self.levels.len(), scalars.len()))
             }
         }
@@ -72,7 +72,7 @@ impl Uploads<'_> {
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
     /// straight into the mapped staging buffer.
     pub(super) fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
-        let JobPlan::Gpu { scalars, .. } = self.plan else {
+        let JobPlan::DeviceSort { scalars, .. } = self.plan else {
             unreachable!("scalars are uploaded for the GPU bucket sort only")
         };
         let (chunks, _) = out.into_chunks::<32>();
@@ -112,7 +112,7 @@ impl Uploads<'_> {
             }
             Slot::Scalars => unreachable!("written by write_scalars"),
             Slot::ChunkOffsets | Slot::Entries => {
-                let JobPlan::Host(plan) = self.plan else {
+                let JobPlan::HostLists(plan) = self.plan else {
                     unreachable!("bucket lists are uploaded for the host plan only")
                 };
                 let words = match slot {

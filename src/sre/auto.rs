@@ -107,6 +107,20 @@ pub fn sre_ns(r: &Rates, n: usize, c: u32, saved: f64, pairs: f64, search_ns: f6
     plain_ns(r, n, c) - (saved + pairs) * r.entry_ns + pairs * r.merge_ns + search_ns
 }
 
+/// The best window a pilot search found so far, extrapolated to the whole input.
+struct Pilot {
+    /// Window size.
+    c: u32,
+    /// Additions the full search would save.
+    saved: f64,
+    /// Merged pairs it would make.
+    pairs: f64,
+    /// Predicted time of the full search, in ns (zero when the pilot was the whole input).
+    search_ns: f64,
+    /// The pilot's plan, when its sample was the whole input.
+    plan: Option<SrePlan>,
+}
+
 /// Decides for `bases`/`scalars`; `fixed_c` restricts the window to the configured one.
 /// Without `rates` it runs plain (nothing measured yet).
 pub fn decide(
@@ -159,8 +173,7 @@ pub fn decide(
 
     let whole = s == n;
     let mut pilot_stats = SreStats::default();
-    // (c, saved, pairs, predicted full search ns, plan when the sample is the whole input)
-    let mut best: Option<(u32, f64, f64, f64, Option<SrePlan>)> = None;
+    let mut best: Option<Pilot> = None;
     let mut best_t = f64::INFINITY;
     let mut notes = Vec::new();
     // Predicted time at c once the search may use `left_ns` more: the deadline cuts a longer
@@ -192,13 +205,7 @@ pub fn decide(
         let d = DigitMatrix::new(&sample_b, &sample_k, c);
         let p = search(&d, &AUTO_OPTIONS, Some(pilot_deadline));
         let st = p.stats;
-        pilot_stats.nonzero_digits += st.nonzero_digits;
-        pilot_stats.pairs += st.pairs;
-        pilot_stats.merged_windows += st.merged_windows;
-        pilot_stats.additions_saved += st.additions_saved;
-        pilot_stats.comparisons += st.comparisons;
-        pilot_stats.search_time += st.search_time;
-        pilot_stats.deadline_hit |= st.deadline_hit;
+        pilot_stats += st;
         if st.deadline_hit || s == 0 {
             notes.push(format!("c={c}: pilot ran out of budget"));
             break;
@@ -226,14 +233,26 @@ pub fn decide(
         ));
         if t < best_t {
             best_t = t;
-            best = Some((c, saved, pairs, search_ns, whole.then_some(p)));
+            best = Some(Pilot {
+                c,
+                saved,
+                pairs,
+                search_ns,
+                plan: whole.then_some(p),
+            });
         }
     }
     let pilot_time = start.elapsed();
     // Re-predict the winner with the budget the pilots left.
     let mut deadline = Instant::now();
     let (window_bits, sre_t, on, plan) = match best {
-        Some((c, saved, pairs, search_ns, plan)) => {
+        Some(Pilot {
+            c,
+            saved,
+            pairs,
+            search_ns,
+            plan,
+        }) => {
             let left_ns = full_budget_ns(sre_ns(&r, n, c, saved, pairs, 0.0)).max(0.0);
             deadline += Duration::from_nanos(left_ns as u64);
             let t = predict(c, saved, pairs, search_ns, left_ns);

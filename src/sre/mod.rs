@@ -41,72 +41,14 @@ mod merge;
 pub(crate) mod policy;
 mod search;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+pub use crate::config::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
+pub use crate::report::SreStats;
 pub use merge::merged_points;
 pub use search::INDEXED_CANDIDATES_PER_LIST;
 
 use crate::digits::DigitMatrix;
-
-/// Which pair search to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SreStrategy {
-    /// The paper's vanilla array-based search (section 4.1).
-    Array,
-    /// The paper's list-based greedy search (section 4.2).
-    Greedy,
-    /// The paper's list-based exhaustive search (section 4.3).
-    Exhaustive,
-    /// Candidates from a (window, digit) index; best partner per target.
-    Indexed,
-}
-
-impl SreStrategy {
-    /// Every strategy.
-    pub const ALL: [SreStrategy; 4] = [Self::Array, Self::Greedy, Self::Exhaustive, Self::Indexed];
-
-    /// Lower-case name, as the examples take it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Array => "array",
-            Self::Greedy => "greedy",
-            Self::Exhaustive => "exhaustive",
-            Self::Indexed => "indexed",
-        }
-    }
-
-    /// Parses [`SreStrategy::name`].
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == s)
-    }
-}
-
-/// The early-stopping threshold the paper uses: a scalar stops once more than 80% of its
-/// windows are merged.
-pub const PAPER_EARLY_STOP: f64 = 0.8;
-
-/// How to search.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SreOptions {
-    /// The search.
-    pub strategy: SreStrategy,
-    /// Early stopping: a scalar leaves the search once more than this fraction of its windows
-    /// is merged. `None` searches until no match is left.
-    pub early_stop: Option<f64>,
-    /// Also match opposite digits (R = P_i - P_j). Only meaningful for signed digits.
-    pub opposite: bool,
-}
-
-impl SreOptions {
-    /// `strategy` with the paper's early stop and opposite matches on.
-    pub fn new(strategy: SreStrategy) -> Self {
-        Self {
-            strategy,
-            early_stop: Some(PAPER_EARLY_STOP),
-            opposite: true,
-        }
-    }
-}
 
 /// One merged pair: R = P_i + P_j (or P_i - P_j when `negate_j`), placed in `windows`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,36 +61,6 @@ pub struct MergedPair {
     pub negate_j: bool,
     /// (window, digit of scalar i) for each merged window, ascending window.
     pub windows: Vec<(u32, i32)>,
-}
-
-/// What a search found and what it cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SreStats {
-    /// Nonzero digits before the search: the additions plain point merging does.
-    pub nonzero_digits: u64,
-    /// Merged pairs.
-    pub pairs: u64,
-    /// Windows merged, over all pairs.
-    pub merged_windows: u64,
-    /// Additions saved: merged windows minus pairs.
-    pub additions_saved: u64,
-    /// Pair comparisons (array/list searches) or index entries visited (indexed search).
-    pub comparisons: u64,
-    /// The search stopped at its deadline before finishing.
-    pub deadline_hit: bool,
-    /// Wall time of the search.
-    pub search_time: Duration,
-}
-
-impl SreStats {
-    /// Additions saved as a share of plain point merging, in percent.
-    pub fn redundancy_percent(&self) -> f64 {
-        if self.nonzero_digits == 0 {
-            0.0
-        } else {
-            100.0 * self.additions_saved as f64 / self.nonzero_digits as f64
-        }
-    }
 }
 
 /// The result of a search: merged pairs, the digits left to place point by point, and stats.

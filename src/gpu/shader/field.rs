@@ -19,34 +19,9 @@ pub const LIMBS: u32 = 30;
 /// Limbs per element in the wide profile: 12 * 32 = 384 bits.
 pub const WIDE_LIMBS: u32 = 12;
 
-/// The field arithmetic a device's shaders run, chosen per adapter at engine creation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Arithmetic {
-    /// 30 limbs of 13 bits, one per u32, Montgomery radix 2^390 (`shaders/field.wgsl`):
-    /// needs nothing beyond 32-bit integers. 1800 limb products per multiplication. Curve
-    /// formulas interpreted from the step tables (`shaders/curve_interp.wgsl`), which keeps
-    /// shaders small where a driver inlines everything.
-    Limbs13,
-    /// 12 limbs of 32 bits with 64-bit products, radix 2^384 as arkworks
-    /// (`shaders/field32.wgsl`): needs `wgpu::Features::SHADER_INT64`. 288 products per
-    /// multiplication, and bases need no conversion. Curve formulas written out as
-    /// straight-line code generated from the same step tables: no run-time-indexed arrays.
-    Limbs32,
-    /// The [`Arithmetic::Limbs32`] field with the buckets on the twisted Edwards form of G1
-    /// (`src/gpu/shader/edwards.rs`): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
-    /// additions of 7 multiplications instead of 11, additions 9 instead of 12. Window sums
-    /// map back to short Weierstrass on the host.
-    Limbs32Edwards,
-}
+pub use crate::config::Arithmetic;
 
 impl Arithmetic {
-    /// Every profile.
-    pub const ALL: [Arithmetic; 3] = [
-        Arithmetic::Limbs13,
-        Arithmetic::Limbs32,
-        Arithmetic::Limbs32Edwards,
-    ];
-
     /// Bits of the Montgomery radix R.
     pub fn radix_bits(self) -> u32 {
         match self {

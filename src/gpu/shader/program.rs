@@ -1,11 +1,13 @@
-//! The curve formulas as straight-line programs over a small register file of field
-//! elements, interpreted by one loop in curve.wgsl.
+//! The curve formulas as straight-line programs (step tables) over a small register file of
+//! field elements. The `Limbs13` profile interprets them with one loop
+//! (`shaders/curve_interp.wgsl`); the `Limbs32` profiles write them out as straight-line
+//! WGSL generated from the same tables ([`crate::gpu::shader::profile`]).
 //!
 //! Why a program table and not inlined formulas: Mesa (and other drivers) inline every WGSL
 //! function, so each `point_add` written out in full copies 12 Montgomery multiplications
 //! into its caller. With several additions per stage the software Vulkan adapter spent
-//! minutes compiling one pipeline. Interpreting the formulas keeps one multiplication, one
-//! addition and one subtraction per call site. The same programs run on the CPU in
+//! minutes compiling one pipeline of 13-bit limbs. Interpreting the formulas keeps one
+//! multiplication, one addition and one subtraction per call site. The same programs run on the CPU in
 //! [`interpret`], which the tests compare with arkworks.
 //!
 //! Formulas: Renes, Costello and Batina, "Complete addition formulas for prime order elliptic

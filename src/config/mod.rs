@@ -1,12 +1,15 @@
-//! Engine configuration and its named tuning constants.
+//! Engine configuration and its named tuning constants, at the bottom of the crate: it
+//! depends on nothing but [`crate::error`].
 
 use std::time::Duration;
 
-use crate::calibration::CalibrationSource;
 use crate::error::{MsmError, Result};
-use crate::gpu::field::Arithmetic;
-use crate::report::Backend;
-use crate::sre::SreOptions;
+
+mod choices;
+
+pub use choices::{
+    Arithmetic, Backend, CalibrationSource, SreOptions, SreStrategy, PAPER_EARLY_STOP,
+};
 
 /// Below this many points the engine uses the CPU double-and-add path.
 ///
@@ -145,7 +148,7 @@ pub enum BucketSort {
     /// On the GPU, unless SRE plans the call (SRE searches the digits on the host).
     #[default]
     Auto,
-    /// On the host (`src/digits.rs`): digits, bucket lists cut into chunks, merged in levels.
+    /// On the host (`src/digits/`): digits, bucket lists cut into chunks, merged in levels.
     /// Runs only the windows the largest scalar needs, which helps small scalars, at a host
     /// cost per scalar (docs/PERF.md).
     Host,
@@ -199,9 +202,6 @@ pub struct MsmConfig {
     /// The known-answer test at engine creation and on a replacement device (on by default:
     /// a device that computes a wrong MSM is refused).
     pub self_test: SelfTest,
-    /// Test hook: make the known-answer test expect a wrong sum, so that it fails.
-    #[doc(hidden)]
-    pub self_test_inject_fault: bool,
     /// Refuse to build an engine without a GPU adapter ([`MsmError::NoAdapter`]). By default
     /// an engine with no adapter at all still works, on the CPU paths, and says so.
     pub require_gpu: bool,
@@ -241,7 +241,6 @@ impl Default for MsmConfig {
             arithmetic: None,
             validate_subgroup: false,
             self_test: SelfTest::Refuse,
-            self_test_inject_fault: false,
             require_gpu: false,
             bucket_sort: BucketSort::Auto,
             max_slice_points: None,

@@ -1,0 +1,115 @@
+//! Many MSMs on one resident set: the host work of the next vector overlaps the GPU's run of
+//! the current one.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ark_bls12_377::{Fr, G1Projective};
+
+use super::prepare::{GpuCall, Prepared};
+use super::GpuMsm;
+use crate::bases::{Bases, BasesRef};
+use crate::error::{MsmError, Result};
+use crate::gpu::{GpuContext, InFlight};
+use crate::report::MsmReport;
+
+impl GpuMsm {
+    /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
+    /// as the bases). The host work of vector k + 1 (digits, bucket plan, upload) runs while
+    /// the GPU computes vector k. A bad vector fails the call with [`MsmError::Batch`].
+    pub fn batch_msm(&self, bases: &Bases, scalars: &[&[Fr]]) -> Result<Vec<G1Projective>> {
+        Ok(self
+            .batch_msm_with_reports(bases, scalars)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// [`GpuMsm::batch_msm`] with each vector's report.
+    pub fn batch_msm_with_reports(
+        &self,
+        bases: &Bases,
+        scalars: &[&[Fr]],
+    ) -> Result<Vec<(G1Projective, MsmReport)>> {
+        let _s = tracing::info_span!("gpu_msm.batch", vectors = scalars.len()).entered();
+        let at = |index: usize| {
+            move |e: MsmError| MsmError::Batch {
+                index,
+                source: Box::new(e),
+            }
+        };
+        // Every vector is checked before any work starts.
+        for (k, s) in scalars.iter().enumerate() {
+            self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
+        }
+        if bases.parts() > 1 || !self.holds(bases) {
+            // Bases in several device parts, or not on this device: each vector runs as its
+            // own call (sliced where it must be), one after the other.
+            return scalars
+                .iter()
+                .enumerate()
+                .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
+                .collect();
+        }
+        // One device for the whole batch (the one of its first GPU vector), even if another
+        // call replaces a lost one.
+        let mut device: Option<Arc<GpuContext>> = None;
+        let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
+        let mut in_flight: Option<(usize, Box<GpuCall>, InFlight)> = None;
+        for (k, s) in scalars.iter().enumerate() {
+            // The host work of vector k, done while vector k - 1 is in flight, is not part
+            // of vector k - 1's report.
+            let t = Instant::now();
+            let route = self.route_call(s.len()).map_err(at(k))?;
+            let step = self
+                .prepare(BasesRef::Resident(bases), s, route)
+                .map_err(at(k))?;
+            let p = match step {
+                Prepared::Done(r, rep) => {
+                    out[k] = Some((r, *rep));
+                    if let Some((_, pj, _)) = in_flight.as_mut() {
+                        pj.overlapped += t.elapsed();
+                    }
+                    continue;
+                }
+                Prepared::Gpu(p) => p,
+            };
+            if device.is_none() {
+                device = Some(self.gpu_context().map_err(at(k))?);
+            }
+            let gpu = device.as_deref().expect("set above");
+            // Waiting for room while holding vector k - 1's could wait forever: when the
+            // budget has no room for both, vector k - 1 is collected first.
+            let f = match self.submit(gpu, &p, in_flight.is_none()).map_err(at(k))? {
+                Some(f) => f,
+                None => {
+                    let (j, pj, fj) = in_flight.take().expect("only a call in flight waits");
+                    let done = self.finish(gpu, fj);
+                    out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+                    let f = self.submit(gpu, &p, true).map_err(at(k))?;
+                    f.expect("waited for room")
+                }
+            };
+            // Vector k is queued behind the previous one: collect that one now.
+            if let Some((j, mut pj, fj)) = in_flight.replace((k, p, f)) {
+                pj.overlapped += t.elapsed();
+                let tc = Instant::now();
+                let done = self.finish(gpu, fj);
+                out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+                // ... nor is the previous vector's completion part of vector k's report.
+                if let Some((_, pk, _)) = in_flight.as_mut() {
+                    pk.overlapped += tc.elapsed();
+                }
+            }
+        }
+        if let Some((j, pj, fj)) = in_flight {
+            let gpu = device.as_deref().expect("set by the vector in flight");
+            let done = self.finish(gpu, fj);
+            out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+        }
+        Ok(out
+            .into_iter()
+            .map(|r| r.expect("every vector ran"))
+            .collect())
+    }
+}

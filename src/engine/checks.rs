@@ -1,0 +1,111 @@
+//! What a call checks before it runs: lengths and ownership, and its bases (on the curve
+//! with reduced coordinates, in G1 with `validate_subgroup`).
+
+use ark_bls12_377::{Fq, Fr, G1Affine};
+use ark_ec::AffineRepr;
+use ark_ff::PrimeField;
+use rayon::prelude::*;
+
+use super::GpuMsm;
+use crate::bases::BasesRef;
+use crate::error::{MsmError, Result};
+use crate::report::Backend;
+
+impl GpuMsm {
+    /// Checks lengths and ownership; returns the bases the call uses.
+    pub(super) fn validate<'a>(
+        &self,
+        bases: BasesRef<'a>,
+        scalars: &[Fr],
+    ) -> Result<&'a [G1Affine]> {
+        let all = bases.points();
+        match bases {
+            BasesRef::Host(_) if all.len() != scalars.len() => Err(MsmError::LengthMismatch {
+                bases: all.len(),
+                scalars: scalars.len(),
+            }),
+            BasesRef::Resident(_) if scalars.len() > all.len() => Err(MsmError::LengthMismatch {
+                bases: all.len(),
+                scalars: scalars.len(),
+            }),
+            BasesRef::Resident(b) | BasesRef::ResidentPart(b, _) if b.device() != self.device => {
+                Err(MsmError::ForeignBases)
+            }
+            BasesRef::ResidentPart(..) if scalars.len() > all.len() => {
+                Err(MsmError::LengthMismatch {
+                    bases: all.len(),
+                    scalars: scalars.len(),
+                })
+            }
+            _ => Ok(&all[..scalars.len()]),
+        }
+    }
+
+    /// The checks a call's `bases` need before `backend` runs them, and whether they are all
+    /// known to be in G1. Host bases: on the curve on the CPU paths (the GPU's convert stage
+    /// checks them there), and in G1 with `validate_subgroup`. Resident ones were checked on
+    /// the curve when loaded; with `validate_subgroup`, the set's bases outside G1 are found
+    /// once (at load, or at the first such call) and a call over one of them is refused.
+    pub(super) fn check_call_bases(
+        &self,
+        src: BasesRef,
+        bases: &[G1Affine],
+        backend: Backend,
+    ) -> Result<bool> {
+        let subgroup = self.config.validate_subgroup;
+        let (BasesRef::Resident(set) | BasesRef::ResidentPart(set, _)) = src else {
+            if backend != Backend::Gpu || subgroup {
+                check_bases(bases, subgroup)?;
+            }
+            return Ok(subgroup);
+        };
+        let range = src.offset()..src.offset() + bases.len();
+        let outside = match subgroup {
+            true => Some(set.outside_g1()),
+            false => set.outside_g1_if_known(),
+        };
+        if let Some(i) = outside.and_then(|o| o.iter().find(|i| range.contains(i))) {
+            if subgroup {
+                let index = i - range.start;
+                return Err(MsmError::BaseNotInSubgroup { index });
+            }
+            return Ok(false);
+        }
+        Ok(outside.is_some())
+    }
+}
+
+/// Whether a coordinate is stored reduced (below p), as every arkworks constructor but
+/// `Fq::new_unchecked` leaves it.
+fn reduced(x: &Fq) -> bool {
+    x.0 < Fq::MODULUS
+}
+
+/// `MsmError::InvalidBase` for the first base off the curve or with a coordinate not
+/// reduced (the identity is fine); with `subgroup`, `MsmError::BaseNotInSubgroup` for the
+/// first one outside G1. The GPU's convert stage makes the same check
+/// (`shaders/base_check.wgsl`).
+///
+/// Why a base outside G1 can never give a wrong sum on the GPU path: the complete short
+/// Weierstrass formulas are exact for every pair P, Q unless P - Q has order 2, and then they
+/// return (0 : 0 : 0) (Renes, Costello and Batina, 2016). (0 : 0 : 0) absorbs every later
+/// addition (each output coordinate is a sum of products with one of its coordinates), so
+/// the window sum comes back as (0 : 0 : 0), which is not a point and fails the host's check,
+/// and the call ends here. The Edwards profile poisons its exceptional case the same way
+/// (`src/gpu/shader/edwards.rs`).
+pub(super) fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
+    let valid = |p: &G1Affine| p.is_zero() || (reduced(&p.x) && reduced(&p.y) && p.is_on_curve());
+    if let Some(index) = bases.par_iter().position_first(|p| !valid(p)) {
+        return Err(MsmError::InvalidBase { index });
+    }
+    if !subgroup {
+        return Ok(());
+    }
+    match bases
+        .par_iter()
+        .position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve())
+    {
+        Some(index) => Err(MsmError::BaseNotInSubgroup { index }),
+        None => Ok(()),
+    }
+}

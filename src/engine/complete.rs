@@ -1,0 +1,179 @@
+//! A prepared call's submission, the wait for its window sums, and their checks and
+//! reduction into the MSM and its report.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use ark_bls12_377::{G1Affine, G1Projective};
+
+use super::checks::check_bases;
+use super::prepare::{CallPlan, GpuCall};
+use super::GpuMsm;
+use crate::bases::BasesRef;
+use crate::config::Arithmetic;
+use crate::cpu;
+use crate::error::{MsmError, Result};
+use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobPlan, Points};
+use crate::report::MsmReport;
+
+impl GpuMsm {
+    /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first
+    /// waits for room in the memory budget if `wait`; else it returns `None` when there is
+    /// none.
+    pub(super) fn submit(
+        &self,
+        gpu: &GpuContext,
+        p: &GpuCall,
+        wait: bool,
+    ) -> Result<Option<InFlight>> {
+        let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
+        // Resident sets loaded on a device that was lost since are uploaded by the call.
+        let points = match p.bases {
+            BasesRef::Host(b) => Points::Host(b),
+            BasesRef::Resident(b) => match b.resident() {
+                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
+                _ => Points::Host(&b.points()[..p.n]),
+            },
+            BasesRef::ResidentPart(b, k) => match b.part(k) {
+                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
+                _ => Points::Host(&p.bases.points()[..p.n]),
+            },
+        };
+        let out = gpu.submit_if(
+            &Job {
+                points,
+                merged: &p.merged,
+                plan: match &p.plan {
+                    CallPlan::HostLists(plan) => JobPlan::HostLists(plan),
+                    CallPlan::DeviceSort => JobPlan::DeviceSort {
+                        scalars: p.scalars,
+                        window_bits: p.c,
+                    },
+                },
+            },
+            wait,
+            self.config.gpu_timeout,
+        );
+        out.map_err(|e| Self::on_device(gpu, e))
+    }
+
+    /// Waits for a submitted call's window sums.
+    pub(super) fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<CallOutput> {
+        let _s = tracing::info_span!("gpu_msm.gpu").entered();
+        if self.hooks.lose_in_flight.swap(false, Ordering::AcqRel) {
+            gpu.lose();
+        }
+        let out = gpu
+            .finish(f, self.config.gpu_timeout)
+            .map_err(|e| Self::on_device(gpu, e));
+        match out {
+            Err(MsmError::Timeout(m)) => Err(MsmError::Timeout(m)),
+            // Whatever came back, it came from a device that is gone.
+            _ if gpu.is_lost() => Err(MsmError::DeviceLost(
+                "the device was lost while the call ran".into(),
+            )),
+            out => out,
+        }
+    }
+
+    /// The window sums of a finished call, checked and reduced; the report completed.
+    pub(super) fn complete(
+        &self,
+        p: GpuCall,
+        gpu_out: Result<CallOutput>,
+    ) -> Result<(G1Projective, MsmReport)> {
+        let GpuCall {
+            mut report,
+            start,
+            bases,
+            n,
+            c,
+            overlapped,
+            ..
+        } = p;
+        let CallOutput {
+            sums,
+            times,
+            bad_base,
+        } = gpu_out?;
+        let bases = &bases.points()[..n];
+        if let Some(i) = bad_base {
+            // The convert stage found an uploaded base off the curve: the sums mean nothing.
+            // The host names the first such base (its check is the same one).
+            return Err(match check_bases(bases, false) {
+                Err(e) => e,
+                Ok(()) => MsmError::Gpu(format!(
+                    "the GPU's check refused base {i}, which the host finds on the curve"
+                )),
+            });
+        }
+        let arithmetic = self.gpu_context()?.arithmetic;
+        let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
+        let t = Instant::now();
+        let window_sums = window_sums(arithmetic, &sums, bases)?;
+        let result = cpu::window_reduction(&window_sums, c);
+        report.phases.window_reduction = t.elapsed();
+        report.phases.total = start.elapsed().saturating_sub(overlapped);
+        report.arithmetic = Some(arithmetic);
+        report.gpu_timing = self.gpu().map(|g| g.timing());
+        add_gpu_times(&mut report, &times);
+        self.sre.learn(&report);
+        Ok((result, report))
+    }
+}
+
+/// The window sums read back, as points; one off the curve or unreduced is a base outside
+/// G1 that met the formulas' exceptional case (every base is on the curve: checked when
+/// loaded, or by the convert stage), named as [`MsmError::BaseNotInSubgroup`], or a GPU
+/// fault.
+fn window_sums(
+    arithmetic: Arithmetic,
+    sums: &[u32],
+    bases: &[G1Affine],
+) -> Result<Vec<G1Projective>> {
+    let points = sums
+        .chunks_exact(arithmetic.point_words())
+        .map(|w| arithmetic.point_from_shader_words(w))
+        .collect::<Option<Vec<_>>>();
+    match points {
+        Some(p) => Ok(p),
+        None => match check_bases(bases, true) {
+            Err(e) => Err(e),
+            Ok(()) => Err(MsmError::Gpu(
+                "a window sum came back off the curve or unreduced".into(),
+            )),
+        },
+    }
+}
+
+/// The GPU's phase times and counts in the report (its total already set), and in a
+/// `tracing` event.
+fn add_gpu_times(report: &mut MsmReport, times: &GpuTimes) {
+    let ph = &mut report.phases;
+    ph.upload = times.upload;
+    ph.point_conversion = times.point_conversion;
+    ph.bucket_sort = times.bucket_sort;
+    ph.bucket_accumulation = times.bucket_accumulation;
+    ph.bucket_reduction = times.bucket_reduction;
+    ph.download = times.download;
+    if let Some(e) = times.entries {
+        report.num_entries = e as usize;
+    }
+    report.host_time = report.phases.total.saturating_sub(times.wait);
+    report.buffers_allocated = times.buffers_allocated;
+    tracing::info!(
+        target: "gpu_msm",
+        timing = ?report.gpu_timing,
+        upload_ms = ms(times.upload),
+        point_conversion_ms = ms(times.point_conversion),
+        bucket_sort_ms = ms(times.bucket_sort),
+        bucket_accumulation_ms = ms(times.bucket_accumulation),
+        bucket_reduction_ms = ms(times.bucket_reduction),
+        download_ms = ms(times.download),
+        "gpu phases"
+    );
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}

@@ -1,0 +1,56 @@
+//! Fault injection for the tests: a device lost now, during the next call or during a
+//! replacement's known-answer test, and a validation error in the next submission. The
+//! switches are always there (off); the methods that set them exist only with the
+//! `fault-injection` feature, which the crate's own tests turn on.
+
+use std::sync::atomic::AtomicBool;
+#[cfg(feature = "fault-injection")]
+use std::sync::atomic::Ordering;
+
+#[cfg(feature = "fault-injection")]
+use super::GpuMsm;
+
+/// Test hooks (fault injection); all off by default.
+#[derive(Default)]
+pub(super) struct Hooks {
+    /// Lose the device while the next GPU call is in flight.
+    pub(super) lose_in_flight: AtomicBool,
+    /// Lose the next replacement device while its known-answer test runs.
+    pub(super) lose_in_recreation: AtomicBool,
+}
+
+#[cfg(feature = "fault-injection")]
+impl GpuMsm {
+    /// Test hook: [`GpuMsm::with_config`] with a known-answer test that expects a wrong sum,
+    /// so that it fails as on a device that computes wrongly.
+    pub fn with_config_failing_self_test(config: crate::MsmConfig) -> crate::Result<Self> {
+        Self::create(config, true)
+    }
+
+    /// Test hook: loses the engine's device now (as a driver reset would), so that tests
+    /// can check what calls do after a loss.
+    pub fn inject_device_loss(&self) {
+        if let Some(g) = self.gpu() {
+            g.lose();
+        }
+    }
+
+    /// Test hook: the next GPU call meets a validation error in its submission (caught by
+    /// its error scope).
+    pub fn inject_gpu_error_in_next_call(&self) {
+        if let Some(g) = self.gpu() {
+            g.inject_validation_error();
+        }
+    }
+
+    /// Test hook: loses the device while the next GPU call is in flight (after its
+    /// submission, before its results are read).
+    pub fn inject_device_loss_in_next_call(&self) {
+        self.hooks.lose_in_flight.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the next replacement device is lost while its known-answer test runs.
+    pub fn lose_next_recreation_during_its_self_test(&self) {
+        self.hooks.lose_in_recreation.store(true, Ordering::Release);
+    }
+}

@@ -1,0 +1,243 @@
+//! A call's host work before the GPU, per path: the CPU paths run the call here; the GPU
+//! paths plan its bucket entries on the device (the bucket sort, [`GpuMsm::device_sort`]) or
+//! on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or `BucketSort::Host`).
+
+use std::time::{Duration, Instant};
+
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_ec::AffineRepr;
+use ark_ff::Zero;
+
+use super::checks::check_bases;
+use super::route::cpu_msm;
+use super::GpuMsm;
+use crate::bases::BasesRef;
+use crate::config::BucketSort;
+use crate::digits::{
+    best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
+    windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+};
+use crate::error::{MsmError, Result};
+use crate::report::{Backend, MsmReport, PhaseTimes};
+use crate::sre::policy::Placement;
+use crate::sre::{self, SrePlan};
+
+/// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
+pub(super) enum Prepared<'a> {
+    Done(G1Projective, Box<MsmReport>),
+    Gpu(Box<GpuCall<'a>>),
+}
+
+/// A GPU call after its host work, ready to submit.
+pub(super) struct GpuCall<'a> {
+    pub(super) report: MsmReport,
+    pub(super) start: Instant,
+    pub(super) bases: BasesRef<'a>,
+    pub(super) n: usize,
+    pub(super) c: u32,
+    pub(super) plan: CallPlan,
+    pub(super) scalars: &'a [Fr],
+    /// SRE's merged points, uploaded after the bases.
+    pub(super) merged: Vec<G1Affine>,
+    /// Time spent on other calls' host work while this one was in flight (a batch).
+    pub(super) overlapped: Duration,
+}
+
+/// How a GPU call's bucket entries are made.
+pub(super) enum CallPlan {
+    /// The host's bucket lists (SRE, or [`BucketSort::Host`]).
+    HostLists(BucketPlan),
+    /// The bucket sort on the device, from the scalars, at the call's window size c.
+    DeviceSort,
+}
+
+impl GpuMsm {
+    /// Validation, the base checks and all host work before the GPU, on the path `route`
+    /// chose: the CPU paths run the call here.
+    pub(super) fn prepare<'a>(
+        &self,
+        src: BasesRef<'a>,
+        scalars: &'a [Fr],
+        (backend, route): (Backend, String),
+    ) -> Result<Prepared<'a>> {
+        let start = Instant::now();
+        let bases = self.validate(src, scalars)?;
+        let n = scalars.len();
+        tracing::Span::current().record("backend", tracing::field::debug(backend));
+        let mut report = self.empty_report(src, n, backend, route);
+        if n == 0 {
+            return Ok(done(G1Projective::zero(), report, start));
+        }
+        let in_g1 = self.check_call_bases(src, bases, backend)?;
+        if backend != Backend::Gpu {
+            let t = Instant::now();
+            let r = cpu_msm(backend, bases, scalars, in_g1);
+            report.phases.window_reduction = t.elapsed();
+            return Ok(done(r, report, start));
+        }
+        if n >= SIGN_BIT as usize {
+            return Err(MsmError::InputTooLarge(format!(
+                "{n} points; point indices must fit 31 bits"
+            )));
+        }
+        let placement = {
+            let _s = tracing::info_span!("gpu_msm.sre_search").entered();
+            self.sre.plan(&self.config, bases, scalars, &mut report)
+        };
+        let on_device = placement.sre.is_none()
+            && placement.digits.is_none()
+            && self.config.bucket_sort != BucketSort::Host;
+        let call = GpuCall {
+            report,
+            start,
+            bases: src,
+            n,
+            c: 0,
+            plan: CallPlan::DeviceSort,
+            scalars,
+            merged: Vec::new(),
+            overlapped: Duration::ZERO,
+        };
+        match on_device {
+            true => self.device_sort(call, placement.c),
+            false => self.host_lists(call, bases, placement),
+        }
+    }
+
+    /// A report of a call that has not run yet.
+    fn empty_report(&self, src: BasesRef, n: usize, backend: Backend, route: String) -> MsmReport {
+        MsmReport {
+            backend,
+            route,
+            n,
+            window_bits: None,
+            num_windows: 0,
+            num_buckets: 0,
+            num_entries: 0,
+            gpu_timing: None,
+            arithmetic: None,
+            adapter: self.adapter_name().to_string(),
+            sre: None,
+            resident_bases: matches!(src, BasesRef::Resident(_) | BasesRef::ResidentPart(..)),
+            buffers_allocated: 0,
+            host_time: Duration::ZERO,
+            phases: PhaseTimes::default(),
+        }
+    }
+
+    /// The device-sort path: everything per scalar happens on the GPU, at window size `c`
+    /// (the policy's, the configured one or the cost model's) over every scalar bit. A call
+    /// that does not fit is refused before any upload (one-shot calls were sliced to fit).
+    fn device_sort<'a>(&self, mut call: GpuCall<'a>, c: Option<u32>) -> Result<Prepared<'a>> {
+        let n = call.n;
+        let c = c
+            .or(self.config.window_bits)
+            .unwrap_or_else(|| best_window_bits(n));
+        let gpu = self.gpu_context()?;
+        let host = matches!(call.bases, BasesRef::Host(_));
+        if !gpu.fits_call(n, host, c, 0) {
+            return Err(MsmError::InputTooLarge(format!(
+                "{n} points on {} bases at c = {c} need more than the adapter's limits \
+                 or the memory budget allow ({:?}); run fewer points per call or raise \
+                 MsmConfig::memory_budget",
+                if host { "host" } else { "resident" },
+                gpu.memory_usage()
+            )));
+        }
+        let w = num_windows(c);
+        let report = &mut call.report;
+        report.window_bits = Some(c);
+        report.num_windows = w;
+        report.num_buckets = w * buckets_per_window(c);
+        report.route += "; bucket sort on the GPU";
+        call.c = c;
+        call.plan = CallPlan::DeviceSort;
+        Ok(Prepared::Gpu(Box::new(call)))
+    }
+
+    /// The host-lists path: signed digits on the host (or SRE's placement), bucket lists
+    /// cut into chunks. No nonzero digit: the zero point, with no GPU work at all.
+    fn host_lists<'a>(
+        &self,
+        mut call: GpuCall<'a>,
+        bases: &[G1Affine],
+        placement: Placement,
+    ) -> Result<Prepared<'a>> {
+        let report = &mut call.report;
+        let (c, plan, merged) = match placement {
+            Placement {
+                c: Some(c),
+                sre: Some(sp),
+                ..
+            } => self.sre_plan(bases, &sp, c, report)?,
+            Placement { c, digits, .. } => {
+                let t = Instant::now();
+                let _s = tracing::info_span!("gpu_msm.digits").entered();
+                let d = match digits {
+                    Some(d) => d,
+                    None => {
+                        let (ints, bits) = scalar_integers(bases, call.scalars);
+                        let c = c.or(self.config.window_bits);
+                        let c = c.unwrap_or_else(|| best_window_bits_for(call.n, bits));
+                        DigitMatrix::from_scalar_integers(&ints, c, windows_for_bits(bits, c))
+                    }
+                };
+                let plan = BucketPlan::from_digits(&d);
+                report.phases.digits += t.elapsed();
+                (d.window_bits, plan, Vec::new())
+            }
+        };
+        report.window_bits = Some(c);
+        report.num_windows = plan.num_windows;
+        report.num_buckets = plan.total_buckets();
+        report.num_entries = plan.entries.len();
+        if plan.entries.is_empty() {
+            // Every scalar zero (or every base the identity): nothing for the GPU to add, and
+            // no convert stage to check host bases, so the host checks them.
+            if let BasesRef::Host(_) = call.bases {
+                check_bases(bases, false)?;
+            }
+            report.route += "; no nonzero digit, nothing to add";
+            return Ok(done(G1Projective::zero(), call.report, call.start));
+        }
+        call.c = c;
+        call.plan = CallPlan::HostLists(plan);
+        call.merged = merged;
+        Ok(Prepared::Gpu(Box::new(call)))
+    }
+
+    /// The merged points and bucket plan of an SRE placement.
+    fn sre_plan(
+        &self,
+        bases: &[G1Affine],
+        sp: &SrePlan,
+        c: u32,
+        report: &mut MsmReport,
+    ) -> Result<(u32, BucketPlan, Vec<G1Affine>)> {
+        let tm = Instant::now();
+        let merged = {
+            let _s = tracing::info_span!("gpu_msm.merged_points", pairs = sp.pairs.len()).entered();
+            sre::merged_points(bases, &sp.pairs)
+        };
+        report.phases.merged_points = tm.elapsed();
+        let t = Instant::now();
+        let _s = tracing::info_span!("gpu_msm.digits").entered();
+        let rows = sp.placement_rows(|k| !merged[k].is_zero());
+        if rows.rows() >= SIGN_BIT as usize {
+            return Err(MsmError::InputTooLarge(format!(
+                "{} points with merged ones; point indices must fit 31 bits",
+                rows.rows()
+            )));
+        }
+        let plan = BucketPlan::from_digits(&rows);
+        report.phases.digits += t.elapsed();
+        Ok((c, plan, merged))
+    }
+}
+
+/// A call finished on the host: its sum and its report, timed from `start`.
+fn done<'a>(sum: G1Projective, mut report: MsmReport, start: Instant) -> Prepared<'a> {
+    report.phases.total = start.elapsed();
+    report.host_time = report.phases.total;
+    Prepared::Done(sum, Box::new(report))
+}

@@ -1,0 +1,73 @@
+//! A call's path, decided once for all its slices, and one call run end to end on it.
+
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
+
+use super::device::DeviceState;
+use super::prepare::Prepared;
+use super::GpuMsm;
+use crate::bases::{Bases, BasesRef};
+use crate::cpu;
+use crate::error::Result;
+use crate::report::{Backend, MsmReport};
+use crate::routing;
+
+impl GpuMsm {
+    /// The path of an n-point call and why: the routing's choice, moved to the CPU when the
+    /// device cannot take it now ([`GpuMsm::device_ready`], asked only for GPU calls).
+    pub(super) fn route_call(&self, n: usize) -> Result<(Backend, String)> {
+        if n == 0 {
+            // Whatever the routing would say: nothing touches the device.
+            let why = "n = 0: the empty sum is the zero point; nothing ran";
+            return Ok((Backend::CpuDoubleAndAdd, why.into()));
+        }
+        let (backend, why) =
+            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        if backend != Backend::Gpu {
+            return Ok((backend, why));
+        }
+        Ok(match self.device_ready()? {
+            DeviceState::Ready => (backend, why),
+            DeviceState::OnCpu(lost) => (Backend::CpuArkworks, format!("{why}; {lost}")),
+        })
+    }
+
+    /// Whether `b`'s device copy is on this engine's current device.
+    pub(super) fn holds(&self, b: &Bases) -> bool {
+        let gpu = self.gpu();
+        b.resident()
+            .is_some_and(|r| gpu.as_ref().is_some_and(|g| g.holds(r)))
+    }
+
+    /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
+    pub(super) fn one_call(
+        &self,
+        src: BasesRef<'_>,
+        scalars: &[Fr],
+        route: (Backend, String),
+    ) -> Result<(G1Projective, MsmReport)> {
+        match self.prepare(src, scalars, route)? {
+            Prepared::Done(r, rep) => Ok((r, *rep)),
+            Prepared::Gpu(p) => {
+                let gpu = self.gpu_context()?;
+                let f = self.submit(&gpu, &p, true)?.expect("waited for room");
+                let out = self.finish(&gpu, f);
+                self.complete(*p, out)
+            }
+        }
+    }
+}
+
+/// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
+pub(super) fn cpu_msm(
+    backend: Backend,
+    bases: &[G1Affine],
+    scalars: &[Fr],
+    in_g1: bool,
+) -> G1Projective {
+    if backend == Backend::CpuDoubleAndAdd {
+        let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
+        return cpu::double_and_add(bases, scalars);
+    }
+    let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
+    cpu::arkworks_msm(bases, scalars, in_g1)
+}

@@ -1,0 +1,127 @@
+//! What one GPU call can hold (adapter limits and memory budget), and MSMs run in slices.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use ark_bls12_377::{Fr, G1Projective};
+use ark_ff::Zero;
+
+use super::GpuMsm;
+use crate::bases::{slice_ranges, BasesRef};
+use crate::digits::best_window_bits;
+use crate::error::{MsmError, Result};
+use crate::report::{Backend, MsmReport};
+
+impl GpuMsm {
+    /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
+    /// workspace (its bases uploaded by the call unless `resident`), at the window size the
+    /// engine picks for it: what to budget for ([`MsmConfig::memory_budget`]). `None`
+    /// without a GPU, or when the call exceeds the adapter's buffer limits.
+    pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
+        let c = self
+            .config
+            .window_bits
+            .unwrap_or_else(|| best_window_bits(n.max(1)));
+        self.gpu()?.call_bytes(n, !resident, c).ok()
+    }
+
+    /// Most points, up to n, that one GPU call on host bases takes on this engine's
+    /// adapter: within the adapter's buffer limits and within what the memory budget leaves
+    /// beside resident bases, each call at its own window size (the cost model's, or
+    /// `MsmConfig::window_bits`). `None` without a GPU, zero when not one point fits.
+    pub fn max_slice_points(&self, n: usize) -> Option<usize> {
+        self.max_call_len(n, true, 0)
+    }
+
+    /// The most points, up to n, whose call fits the adapter's limits and the budget with
+    /// `reserve` more bytes held (bases uploaded by the call if `host`).
+    pub(super) fn max_call_len(&self, n: usize, host: bool, reserve: u64) -> Option<usize> {
+        let gpu = self.gpu()?;
+        if n == 0 {
+            return Some(0);
+        }
+        let fits = |m: usize| {
+            let c = self
+                .config
+                .window_bits
+                .unwrap_or_else(|| best_window_bits(m.max(1)));
+            gpu.fits_call(m, host, c, reserve)
+        };
+        if fits(n) {
+            return Some(n);
+        }
+        // A call's footprint grows with its length (a longer call also picks a window at
+        // least as large): the largest length that fits, by bisection.
+        let (mut lo, mut hi) = (0, n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Some(lo)
+    }
+
+    /// The slice length when an n-point GPU call on host bases must run in slices (larger
+    /// than [`MsmConfig::max_slice_points`] or than one call can hold);
+    /// [`MsmError::InputTooLarge`], before any host work, when not one point fits.
+    pub(super) fn slice_for(&self, n: usize) -> Result<Option<usize>> {
+        let Some(mut cap) = self.max_slice_points(n) else {
+            return Ok(None);
+        };
+        if let Some(s) = self.config.max_slice_points {
+            cap = cap.min(s);
+        }
+        if cap == 0 {
+            return Err(self.too_large_for_budget());
+        }
+        Ok((n > cap).then_some(cap))
+    }
+
+    pub(super) fn too_large_for_budget(&self) -> MsmError {
+        let u = self.memory_usage().unwrap_or_default();
+        MsmError::InputTooLarge(format!(
+            "not one point's call fits the memory budget of {} bytes ({} held by resident \
+             bases; MsmConfig::memory_budget)",
+            u.budget, u.resident
+        ))
+    }
+
+    /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
+    /// over points `range`, from `bases(k, range)`), one call each, the sums added on the
+    /// host; the report adds up the slices' counts and times. A slice's error names its
+    /// bases in the caller's numbering.
+    pub(super) fn sliced<'a>(
+        &self,
+        scalars: &[Fr],
+        slice: usize,
+        route: &(Backend, String),
+        bases: impl Fn(usize, Range<usize>) -> BasesRef<'a>,
+    ) -> Result<(G1Projective, MsmReport)> {
+        let start = Instant::now();
+        let mut sum = G1Projective::zero();
+        let mut report: Option<MsmReport> = None;
+        let slices = scalars.len().div_ceil(slice);
+        for (k, range) in slice_ranges(scalars.len(), slice).enumerate() {
+            let (r, rep) = self
+                .one_call(
+                    bases(k, range.clone()),
+                    &scalars[range.clone()],
+                    route.clone(),
+                )
+                .map_err(|e| e.at_offset(range.start))?;
+            sum += r;
+            report = Some(match report {
+                None => rep,
+                Some(acc) => acc.plus_slice(rep),
+            });
+        }
+        let mut report = report.expect("at least one slice");
+        report.n = scalars.len();
+        report.route += &format!("; {slices} slices of at most {slice} points");
+        report.phases.total = start.elapsed();
+        Ok((sum, report))
+    }
+}
