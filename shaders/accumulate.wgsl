@@ -1,4 +1,4 @@
-// Stage 2: bucket accumulation (point merging): one thread per chunk adds its points with
+// accumulate (host-lists path): bucket accumulation (point merging): one thread per chunk adds its points with
 // mixed additions; merge.wgsl then merges the chunk sums of each bucket.
 //
 // The host hands over the entries grouped by bucket (a CSR layout), each entry a point index

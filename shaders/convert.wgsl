@@ -1,4 +1,4 @@
-// Stage 1 of the Limbs13 profile: check uploaded points first_point .. num_points
+// convert, Limbs13 profile: check uploaded points first_point .. num_points
 // (check_upload: a base that fails sets the call's status word) and convert them, in place,
 // from arkworks' Montgomery form (x * 2^384) to ours (x * 2^390). Each point is 24 u32 words: x then y, 12 packed words each. Resident bases
 // are converted once, when they are loaded; a call on them converts only the points SRE

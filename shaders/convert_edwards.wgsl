@@ -1,4 +1,4 @@
-// Stage 1 of the Edwards profile: bases first_point .. num_points, in place, from arkworks'
+// convert, Edwards profile: bases first_point .. num_points, in place, from arkworks'
 // affine (x, y) (words 0..24 of each AFFINE_WORDS = 36-word slot) to the precomputed form
 // (y' - x', y' + x', k x' y') that the mixed addition reads.
 //

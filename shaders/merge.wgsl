@@ -1,4 +1,4 @@
-// Stage 2b: chunk sums merged into bucket sums, one level per dispatch.
+// merge (host-lists path): chunk sums merged into bucket sums, one level per dispatch.
 //
 // A level reads `inputs` partial sums (the chunk sums, or the previous level's outputs) and
 // writes one sum per group: group g adds inputs groups[group_base + g] .. [group_base + g + 1],

@@ -1,7 +1,7 @@
-// Stages 3 and 4: bucket reduction. Window w needs sum_{k=0}^{B-1} (k + 1) * S_k, where S_k
-// is the sum in the bucket of digit magnitude k + 1.
+// reduce_segments and reduce_windows: bucket reduction. Window w needs
+// sum_{k=0}^{B-1} (k + 1) * S_k, where S_k is the sum in the bucket of digit magnitude k + 1.
 //
-// Stage 3 (reduce_segments, in reduce_segments_*.wgsl per profile): the B buckets of a window
+// reduce_segments (in reduce_segments_*.wgsl per profile): the B buckets of a window
 // are dealt to S threads in interleaved segments: thread s owns buckets k = j * S + s for j in
 // 0..J (J = B / S), so neighbouring threads read neighbouring buckets. Since
 // (k + 1) = j * S + (s + 1), the thread's share is
@@ -14,7 +14,7 @@
 //   [.., +2 kbits):   acc = 2acc, acc += running  -> acc = (s + 1) * T
 //   last:             a += acc
 //
-// Stage 4 (reduce_windows): one workgroup per window adds its S shares: each thread adds
+// reduce_windows: one workgroup per window adds its S shares: each thread adds
 // S / WORKGROUP_SIZE of them, then a tree in workgroup memory. Only the W window sums leave
 // the GPU.
 

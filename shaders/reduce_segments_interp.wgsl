@@ -1,4 +1,4 @@
-// Stage 3 of the portable profile (see reduce.wgsl): the points live in a small array and
+// reduce_segments of the Limbs13 profile (see reduce.wgsl): the points live in a small array and
 // each step picks its operands and its program (add or double) at run time, so that the
 // interpreter runs one program per step.
 

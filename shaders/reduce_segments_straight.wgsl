@@ -1,4 +1,4 @@
-// Stage 3 of the wide profile (see reduce.wgsl): the same steps with one straight-line
+// reduce_segments of the Limbs32 profiles (see reduce.wgsl): the same steps with one straight-line
 // point addition per step, its operands and destination chosen by branches on the step, so
 // that no array of points is indexed at run time and no formula is picked at run time.
 // Doublings are additions P + P (the formulas are complete): 12 multiplications instead of

@@ -11,7 +11,8 @@
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
-// Binding 0, the bases, comes from bases.wgsl.
+// The bindings come from the stage table (src/gpu/stages.rs); the stored bases are read
+// through bases.wgsl.
 
 // (lo, hi) of a * b with 32-bit integers only (16-bit halves), so that every profile runs it.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {

@@ -32,12 +32,6 @@ impl GpuMsm {
         scalars: &[&[Fr]],
     ) -> Result<Vec<(G1Projective, MsmReport)>> {
         let _s = tracing::info_span!("gpu_msm.batch", vectors = scalars.len()).entered();
-        let at = |index: usize| {
-            move |e: MsmError| MsmError::Batch {
-                index,
-                source: Box::new(e),
-            }
-        };
         // Every vector is checked before any work starts.
         for (k, s) in scalars.iter().enumerate() {
             self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
@@ -51,11 +45,20 @@ impl GpuMsm {
                 .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
                 .collect();
         }
-        // One device for the whole batch (the one of its first GPU vector), even if another
-        // call replaces a lost one.
+        self.pipelined(bases, scalars)
+    }
+
+    /// A batch on a set held whole on this device: vector k + 1's host work and submission
+    /// while vector k runs. One device for the whole batch (the one of its first GPU
+    /// vector), even if another call replaces a lost one.
+    fn pipelined(
+        &self,
+        bases: &Bases,
+        scalars: &[&[Fr]],
+    ) -> Result<Vec<(G1Projective, MsmReport)>> {
         let mut device: Option<Arc<GpuContext>> = None;
         let mut out: Vec<Option<(G1Projective, MsmReport)>> = vec![None; scalars.len()];
-        let mut in_flight: Option<(usize, Box<GpuCall>, InFlight)> = None;
+        let mut in_flight: Option<Queued> = None;
         for (k, s) in scalars.iter().enumerate() {
             // The host work of vector k, done while vector k - 1 is in flight, is not part
             // of vector k - 1's report.
@@ -67,8 +70,8 @@ impl GpuMsm {
             let p = match step {
                 Prepared::Done(r, rep) => {
                     out[k] = Some((r, *rep));
-                    if let Some((_, pj, _)) = in_flight.as_mut() {
-                        pj.overlapped += t.elapsed();
+                    if let Some(q) = in_flight.as_mut() {
+                        q.call.overlapped += t.elapsed();
                     }
                     continue;
                 }
@@ -83,33 +86,60 @@ impl GpuMsm {
             let f = match self.submit(gpu, &p, in_flight.is_none()).map_err(at(k))? {
                 Some(f) => f,
                 None => {
-                    let (j, pj, fj) = in_flight.take().expect("only a call in flight waits");
-                    let done = self.finish(gpu, fj);
-                    out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+                    let q = in_flight.take().expect("only a call in flight waits");
+                    let j = q.index;
+                    out[j] = Some(self.collect(gpu, q)?);
                     let f = self.submit(gpu, &p, true).map_err(at(k))?;
                     f.expect("waited for room")
                 }
             };
             // Vector k is queued behind the previous one: collect that one now.
-            if let Some((j, mut pj, fj)) = in_flight.replace((k, p, f)) {
-                pj.overlapped += t.elapsed();
+            let queued = Queued {
+                index: k,
+                call: p,
+                in_flight: f,
+            };
+            if let Some(mut q) = in_flight.replace(queued) {
+                q.call.overlapped += t.elapsed();
                 let tc = Instant::now();
-                let done = self.finish(gpu, fj);
-                out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+                let j = q.index;
+                out[j] = Some(self.collect(gpu, q)?);
                 // ... nor is the previous vector's completion part of vector k's report.
-                if let Some((_, pk, _)) = in_flight.as_mut() {
-                    pk.overlapped += tc.elapsed();
+                if let Some(next) = in_flight.as_mut() {
+                    next.call.overlapped += tc.elapsed();
                 }
             }
         }
-        if let Some((j, pj, fj)) = in_flight {
+        if let Some(q) = in_flight {
             let gpu = device.as_deref().expect("set by the vector in flight");
-            let done = self.finish(gpu, fj);
-            out[j] = Some(self.complete(*pj, done).map_err(at(j))?);
+            let j = q.index;
+            out[j] = Some(self.collect(gpu, q)?);
         }
         Ok(out
             .into_iter()
             .map(|r| r.expect("every vector ran"))
             .collect())
+    }
+
+    /// A queued vector's sum and report, once the GPU is done with it.
+    fn collect(&self, gpu: &GpuContext, q: Queued) -> Result<(G1Projective, MsmReport)> {
+        let done = self.finish(gpu, q.in_flight);
+        self.complete(*q.call, done).map_err(at(q.index))
+    }
+}
+
+/// A batch's vector in flight on the GPU.
+struct Queued<'a> {
+    /// Its place in the batch.
+    index: usize,
+    call: Box<GpuCall<'a>>,
+    in_flight: InFlight,
+}
+
+/// An error of the batch's vector `index`, as [`MsmError::Batch`].
+fn at(index: usize) -> impl Fn(MsmError) -> MsmError {
+    move |e| MsmError::Batch {
+        index,
+        source: Box::new(e),
     }
 }

@@ -8,10 +8,39 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use super::{check_one_point_fits, GpuMsm};
+use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
+use super::{GpuMsm, NEXT_DEVICE};
 use crate::config::{DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN};
+use crate::digits::best_window_bits;
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
+use crate::sre::policy::SrePolicy;
+
+/// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
+/// memory budget at `config`'s window size (the cost model's for one point without one),
+/// and, with `known_answer`, the known-answer test's calls at its window sizes.
+pub(super) fn check_one_point_fits(
+    config: &MsmConfig,
+    gpu: &GpuContext,
+    known_answer: bool,
+) -> Result<()> {
+    let c = config.window_bits.unwrap_or_else(|| best_window_bits(1));
+    let mut calls = vec![(1, c)];
+    if known_answer {
+        calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
+    }
+    for (n, c) in calls {
+        if !gpu.fits_budget(n, true, c) {
+            return Err(MsmError::InvalidConfig(format!(
+                "a {n}-point call at c = {c} does not fit {}'s limits and the memory budget \
+                 ({} bytes; MsmConfig::memory_budget, window_bits)",
+                gpu.adapter_name(),
+                gpu.memory_usage().budget
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// The engine's GPU context, replaced by a new one after a device loss; shared with
 /// [`GpuMsm::reconfigured`] engines.
@@ -151,6 +180,16 @@ impl GpuMsm {
                 };
             }
         }
+        self.replace_device(cell, state)
+    }
+
+    /// One attempt to replace the lost device, started under the recreation lock (`state`)
+    /// and made without holding it; a failure sets the back-off before the next attempt.
+    fn replace_device(
+        &self,
+        cell: &DeviceCell,
+        mut state: MutexGuard<'_, Recreation>,
+    ) -> Result<DeviceState> {
         state.in_progress = true;
         drop(state);
         let attempt = AttemptGuard(cell);
@@ -194,6 +233,39 @@ impl GpuMsm {
                 Err(e)
             }
         }
+    }
+
+    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
+    /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
+    /// the test), and never wait for a recreation. `tamper`: expect a wrong sum.
+    pub(super) fn known_answer_test(
+        &self,
+        policy: &MsmConfig,
+        gpu: &Arc<GpuContext>,
+        tamper: bool,
+    ) -> Result<Duration> {
+        let config = MsmConfig {
+            self_test: SelfTest::Off,
+            ..policy.clone()
+        };
+        let tester = Self {
+            gpu: Some(Arc::new(DeviceCell::new(
+                Arc::clone(gpu),
+                config.clone(),
+                false,
+            ))),
+            config,
+            calibration: None,
+            adapter: self.adapter.clone(),
+            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
+            sre: SrePolicy::default(),
+            self_test_time: None,
+            hooks: Arc::default(),
+        };
+        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
+            tester.hooks.lose_in_flight.store(true, Ordering::Release);
+        }
+        known_answer::run(&tester, tamper)
     }
 
     /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).

@@ -5,7 +5,6 @@
 //! [`crate::MsmError::SelfTestFailed`], or replaced by the CPU paths, per
 //! [`crate::config::SelfTest`].
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,17 +12,14 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
-use super::device::DeviceCell;
 use super::GpuMsm;
-use super::NEXT_DEVICE;
 use crate::config::{MsmConfig, SelfTest};
-use crate::digits::best_window_bits;
+
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
 use crate::inputs::{random_bases, random_scalars};
 use crate::report::Backend;
 use crate::routing::AdapterFacts;
-use crate::sre::policy::SrePolicy;
 
 /// Points in each known-answer MSM.
 pub const KAT_POINTS: usize = 24;
@@ -102,39 +98,6 @@ pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration> {
 }
 
 impl GpuMsm {
-    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
-    /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
-    /// the test), and never wait for a recreation. `tamper`: expect a wrong sum.
-    pub(super) fn known_answer_test(
-        &self,
-        policy: &MsmConfig,
-        gpu: &Arc<GpuContext>,
-        tamper: bool,
-    ) -> Result<Duration> {
-        let config = MsmConfig {
-            self_test: SelfTest::Off,
-            ..policy.clone()
-        };
-        let tester = Self {
-            gpu: Some(Arc::new(DeviceCell::new(
-                Arc::clone(gpu),
-                config.clone(),
-                false,
-            ))),
-            config,
-            calibration: None,
-            adapter: self.adapter.clone(),
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
-            sre: SrePolicy::default(),
-            self_test_time: None,
-            hooks: Arc::default(),
-        };
-        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
-            tester.hooks.lose_in_flight.store(true, Ordering::Release);
-        }
-        run(&tester, tamper)
-    }
-
     /// The known-answer test on the engine's new device, per `config.self_test`.
     pub(super) fn run_self_test(&mut self, gpu: &Arc<GpuContext>, tamper: bool) -> Result<()> {
         if self.config.self_test == SelfTest::Off {
@@ -162,32 +125,6 @@ impl GpuMsm {
         ));
         Ok(())
     }
-}
-
-/// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
-/// memory budget at `config`'s window size (the cost model's for one point without one),
-/// and, with `known_answer`, the known-answer test's calls at its window sizes.
-pub(super) fn check_one_point_fits(
-    config: &MsmConfig,
-    gpu: &GpuContext,
-    known_answer: bool,
-) -> Result<()> {
-    let c = config.window_bits.unwrap_or_else(|| best_window_bits(1));
-    let mut calls = vec![(1, c)];
-    if known_answer {
-        calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
-    }
-    for (n, c) in calls {
-        if !gpu.fits_budget(n, true, c) {
-            return Err(MsmError::InvalidConfig(format!(
-                "a {n}-point call at c = {c} does not fit {}'s limits and the memory budget \
-                 ({} bytes; MsmConfig::memory_budget, window_bits)",
-                gpu.adapter_name(),
-                gpu.memory_usage().budget
-            )));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

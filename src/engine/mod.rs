@@ -43,9 +43,9 @@ mod route;
 mod slicing;
 
 use checks::check_bases;
+use device::check_one_point_fits;
 use device::{DeviceCell, DeviceState};
 use faults::Hooks;
-use known_answer::check_one_point_fits;
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.

@@ -9,10 +9,10 @@ use ark_ec::AffineRepr;
 use ark_ff::Zero;
 
 use super::checks::check_bases;
-use super::route::cpu_msm;
 use super::GpuMsm;
 use crate::bases::BasesRef;
 use crate::config::BucketSort;
+use crate::cpu;
 use crate::digits::{
     best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
@@ -240,4 +240,14 @@ fn done<'a>(sum: G1Projective, mut report: MsmReport, start: Instant) -> Prepare
     report.phases.total = start.elapsed();
     report.host_time = report.phases.total;
     Prepared::Done(sum, Box::new(report))
+}
+
+/// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
+fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr], in_g1: bool) -> G1Projective {
+    if backend == Backend::CpuDoubleAndAdd {
+        let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
+        return cpu::double_and_add(bases, scalars);
+    }
+    let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
+    cpu::arkworks_msm(bases, scalars, in_g1)
 }

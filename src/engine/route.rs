@@ -1,12 +1,11 @@
 //! A call's path, decided once for all its slices, and one call run end to end on it.
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_bls12_377::{Fr, G1Projective};
 
 use super::device::DeviceState;
 use super::prepare::Prepared;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
-use crate::cpu;
 use crate::error::Result;
 use crate::report::{Backend, MsmReport};
 use crate::routing;
@@ -55,19 +54,4 @@ impl GpuMsm {
             }
         }
     }
-}
-
-/// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
-pub(super) fn cpu_msm(
-    backend: Backend,
-    bases: &[G1Affine],
-    scalars: &[Fr],
-    in_g1: bool,
-) -> G1Projective {
-    if backend == Backend::CpuDoubleAndAdd {
-        let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
-        return cpu::double_and_add(bases, scalars);
-    }
-    let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
-    cpu::arkworks_msm(bases, scalars, in_g1)
 }

@@ -2,27 +2,12 @@
 //! stage table, cached in the workspace) and the dispatch size.
 
 use super::layout::{Job, JobLayout, Points, SortLayout, SECTION_ALIGN};
+use super::pipelines::Pass;
 use super::pool::{Group, Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::WORKGROUP_SIZE;
-use super::stages::{Binding, Phase, Source, StageId};
+use super::stages::{Binding, Source, StageId};
 use super::{GpuContext, WORKSPACE_POINTS};
-
-/// One compute pass: its phase, pipeline, bind group and dispatch size.
-pub(super) struct Pass {
-    pub(super) phase: Phase,
-    pub(super) pipeline: wgpu::ComputePipeline,
-    pub(super) group: wgpu::BindGroup,
-    pub(super) dims: (u32, u32),
-}
-
-impl Pass {
-    pub(super) fn record(&self, pass: &mut wgpu::ComputePass) {
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.group, &[]);
-        pass.dispatch_workgroups(self.dims.0, self.dims.1, 1);
-    }
-}
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.

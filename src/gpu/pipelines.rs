@@ -19,26 +19,12 @@ impl Pipelines {
     }
 }
 
-/// The MSM stages, in table order.
+/// The MSM stages (every stage but the self-test kernel), in table order.
 pub(super) fn msm_stages() -> impl Iterator<Item = (StageId, &'static Stage)> {
-    use StageId::*;
-    [
-        Convert,
-        CountDigits,
-        ScatterDigits,
-        ScanBlocks,
-        ScanAdd,
-        InitBuckets,
-        AccumulateBalanced,
-        CarryLevel,
-        Accumulate,
-        Merge,
-        ReduceSegments,
-        ReduceWindows,
-    ]
-    .into_iter()
-    .map(|id| (id, id.def()))
-    .inspect(|(_, s)| debug_assert_ne!(s.phase, Phase::SelfTest))
+    StageId::ALL
+        .into_iter()
+        .map(|id| (id, id.def()))
+        .filter(|(_, s)| s.phase != Phase::SelfTest)
 }
 
 impl GpuContext {
@@ -52,7 +38,7 @@ impl GpuContext {
                 let module = modules
                     .entry(stage.module)
                     .or_insert_with(|| shader_module(device, arithmetic, stage.module, checks));
-                out.insert(id, create_pipeline(device, module, stage, &[]));
+                out.insert(id, create_pipeline(device, module, arithmetic, stage, &[]));
             }
             Ok(Pipelines(out))
         })
@@ -89,12 +75,13 @@ pub(crate) fn shader_module(
 pub(crate) fn create_pipeline(
     device: &wgpu::Device,
     module: &wgpu::ShaderModule,
+    arithmetic: Arithmetic,
     stage: &Stage,
     constants: &[(&str, f64)],
 ) -> wgpu::ComputePipeline {
     let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(stage.entry),
-        entries: &stage.layout_entries(),
+        entries: &stage.layout_entries(arithmetic),
     });
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(stage.entry),
@@ -127,5 +114,21 @@ impl GpuContext {
             layout: &self.pipelines().get(stage).get_bind_group_layout(0),
             entries: &def.entries(resource),
         })
+    }
+}
+
+/// One compute pass: its phase, pipeline, bind group and dispatch size.
+pub(super) struct Pass {
+    pub(super) phase: Phase,
+    pub(super) pipeline: wgpu::ComputePipeline,
+    pub(super) group: wgpu::BindGroup,
+    pub(super) dims: (u32, u32),
+}
+
+impl Pass {
+    pub(super) fn record(&self, pass: &mut wgpu::ComputePass) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.group, &[]);
+        pass.dispatch_workgroups(self.dims.0, self.dims.1, 1);
     }
 }

@@ -8,11 +8,12 @@ use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
 use super::device::scoped;
+use super::pipelines::Pass;
 use super::pool::Slot;
 use super::pool::{self, ResidentCharge};
 use super::shader::contract::Params;
-use super::stages::{Source, StageId};
-use super::upload::pack_affine;
+use super::shader::field::pack_affine;
+use super::stages::{Phase, Source, StageId};
 use super::GpuContext;
 use crate::error::Result;
 
@@ -98,12 +99,13 @@ impl GpuContext {
                     Source::Slot(Slot::Status) => status.as_entire_binding(),
                     other => unreachable!("convert binds no {other:?}"),
                 });
-                let p = self.pipelines().get(StageId::Convert);
-                let mut pass = encoder.begin_compute_pass(&Default::default());
-                pass.set_pipeline(p);
-                pass.set_bind_group(0, &group, &[]);
-                let (x, y) = self.dispatch_dims(threads);
-                pass.dispatch_workgroups(x, y, 1);
+                let convert = Pass {
+                    phase: Phase::Convert,
+                    pipeline: self.pipelines().get(StageId::Convert).clone(),
+                    group,
+                    dims: self.dispatch_dims(threads),
+                };
+                convert.record(&mut encoder.begin_compute_pass(&Default::default()));
             }
             let index = self.queue.submit([encoder.finish()]);
             self.wait_for(index, timeout)?;

@@ -5,7 +5,9 @@
 //! bucket shapes.
 
 use super::shader::contract::LevelParams;
-pub use super::shader::contract::{CARRY_FANIN, MIN_SLICE, SCAN_RUN};
+pub use super::shader::contract::{
+    sort_wgsl_constants as wgsl_constants, CARRY_FANIN, MIN_SLICE, SCAN_RUN,
+};
 use crate::digits::MAX_CHUNK_ENTRIES;
 
 /// Most entries one accumulation thread adds (its slice of the sorted entries), whatever the

@@ -38,6 +38,21 @@ pub(crate) enum Access {
     Atomic,
     /// `var<uniform> name: T`, T a block of `shader::contract`.
     Uniform(&'static str),
+    /// The bases the convert stage reads: [`Access::ReadWrite`] where the profile stores
+    /// them converted, in place ([`Arithmetic::converts_bases`]), [`Access::Read`] where it
+    /// only checks them.
+    ConvertedInPlace,
+}
+
+impl Access {
+    /// The access on `arithmetic`'s shaders: [`Access::ConvertedInPlace`] resolved.
+    pub fn on(self, arithmetic: Arithmetic) -> Access {
+        match self {
+            Access::ConvertedInPlace if arithmetic.converts_bases() => Access::ReadWrite,
+            Access::ConvertedInPlace => Access::Read,
+            other => other,
+        }
+    }
 }
 
 /// Where a binding's resource comes from when a call's pass binds it.
@@ -136,19 +151,22 @@ impl Module {
             .unwrap_or_else(|| panic!("{self:?} has no binding {name}")) as u32
     }
 
-    /// The generated `@binding` declarations of this module.
-    pub fn declarations(self) -> String {
+    /// The generated `@binding` declarations of this module on `arithmetic`'s shaders.
+    pub fn declarations(self, arithmetic: Arithmetic) -> String {
         let mut s = format!("// Bindings of module {self:?}, generated from src/gpu/stages.rs.\n");
         for (i, bind) in self.bindings().iter().enumerate() {
-            let var = match bind.access {
-                Access::Read => "var<storage, read>".to_string(),
-                Access::ReadWrite | Access::Atomic => "var<storage, read_write>".to_string(),
-                Access::Uniform(_) => "var<uniform>".to_string(),
+            let access = bind.access.on(arithmetic);
+            let var = match access {
+                Access::Read => "var<storage, read>",
+                Access::ReadWrite | Access::Atomic => "var<storage, read_write>",
+                Access::Uniform(_) => "var<uniform>",
+                Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
             };
-            let ty = match bind.access {
+            let ty = match access {
                 Access::Read | Access::ReadWrite => "array<u32>",
                 Access::Atomic => "array<atomic<u32>>",
                 Access::Uniform(t) => t,
+                Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
             };
             s += &format!("@group(0) @binding({i}) {var} {}: {ty};\n", bind.name);
         }
@@ -157,7 +175,7 @@ impl Module {
 
     /// The module's whole WGSL source for a profile: prelude, bindings, files.
     pub fn source(self, arithmetic: Arithmetic) -> String {
-        let mut parts = vec![prelude(arithmetic), self.declarations()];
+        let mut parts = vec![prelude(arithmetic), self.declarations(arithmetic)];
         parts.extend(
             self.files(arithmetic)
                 .iter()
@@ -204,6 +222,26 @@ pub(crate) enum StageId {
 }
 
 impl StageId {
+    /// Every stage, in table order.
+    pub const ALL: [StageId; 13] = {
+        use StageId::*;
+        [
+            Convert,
+            CountDigits,
+            ScatterDigits,
+            ScanBlocks,
+            ScanAdd,
+            InitBuckets,
+            AccumulateBalanced,
+            CarryLevel,
+            Accumulate,
+            Merge,
+            ReduceSegments,
+            ReduceWindows,
+            SelfTest,
+        ]
+    };
+
     /// The stage's definition.
     pub fn def(self) -> &'static Stage {
         &Stage::ALL[self as usize]
@@ -218,8 +256,12 @@ impl Stage {
             module: Module::Convert,
             phase: Phase::Convert,
             bindings: &[
-                // Uploaded in arkworks' form, stored in the profile's (in place).
-                b("points", ReadWrite, Source::Slot(Slot::Points)),
+                // Uploaded in arkworks' form, stored in the profile's (in place) or checked.
+                b(
+                    "points",
+                    Access::ConvertedInPlace,
+                    Source::Slot(Slot::Points),
+                ),
                 PARAMS,
                 // The call's status words (shader::contract), read back with the sums.
                 b("status", Atomic, Source::Slot(Slot::Status)),
@@ -367,19 +409,20 @@ impl Stage {
     ];
 
     /// The explicit bind-group layout entries of this stage (the shader's signature).
-    pub fn layout_entries(&self) -> Vec<wgpu::BindGroupLayoutEntry> {
+    pub fn layout_entries(&self, arithmetic: Arithmetic) -> Vec<wgpu::BindGroupLayoutEntry> {
         self.bindings
             .iter()
             .map(|bind| wgpu::BindGroupLayoutEntry {
                 binding: self.module.number(bind.name),
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: match bind.access {
+                    ty: match bind.access.on(arithmetic) {
                         Access::Uniform(_) => wgpu::BufferBindingType::Uniform,
                         Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
                         Access::ReadWrite | Access::Atomic => {
                             wgpu::BufferBindingType::Storage { read_only: false }
                         }
+                        Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
                     },
                     has_dynamic_offset: false,
                     min_binding_size: None,
@@ -464,8 +507,8 @@ mod tests {
             (StageId::SelfTest, "selftest"),
         ];
         assert_eq!(ids.len(), Stage::ALL.len());
-        for (id, entry) in ids {
-            assert_eq!(id.def().entry, entry);
+        for (k, (id, entry)) in ids.into_iter().enumerate() {
+            assert_eq!((id.def().entry, StageId::ALL[k]), (entry, id));
         }
         // One name, one type within a module: a binding shared by stages is declared once.
         for stage in &Stage::ALL {
@@ -515,6 +558,25 @@ mod tests {
                         .collect();
                     listed.sort();
                     assert_eq!(used, listed, "{a:?} {entry}");
+                }
+                // Each binding is declared with the least access its module's entry points
+                // need: written or atomic ones read_write, the others read.
+                for (h, v) in module.global_variables.iter() {
+                    if !matches!(v.space, naga::AddressSpace::Storage { .. }) {
+                        continue;
+                    }
+                    let uses = (0..module.entry_points.len())
+                        .fold(naga::valid::GlobalUse::empty(), |u, i| {
+                            u | info.get_entry_point(i)[h]
+                        });
+                    let writes = uses
+                        .intersects(naga::valid::GlobalUse::WRITE | naga::valid::GlobalUse::ATOMIC);
+                    let naga::AddressSpace::Storage { access } = v.space else {
+                        unreachable!()
+                    };
+                    let declared_writable = access.contains(naga::StorageAccess::STORE);
+                    let name = v.name.clone().unwrap_or_default();
+                    assert_eq!(declared_writable, writes, "{a:?} {}: {name}", m.name);
                 }
             }
         }

@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
-use super::layout::{Job, Points, READ_ENTRIES_AT, READ_STATUS_AT};
-use super::passes::Pass;
+use super::layout::{Job, Points, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
+use super::pipelines::Pass;
 use super::pool::{Lease, Slot, Workspace};
 use super::readback::MapReceiver;
 use super::shader::contract::{self, STATUS_WORDS};
@@ -141,6 +141,8 @@ impl GpuContext {
                 });
             }
             let passes = self.passes(&mut ws, job, &lay);
+            // Every pass has its two timestamp queries.
+            debug_assert!(passes.len() <= MAX_PASSES, "{} passes", passes.len());
             let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
                 self.encode_copies(e, ws, &sections, job, &lay)
             };

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::layout::{align, Job, JobLayout, JobPlan, Points, SECTION_ALIGN, TIMESTAMP_QUERIES};
 use super::pool::{Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
-use super::shader::field::{affine_upload_words, Arithmetic};
+use super::shader::field::{pack_affine, Arithmetic};
 use super::GpuContext;
 use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
 use crate::error::{MsmError, Result};
@@ -134,17 +134,6 @@ impl Uploads<'_> {
             _ => unreachable!("not an upload slot"),
         }
     }
-}
-
-/// Packs affine points into `out` in the upload layout, in parallel.
-pub(super) fn pack_affine<'a>(
-    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
-    arithmetic: Arithmetic,
-    out: &mut [u32],
-) {
-    out.par_chunks_mut(arithmetic.affine_words())
-        .zip(points)
-        .for_each(|(o, p)| affine_upload_words(p, o));
 }
 
 impl GpuContext {

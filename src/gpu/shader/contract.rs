@@ -155,7 +155,8 @@ pub fn wgsl() -> String {
     s
 }
 
-/// The GPU bucket pipeline's tuning constants (`src/gpu/sort.rs` plans with them).
+// The GPU bucket pipeline's tuning constants (`src/gpu/sort.rs` plans with them).
+
 /// Values each thread of the prefix sum adds serially; a workgroup scans
 /// `WORKGROUP_SIZE * SCAN_RUN` values per level.
 pub const SCAN_RUN: u32 = 16;
@@ -170,7 +171,7 @@ pub const MIN_SLICE: u32 = 8;
 
 /// WGSL constants of the GPU bucket pipeline: the tuning constants and F_r's modulus (to
 /// take the scalars out of Montgomery form).
-fn sort_wgsl_constants() -> String {
+pub fn sort_wgsl_constants() -> String {
     let r = ark_bls12_377::Fr::MODULUS;
     let words: Vec<String> = r
         .to_bytes_le()

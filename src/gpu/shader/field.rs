@@ -1,4 +1,5 @@
-//! Host side of the shaders' field representation: the arithmetic profiles, constants for
+//! Host side of the shaders' field representation: what each arithmetic profile
+//! ([`Arithmetic`], defined in `src/config/choices.rs`) stores and computes, constants for
 //! the WGSL header, and conversions between arkworks values and the packed words the shaders
 //! read and write.
 //!
@@ -11,6 +12,7 @@
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{BigInt, Field, One, PrimeField, Zero};
+use rayon::prelude::*;
 
 /// Limb width in bits of the portable profile.
 pub const LIMB_BITS: u32 = 13;
@@ -288,6 +290,17 @@ pub fn affine_upload_words(p: &G1Affine, out: &mut [u32]) {
     }
     out[..PACKED_WORDS].copy_from_slice(&arkworks_words(&p.x));
     out[PACKED_WORDS..UPLOAD_WORDS].copy_from_slice(&arkworks_words(&p.y));
+}
+
+/// Packs affine points into `out` in the upload layout, in parallel.
+pub(crate) fn pack_affine<'a>(
+    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
+    arithmetic: Arithmetic,
+    out: &mut [u32],
+) {
+    out.par_chunks_mut(arithmetic.affine_words())
+        .zip(points)
+        .for_each(|(o, p)| affine_upload_words(p, o));
 }
 
 fn limbs13(b: &BigInt<6>) -> Vec<u32> {
