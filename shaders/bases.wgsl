@@ -1,4 +1,4 @@
-// The two ways the stages that read the stored bases (`points`: sort, accumulate, balanced)
+// The two ways the stages that read the stored bases (`bases`: sort, accumulate, balanced)
 // load one. Bindings are declared by src/gpu/stages.rs.
 
 
@@ -6,7 +6,7 @@
 fn stored_base(idx: u32) -> AffineWords {
     var w: AffineWords;
     for (var k = 0u; k < AFFINE_WORDS; k++) {
-        w[k] = points[idx * AFFINE_WORDS + k];
+        w[k] = bases[idx * AFFINE_WORDS + k];
     }
     return w;
 }

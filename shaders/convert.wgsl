@@ -19,7 +19,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let cx = fp_pack(fp_from_arkworks(fp_unpack(x)));
     let cy = fp_pack(fp_from_arkworks(fp_unpack(y)));
     for (var k = 0u; k < PACKED_WORDS; k++) {
-        points[base + k] = cx[k];
-        points[base + PACKED_WORDS + k] = cy[k];
+        bases[base + k] = cx[k];
+        bases[base + PACKED_WORDS + k] = cy[k];
     }
 }

@@ -23,7 +23,7 @@ fn load_coord(i: u32, c: u32) -> Fp {
 fn store_coord(i: u32, c: u32, v: Fp) {
     let w = fp_pack(v);
     for (var k = 0u; k < PACKED_WORDS; k++) {
-        points[i * AFFINE_WORDS + c * PACKED_WORDS + k] = w[k];
+        bases[i * AFFINE_WORDS + c * PACKED_WORDS + k] = w[k];
     }
 }
 

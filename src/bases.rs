@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use ark_bls12_377::G1Affine;
 use rayon::prelude::*;
 
-use crate::gpu::ResidentPoints;
+use crate::gpu::StoredBases;
 
 /// A set of bases loaded once by [`crate::GpuMsm::load_bases`]: uploaded and converted on the
 /// device (when the engine has one), with a host copy for the CPU paths and SRE.
@@ -26,7 +26,7 @@ struct Inner {
     host: Vec<G1Affine>,
     /// The device copy in parts of `part_len` bases (one part unless the set exceeds what
     /// one call can bind); empty on a CPU-only engine.
-    parts: Vec<ResidentPoints>,
+    parts: Vec<StoredBases>,
     part_len: usize,
     /// The indices of the bases outside G1, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
@@ -38,7 +38,7 @@ impl Bases {
     pub(crate) fn new(
         device: u64,
         host: Vec<G1Affine>,
-        parts: Vec<ResidentPoints>,
+        parts: Vec<StoredBases>,
         part_len: usize,
         in_g1: bool,
     ) -> Self {
@@ -84,7 +84,7 @@ impl Bases {
     }
 
     /// Device part k (bases `k * part_len ..`).
-    pub(crate) fn part(&self, k: usize) -> Option<&ResidentPoints> {
+    pub(crate) fn part(&self, k: usize) -> Option<&StoredBases> {
         self.inner.parts.get(k)
     }
 
@@ -114,7 +114,7 @@ impl Bases {
     }
 
     /// The converted points on the device, if the engine has one.
-    pub(crate) fn resident(&self) -> Option<&ResidentPoints> {
+    pub(crate) fn resident(&self) -> Option<&StoredBases> {
         self.part(0)
     }
 }

@@ -13,7 +13,7 @@ use crate::bases::BasesRef;
 use crate::config::Arithmetic;
 use crate::cpu;
 use crate::error::{MsmError, Result};
-use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobPlan, Points};
+use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
 use crate::report::MsmReport;
 
 impl GpuMsm {
@@ -28,20 +28,20 @@ impl GpuMsm {
     ) -> Result<Option<InFlight>> {
         let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
         // Resident sets loaded on a device that was lost since are uploaded by the call.
-        let points = match p.bases {
-            BasesRef::Host(b) => Points::Host(b),
+        let bases = match p.bases {
+            BasesRef::Host(b) => JobBases::Host(b),
             BasesRef::Resident(b) => match b.resident() {
-                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
-                _ => Points::Host(&b.points()[..p.n]),
+                Some(r) if gpu.holds(r) => JobBases::Resident(r, p.n),
+                _ => JobBases::Host(&b.points()[..p.n]),
             },
             BasesRef::ResidentPart(b, k) => match b.part(k) {
-                Some(r) if gpu.holds(r) => Points::Resident(r, p.n),
-                _ => Points::Host(&p.bases.points()[..p.n]),
+                Some(r) if gpu.holds(r) => JobBases::Resident(r, p.n),
+                _ => JobBases::Host(&p.bases.points()[..p.n]),
             },
         };
         let out = gpu.submit_if(
             &Job {
-                points,
+                bases,
                 merged: &p.merged,
                 plan: match &p.plan {
                     CallPlan::HostLists(plan) => JobPlan::HostLists(plan),

@@ -295,7 +295,7 @@ impl GpuMsm {
             .max(1);
         let parts = match gpu {
             Some(g) if !g.is_lost() => slice_ranges(bases.len(), part_len)
-                .map(|part| g.load_points(&bases[part], self.config.gpu_timeout))
+                .map(|part| g.store_bases(&bases[part], self.config.gpu_timeout))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|e| Self::on_device(&g, e))?,
             _ => Vec::new(),

@@ -69,7 +69,7 @@ impl GpuContext {
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         sections.extend(sort_uploads(levels, n));
         if host {
-            sections.push((Slot::Points, self.arithmetic.point_bytes(n)));
+            sections.push((Slot::Bases, self.arithmetic.stored_base_bytes(n)));
         }
         let (sections, staging) = staging_sections(sections);
         Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
@@ -93,7 +93,7 @@ impl GpuContext {
 
     /// Bytes `n` bases take on the device, stored.
     pub(crate) fn resident_bytes(&self, n: usize) -> u64 {
-        self.arithmetic.point_bytes(n).max(SECTION_ALIGN)
+        self.arithmetic.stored_base_bytes(n).max(SECTION_ALIGN)
     }
 
     pub(super) fn dispatch_dims(&self, threads: u64) -> (u32, u32) {

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use super::pool::Pool;
 use super::shader::field::Arithmetic;
-use super::{GpuContext, WORKSPACE_POINTS};
+use super::{GpuContext, WORKSPACE_BASES};
 use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::error::{MsmError, Result};
 
-/// Identities of contexts, for [`ResidentPoints::context`].
+/// Identities of contexts, for [`StoredBases::context`].
 static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
 
 /// What an adapter offers: its largest device-local memory heap where the backend reports
@@ -183,7 +183,7 @@ impl GpuContext {
             lost,
             invalid_next: AtomicBool::new(false),
             adapter_memory,
-            next_points_id: AtomicU64::new(WORKSPACE_POINTS + 1),
+            next_points_id: AtomicU64::new(WORKSPACE_BASES + 1),
             progress: Arc::default(),
         };
         fits(&ctx)?;

@@ -4,7 +4,7 @@
 use ark_bls12_377::{Fr, G1Affine};
 
 use super::pool::Slot;
-use super::resident::ResidentPoints;
+use super::resident::StoredBases;
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
 use super::shader::field::Arithmetic;
 use super::{sort, GpuContext};
@@ -68,19 +68,19 @@ impl Params {
     }
 }
 
-/// Where a call's points come from.
-pub(crate) enum Points<'a> {
+/// Where a call's bases come from.
+pub(crate) enum JobBases<'a> {
     /// Bases on the host, uploaded and converted by this call.
     Host(&'a [G1Affine]),
     /// The first `n` points of a resident set.
-    Resident(&'a ResidentPoints, usize),
+    Resident(&'a StoredBases, usize),
 }
 
-impl Points<'_> {
+impl JobBases<'_> {
     pub(super) fn len(&self) -> usize {
         match self {
-            Points::Host(b) => b.len(),
-            Points::Resident(_, n) => *n,
+            JobBases::Host(b) => b.len(),
+            JobBases::Resident(_, n) => *n,
         }
     }
 }
@@ -88,7 +88,7 @@ impl Points<'_> {
 /// One MSM's GPU work: its points, the SRE merged points appended to them (indices from
 /// the points' length on), and how its entries reach the buckets.
 pub(crate) struct Job<'a> {
-    pub points: Points<'a>,
+    pub bases: JobBases<'a>,
     pub merged: &'a [G1Affine],
     pub plan: JobPlan<'a>,
 }
@@ -147,27 +147,13 @@ pub(super) const READ_STATUS_AT: u64 = 4;
 
 impl Arithmetic {
     /// Bytes of `points` stored bases.
-    pub(super) fn point_bytes(self, points: usize) -> u64 {
+    pub(super) fn stored_base_bytes(self, points: usize) -> u64 {
         (points * self.affine_words() * 4) as u64
     }
 
     /// Bytes of `items` projective sums.
     pub(super) fn sums_bytes(self, items: u64) -> u64 {
         items * self.point_words() as u64 * 4
-    }
-}
-
-/// A slot's name in size errors.
-pub(super) fn slot_name(slot: Slot) -> &'static str {
-    match slot {
-        Slot::Points => "bases",
-        Slot::Entries => "entries",
-        Slot::EntryBuckets => "entry buckets",
-        Slot::Buckets => "buckets",
-        Slot::Partials => "partials",
-        Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
-        Slot::Scan => "bucket offsets",
-        _ => "scratch",
     }
 }
 
@@ -178,14 +164,14 @@ impl GpuContext {
             JobPlan::HostLists(plan) => self.host_layout(job, plan),
             JobPlan::DeviceSort { window_bits, .. } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let host = matches!(job.points, Points::Host(_));
-                self.sort_layout(job.points.len(), host, window_bits)
+                let host = matches!(job.bases, JobBases::Host(_));
+                self.sort_layout(job.bases.len(), host, window_bits)
             }
         }
     }
 
     pub(super) fn host_layout(&self, job: &Job, plan: &BucketPlan) -> Result<JobLayout> {
-        let n = job.points.len();
+        let n = job.bases.len();
         let total_points = n + job.merged.len();
         let merge = MergePlan::new(&plan.bucket_chunks, MERGE_FANIN);
         if merge.levels.len() > MAX_MERGE_LEVELS {
@@ -194,10 +180,10 @@ impl GpuContext {
                 merge.levels.len()
             )));
         }
-        let convert_from = match job.points {
-            Points::Host(_) => Some(0),
-            Points::Resident(..) if !job.merged.is_empty() => Some(n),
-            Points::Resident(..) => None,
+        let convert_from = match job.bases {
+            JobBases::Host(_) => Some(0),
+            JobBases::Resident(..) if !job.merged.is_empty() => Some(n),
+            JobBases::Resident(..) => None,
         };
         let params = Params::new(convert_from.unwrap_or(0) as u32, total_points as u32, plan);
         let tmp_items = merge
@@ -211,7 +197,7 @@ impl GpuContext {
         let a = self.arithmetic;
         let sum_bytes = a.sums_bytes(params.num_windows as u64);
         let sizes = vec![
-            (Slot::Points, a.point_bytes(total_points)),
+            (Slot::Bases, a.stored_base_bytes(total_points)),
             (Slot::ChunkSums, a.sums_bytes(tmp_items)),
             (Slot::MergeTmp, a.sums_bytes(tmp_items)),
             (Slot::Buckets, a.sums_bytes(params.total_buckets as u64)),
@@ -274,7 +260,7 @@ impl GpuContext {
         let max_entries = n as u64 * windows as u64;
         let items = a.sums_bytes(2 * slices as u64);
         let sizes = vec![
-            (Slot::Points, a.point_bytes(n)),
+            (Slot::Bases, a.stored_base_bytes(n)),
             (Slot::Scan, scan_len as u64 * 4),
             (Slot::Counters, buckets * 4),
             (Slot::Entries, max_entries * 4),
@@ -294,7 +280,7 @@ impl GpuContext {
         ];
         let checked: Vec<(&str, u64)> = sizes
             .iter()
-            .map(|&(s, b)| (slot_name(s), b))
+            .map(|&(s, b)| (s.name(), b))
             .chain([("scalars", n as u64 * 32)])
             .collect();
         self.check_sizes(
@@ -333,13 +319,13 @@ impl GpuContext {
         needs.extend(
             sections
                 .iter()
-                .filter(|&&(slot, ..)| slot != Slot::Points)
+                .filter(|&&(slot, ..)| slot != Slot::Bases)
                 .map(|&(slot, _, bytes)| (slot, bytes)),
         );
         needs.extend(
             lay.sizes
                 .iter()
-                .filter(|&&(slot, _)| slot != Slot::Points || lay.convert_from.is_some()),
+                .filter(|&&(slot, _)| slot != Slot::Bases || lay.convert_from.is_some()),
         );
         needs.push((Slot::Params, SECTION_ALIGN));
         needs.push((Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN));

@@ -40,10 +40,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use layout::REDUCTION_RUN_LENGTH;
-pub(crate) use layout::{Job, JobPlan, Points};
+pub(crate) use layout::{Job, JobBases, JobPlan};
 use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
-pub use resident::ResidentPoints;
+pub use resident::StoredBases;
+/// The former name of [`StoredBases`].
+pub type ResidentPoints = StoredBases;
 use shader::field::Arithmetic;
 pub use shader::{contract, edwards, field, program};
 pub use stages::{wgsl_modules, WgslModule};
@@ -53,7 +55,7 @@ pub(crate) use submit::{CallOutput, InFlight};
 use crate::report::GpuTiming;
 
 /// Cache key of the workspace's own points buffer (resident sets count from 1).
-const WORKSPACE_POINTS: u64 = 0;
+const WORKSPACE_BASES: u64 = 0;
 
 /// An adapter, its device and the compiled MSM pipelines.
 pub struct GpuContext {
@@ -87,7 +89,7 @@ impl GpuContext {
     }
 
     /// Whether `r` lives on this context's device.
-    pub(crate) fn holds(&self, r: &ResidentPoints) -> bool {
+    pub(crate) fn holds(&self, r: &StoredBases) -> bool {
         r.context == self.id
     }
 

@@ -1,13 +1,13 @@
 //! Building a call's passes: for each stage it runs, the pipeline, the bind group (from the
 //! stage table, cached in the workspace) and the dispatch size.
 
-use super::layout::{Job, JobLayout, Points, SortLayout, SECTION_ALIGN};
+use super::layout::{Job, JobBases, JobLayout, SortLayout, SECTION_ALIGN};
 use super::pipelines::Pass;
 use super::pool::{Group, Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::WORKGROUP_SIZE;
 use super::stages::{Binding, Source, StageId};
-use super::{GpuContext, WORKSPACE_POINTS};
+use super::{GpuContext, WORKSPACE_BASES};
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.
@@ -36,7 +36,7 @@ impl<'a> Binds<'a> {
             Source::Slot(slot) => ws.get(slot).as_entire_binding(),
             Source::Bases => match self.resident {
                 Some(b) => b.as_entire_binding(),
-                None => ws.get(Slot::Points).as_entire_binding(),
+                None => ws.get(Slot::Bases).as_entire_binding(),
             },
             Source::Level(slot) => {
                 let block = match slot {
@@ -95,7 +95,7 @@ impl GpuContext {
     ) {
         let threads = |t: u64| self.dispatch_dims(t);
         let (points_id, on_bases) = bases;
-        let own = |g: Group| (g, WORKSPACE_POINTS);
+        let own = |g: Group| (g, WORKSPACE_BASES);
         let buckets = params.total_buckets as u64;
         let n = params.num_points as u64;
         out.push(self.pass(
@@ -183,7 +183,7 @@ impl GpuContext {
                 given: &given,
                 ..Binds::NONE
             };
-            let key = (Group::Merge(i, last), WORKSPACE_POINTS);
+            let key = (Group::Merge(i, last), WORKSPACE_BASES);
             let dims = self.dispatch_dims(lv.num_groups as u64);
             out.push(self.pass(ws, StageId::Merge, key, binds, dims));
         }
@@ -192,16 +192,16 @@ impl GpuContext {
     /// The passes of a job, with their bind groups (cached in the workspace).
     pub(super) fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
         let params = &lay.params;
-        let own = |g: Group| (g, WORKSPACE_POINTS);
-        let bases = match (&job.points, lay.convert_from) {
-            (Points::Resident(r, _), None) => (
+        let own = |g: Group| (g, WORKSPACE_BASES);
+        let bases = match (&job.bases, lay.convert_from) {
+            (JobBases::Resident(r, _), None) => (
                 r.id,
                 Binds {
                     resident: Some(&r.buffer),
                     ..Binds::NONE
                 },
             ),
-            _ => (WORKSPACE_POINTS, Binds::NONE),
+            _ => (WORKSPACE_BASES, Binds::NONE),
         };
         let mut out = Vec::new();
         // Every call that uploads points runs the convert stage: it checks them.

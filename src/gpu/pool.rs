@@ -37,8 +37,9 @@ pub const MAX_IDLE_WORKSPACES: usize = 4;
 /// The buffers of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Slot {
-    /// Affine points (one-shot bases and SRE merged points), converted in place.
-    Points,
+    /// The call's stored bases (one-shot bases and SRE's merged points), uploaded in
+    /// arkworks' form and converted in place.
+    Bases,
     /// Accumulation chunk boundaries.
     ChunkOffsets,
     /// Bucket entries (point index and sign).
@@ -93,7 +94,7 @@ impl Slot {
     fn usage(self) -> wgpu::BufferUsages {
         use wgpu::BufferUsages as U;
         match self {
-            Slot::Points => U::STORAGE | U::COPY_DST,
+            Slot::Bases => U::STORAGE | U::COPY_DST,
             Slot::ChunkOffsets | Slot::MergeGroups | Slot::Scalars => U::STORAGE | U::COPY_DST,
             // Read back by the bucket-sort tests.
             Slot::Entries => U::STORAGE | U::COPY_DST | U::COPY_SRC,
@@ -201,7 +202,7 @@ impl Workspace {
     fn replace(&mut self, device: &wgpu::Device, slot: Slot, size: u64) {
         let staging = slot == Slot::Staging;
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(slot_label(slot)),
+            label: Some(slot.name()),
             size,
             usage: slot.usage(),
             mapped_at_creation: staging,
@@ -285,31 +286,34 @@ impl Workspace {
     }
 }
 
-fn slot_label(slot: Slot) -> &'static str {
-    match slot {
-        Slot::Scalars => "scalars",
-        Slot::Scan => "bucket counts and offsets",
-        Slot::Counters => "scatter cursors",
-        Slot::EntryBuckets => "entry buckets",
-        Slot::ItemKeysA | Slot::ItemKeysB => "carry keys",
-        Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
-        Slot::LevelParams => "level params",
-        Slot::Points => "points",
-        Slot::ChunkOffsets => "chunk offsets",
-        Slot::Entries => "entries",
-        Slot::MergeGroups => "merge groups",
-        Slot::ChunkSums => "chunk sums",
-        Slot::MergeTmp => "merge scratch",
-        Slot::Buckets => "buckets",
-        Slot::Partials => "partials",
-        Slot::Sums => "window sums",
-        Slot::Readback => "window sums readback",
-        Slot::Params => "params",
-        Slot::MergeParams => "merge params",
-        Slot::Staging => "staging",
-        Slot::TimestampResolve => "timestamps",
-        Slot::TimestampRead => "timestamps readback",
-        Slot::Status => "status",
+impl Slot {
+    /// The slot's name, in buffer labels and size errors.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Slot::Scalars => "scalars",
+            Slot::Scan => "bucket counts and offsets",
+            Slot::Counters => "scatter cursors",
+            Slot::EntryBuckets => "entry buckets",
+            Slot::ItemKeysA | Slot::ItemKeysB => "carry keys",
+            Slot::ItemSumsA | Slot::ItemSumsB => "carry sums",
+            Slot::LevelParams => "level params",
+            Slot::Bases => "stored bases",
+            Slot::ChunkOffsets => "chunk offsets",
+            Slot::Entries => "entries",
+            Slot::MergeGroups => "merge groups",
+            Slot::ChunkSums => "chunk sums",
+            Slot::MergeTmp => "merge scratch",
+            Slot::Buckets => "buckets",
+            Slot::Partials => "partials",
+            Slot::Sums => "window sums",
+            Slot::Readback => "window sums readback",
+            Slot::Params => "params",
+            Slot::MergeParams => "merge params",
+            Slot::Staging => "staging",
+            Slot::TimestampResolve => "timestamps",
+            Slot::TimestampRead => "timestamps readback",
+            Slot::Status => "status",
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use crate::error::Result;
 
 /// Bases converted to the shaders' form and kept on the device (a resident set). The
 /// buffer is destroyed, and its memory freed, when this is dropped.
-pub struct ResidentPoints {
+pub struct StoredBases {
     pub(super) buffer: wgpu::Buffer,
     pub(super) id: u64,
     /// The [`GpuContext`] that holds the buffer.
@@ -29,7 +29,7 @@ pub struct ResidentPoints {
     pub(super) _charge: ResidentCharge,
 }
 
-impl ResidentPoints {
+impl StoredBases {
     /// Number of points.
     pub fn len(&self) -> usize {
         self.len
@@ -46,7 +46,7 @@ impl ResidentPoints {
     }
 }
 
-impl Drop for ResidentPoints {
+impl Drop for StoredBases {
     fn drop(&mut self) {
         self.buffer.destroy();
     }
@@ -57,7 +57,7 @@ impl GpuContext {
     /// a [`crate::Bases`] handle use. Identity bases are stored as zeros (never placed). The
     /// caller has checked the bases on the host (the convert stage's own check, whose status
     /// this does not read, repeats it). Each wait lasts at most `timeout`.
-    pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<ResidentPoints> {
+    pub fn store_bases(&self, bases: &[G1Affine], timeout: Duration) -> Result<StoredBases> {
         let a = self.arithmetic;
         let bytes = self.resident_bytes(bases.len());
         let threads = a.convert_threads(bases.len() as u64);
@@ -94,7 +94,7 @@ impl GpuContext {
                 });
                 // The convert stage's bindings, over this load's own buffers.
                 let group = self.bind(StageId::Convert, |b| match b.source {
-                    Source::Slot(Slot::Points) => buffer.as_entire_binding(),
+                    Source::Slot(Slot::Bases) => buffer.as_entire_binding(),
                     Source::Slot(Slot::Params) => params_buf.as_entire_binding(),
                     Source::Slot(Slot::Status) => status.as_entire_binding(),
                     other => unreachable!("convert binds no {other:?}"),
@@ -109,7 +109,7 @@ impl GpuContext {
             }
             let index = self.queue.submit([encoder.finish()]);
             self.wait_for(index, timeout)?;
-            Ok(ResidentPoints {
+            Ok(StoredBases {
                 buffer,
                 id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
                 context: self.id,

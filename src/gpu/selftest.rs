@@ -259,7 +259,7 @@ impl<'a> ShaderOps<'a> {
     /// stored words ([`Arithmetic::affine_words`] per base), to compare with
     /// [`Arithmetic::affine_to_shader_words`].
     pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
-        let resident = self.gpu.load_points(bases, DEFAULT_GPU_TIMEOUT)?;
+        let resident = self.gpu.store_bases(bases, DEFAULT_GPU_TIMEOUT)?;
         let words = self.gpu.read_points(&resident)?;
         Ok(words
             .chunks_exact(self.arithmetic().affine_words())

@@ -60,7 +60,7 @@ impl Access {
 pub(crate) enum Source {
     /// A workspace slot, whole.
     Slot(Slot),
-    /// The stored bases the call reads: a resident set, or the workspace's points.
+    /// The stored bases the call reads: a resident set, or the workspace's.
     Bases,
     /// The pass's level's block of a slot of per-level parameter blocks (one block every
     /// `SECTION_ALIGN` bytes).
@@ -257,11 +257,7 @@ impl Stage {
             phase: Phase::Convert,
             bindings: &[
                 // Uploaded in arkworks' form, stored in the profile's (in place) or checked.
-                b(
-                    "points",
-                    Access::ConvertedInPlace,
-                    Source::Slot(Slot::Points),
-                ),
+                b("bases", Access::ConvertedInPlace, Source::Slot(Slot::Bases)),
                 PARAMS,
                 // The call's status words (shader::contract), read back with the sums.
                 b("status", Atomic, Source::Slot(Slot::Status)),
@@ -272,7 +268,7 @@ impl Stage {
             module: Module::Sort,
             phase: Phase::Sort,
             bindings: &[
-                b("points", Read, Bases),
+                b("bases", Read, Bases),
                 b("scalars", Read, Source::Slot(Slot::Scalars)),
                 // Bucket counts: scan level 0.
                 b("counters", Atomic, Source::Slot(Slot::Scan)),
@@ -284,7 +280,7 @@ impl Stage {
             module: Module::Sort,
             phase: Phase::Sort,
             bindings: &[
-                b("points", Read, Bases),
+                b("bases", Read, Bases),
                 b("scalars", Read, Source::Slot(Slot::Scalars)),
                 // Per-bucket cursors.
                 b("counters", Atomic, Source::Slot(Slot::Counters)),
@@ -324,7 +320,7 @@ impl Stage {
             module: Module::Balanced,
             phase: Phase::Accumulate,
             bindings: &[
-                b("points", Read, Bases),
+                b("bases", Read, Bases),
                 b("offsets", Read, Source::Slot(Slot::Scan)),
                 b("entries", Read, Source::Slot(Slot::Entries)),
                 b("entry_buckets", Read, Source::Slot(Slot::EntryBuckets)),
@@ -355,7 +351,7 @@ impl Stage {
             module: Module::Accumulate,
             phase: Phase::Accumulate,
             bindings: &[
-                b("points", Read, Bases),
+                b("bases", Read, Bases),
                 b("chunk_offsets", Read, Source::Slot(Slot::ChunkOffsets)),
                 b("entries", Read, Source::Slot(Slot::Entries)),
                 b("chunk_sums", ReadWrite, Source::Slot(Slot::ChunkSums)),

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
-use super::layout::{Job, Points, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
+use super::layout::{Job, JobBases, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
 use super::pipelines::Pass;
 use super::pool::{Lease, Slot, Workspace};
 use super::readback::MapReceiver;
@@ -98,12 +98,12 @@ impl GpuContext {
     ) -> Result<Option<InFlight>> {
         let lay = self.layout(job)?;
         let t = Instant::now();
-        let mut points = Vec::new();
-        if let Points::Host(b) = job.points {
-            points.push(b);
+        let mut bases = Vec::new();
+        if let JobBases::Host(b) = job.bases {
+            bases.push(b);
         }
         if lay.convert_from.is_some() {
-            points.push(job.merged);
+            bases.push(job.merged);
         }
         let levels = lay
             .sort
@@ -115,7 +115,7 @@ impl GpuContext {
             merge: &lay.merge,
             plan: job.plan,
             levels,
-            points,
+            bases,
             arithmetic: self.arithmetic,
         };
         let (sections, staging_bytes) = uploads.layout();

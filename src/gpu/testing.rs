@@ -4,9 +4,9 @@
 use ark_bls12_377::{Fr, G1Affine};
 
 use super::device::scoped;
-use super::layout::{Job, JobPlan, Points};
+use super::layout::{Job, JobBases, JobPlan};
 use super::pool::Slot;
-use super::resident::ResidentPoints;
+use super::resident::StoredBases;
 use super::GpuContext;
 use crate::error::Result;
 
@@ -20,7 +20,7 @@ impl GpuContext {
         c: u32,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
         let job = Job {
-            points: Points::Host(bases),
+            bases: JobBases::Host(bases),
             merged: &[],
             plan: JobPlan::DeviceSort {
                 scalars,
@@ -40,7 +40,7 @@ impl GpuContext {
     }
 
     /// The stored words of a resident set, as the stages read them (for tests).
-    pub(crate) fn read_points(&self, r: &ResidentPoints) -> Result<Vec<u32>> {
+    pub(crate) fn read_points(&self, r: &StoredBases) -> Result<Vec<u32>> {
         self.read_words(&r.buffer, r.buffer.size() / 4)
     }
 

@@ -4,7 +4,7 @@
 use ark_bls12_377::G1Affine;
 use rayon::prelude::*;
 
-use super::layout::{align, Job, JobLayout, JobPlan, Points, SECTION_ALIGN, TIMESTAMP_QUERIES};
+use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};
 use super::pool::{Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::{pack_affine, Arithmetic};
@@ -43,8 +43,8 @@ pub(super) struct Uploads<'a> {
     pub(super) plan: JobPlan<'a>,
     /// The GPU bucket sort's level parameters (scan levels, then carry levels).
     pub(super) levels: Vec<LevelParams>,
-    /// Host points in arkworks' form (one-shot bases and merged points).
-    pub(super) points: Vec<&'a [G1Affine]>,
+    /// Host bases in arkworks' form (one-shot bases and merged points).
+    pub(super) bases: Vec<&'a [G1Affine]>,
     /// The profile, for the stored bases' layout.
     pub(super) arithmetic: Arithmetic,
 }
@@ -52,7 +52,7 @@ pub(super) struct Uploads<'a> {
 impl Uploads<'_> {
     /// (slot, offset in staging, bytes) of every section; the total size last.
     pub(super) fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
-        let points: usize = self.points.iter().map(|p| p.len()).sum();
+        let points: usize = self.bases.iter().map(|p| p.len()).sum();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         match self.plan {
             JobPlan::HostLists(plan) => sections.extend([
@@ -65,7 +65,7 @@ impl Uploads<'_> {
                 sections.extend(sort_uploads(self.levels.len(), scalars.len()))
             }
         }
-        sections.push((Slot::Points, self.arithmetic.point_bytes(points)));
+        sections.push((Slot::Bases, self.arithmetic.stored_base_bytes(points)));
         staging_sections(sections)
     }
 
@@ -122,13 +122,9 @@ impl Uploads<'_> {
                 out.copy_from_slice(bytemuck::cast_slice(words))
             }
             Slot::MergeGroups => out.copy_from_slice(bytemuck::cast_slice(&self.merge.groups)),
-            Slot::Points => {
+            Slot::Bases => {
                 let words: &mut [u32] = bytemuck::cast_slice_mut(out);
-                let pts = self
-                    .points
-                    .iter()
-                    .flat_map(|p| p.iter())
-                    .collect::<Vec<_>>();
+                let pts = self.bases.iter().flat_map(|p| p.iter()).collect::<Vec<_>>();
                 pack_affine(pts.par_iter().copied(), self.arithmetic, words);
             }
             _ => unreachable!("not an upload slot"),
@@ -203,11 +199,11 @@ impl GpuContext {
         job: &Job,
         lay: &JobLayout,
     ) {
-        let n = job.points.len();
+        let n = job.bases.len();
         let staging = ws.get(Slot::Staging);
         for &(slot, at, bytes) in sections {
-            let dst_at = match (slot, &job.points) {
-                (Slot::Points, Points::Resident(..)) => self.arithmetic.point_bytes(n),
+            let dst_at = match (slot, &job.bases) {
+                (Slot::Bases, JobBases::Resident(..)) => self.arithmetic.stored_base_bytes(n),
                 _ => 0,
             };
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
@@ -219,13 +215,13 @@ impl GpuContext {
         }
         // No base has failed the check yet (a call on resident bases reads back zero).
         encoder.clear_buffer(ws.get(Slot::Status), 0, None);
-        if let (Points::Resident(r, _), Some(_), true) = (&job.points, lay.convert_from, n > 0) {
+        if let (JobBases::Resident(r, _), Some(_), true) = (&job.bases, lay.convert_from, n > 0) {
             encoder.copy_buffer_to_buffer(
                 &r.buffer,
                 0,
-                ws.get(Slot::Points),
+                ws.get(Slot::Bases),
                 0,
-                self.arithmetic.point_bytes(n),
+                self.arithmetic.stored_base_bytes(n),
             );
         }
     }
