@@ -2,10 +2,11 @@
 //! one call can take, and a call's bytes against the memory budget.
 
 use super::layout::SECTION_ALIGN;
-use super::pool::{Slot, Workspace};
 use super::shader::contract::Params;
 use super::shader::field::WORKGROUP_SIZE;
+use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
+use super::workspace::Workspace;
 use super::{sort, GpuContext};
 use crate::error::{MsmError, Result};
 

@@ -3,10 +3,10 @@
 
 use ark_bls12_377::{Fr, G1Affine};
 
-use super::pool::Slot;
 use super::resident::StoredBases;
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
 use super::shader::field::Arithmetic;
+use super::slots::Slot;
 use super::{sort, GpuContext};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};

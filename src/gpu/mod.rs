@@ -5,15 +5,17 @@
 //! |---|---|
 //! | `device.rs` | adapter choice, device creation, error scopes, losing a device |
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
-//! | `layout.rs` | a call's shape: its points and plan, buffer sizes, parameter blocks |
+//! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |
-//! | `pipelines.rs` | compiling the stages, bind groups from the table |
+//! | `pipelines.rs` | compiling the stages, bind groups from the table, one pass |
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
 //! | `readback.rs` | waits with deadlines, mapping buffers |
 //! | `resident.rs` | resident sets (bases kept on the device) |
-//! | `pool.rs` | pooled workspaces and memory admission |
+//! | `slots.rs` | the buffers of a call by role: usage, name |
+//! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
+//! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn |
 //! | `sort.rs` | the GPU bucket sort's level plans and its CPU model |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
 //! | `testing.rs` | read-back helpers for the tests |
@@ -29,11 +31,13 @@ mod readback;
 mod resident;
 pub mod selftest;
 pub mod shader;
+mod slots;
 pub mod sort;
 pub(crate) mod stages;
 mod submit;
 mod testing;
 mod upload;
+mod workspace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -3,18 +3,19 @@
 
 use super::layout::{Job, JobBases, JobLayout, SortLayout, SECTION_ALIGN};
 use super::pipelines::Pass;
-use super::pool::{Group, Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::WORKGROUP_SIZE;
+use super::slots::Slot;
 use super::stages::{Binding, Source, StageId};
+use super::workspace::{GroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES};
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.
 #[derive(Clone, Copy)]
 struct Binds<'a> {
-    /// The resident set the call reads, if it reads one in place.
-    resident: Option<&'a wgpu::Buffer>,
+    /// The resident set the call reads in place (its buffer and id), if it reads one.
+    resident: Option<(&'a wgpu::Buffer, u64)>,
     /// The pass's level (scan, carry or merge), for [`Source::Level`].
     level: usize,
     /// The slot of each [`Source::Given`] binding, by name.
@@ -35,7 +36,7 @@ impl<'a> Binds<'a> {
         match bind.source {
             Source::Slot(slot) => ws.get(slot).as_entire_binding(),
             Source::Bases => match self.resident {
-                Some(b) => b.as_entire_binding(),
+                Some((b, _)) => b.as_entire_binding(),
                 None => ws.get(Slot::Bases).as_entire_binding(),
             },
             Source::Level(slot) => {
@@ -62,21 +63,31 @@ impl<'a> Binds<'a> {
 }
 
 impl GpuContext {
-    /// One pass of `stage` over `threads` threads (or `dims` workgroups), its bind group
-    /// cached in the workspace under `key` for the points buffer `points_id`.
-    fn pass(
-        &self,
-        ws: &mut Workspace,
-        stage: StageId,
-        key: (Group, u64),
-        binds: Binds,
-        dims: (u32, u32),
-    ) -> Pass {
-        let group = ws.group(key.0, key.1, |ws| {
+    /// One pass of `stage` over `dims` workgroups, its bind group cached in the workspace
+    /// under what it binds besides the workspace's buffers (the key is derived, never
+    /// written by hand).
+    fn pass(&self, ws: &mut Workspace, stage: StageId, binds: Binds, dims: (u32, u32)) -> Pass {
+        let def = stage.def();
+        let reads_bases = def.bindings.iter().any(|b| b.source == Source::Bases);
+        let bases_id = match binds.resident {
+            Some((_, id)) if reads_bases => id,
+            _ => WORKSPACE_BASES,
+        };
+        let mut given = [None; 4];
+        debug_assert!(binds.given.len() <= given.len());
+        for (g, (_, slot)) in given.iter_mut().zip(binds.given) {
+            *g = Some(*slot);
+        }
+        let key = GroupKey {
+            stage,
+            level: binds.level,
+            given,
+        };
+        let group = ws.group(key, bases_id, |ws| {
             self.bind(stage, |b| binds.resource(ws, b))
         });
         Pass {
-            phase: stage.def().phase,
+            phase: def.phase,
             pipeline: self.pipelines().get(stage).clone(),
             group,
             dims,
@@ -90,31 +101,21 @@ impl GpuContext {
         ws: &mut Workspace,
         sort: &SortLayout,
         params: &Params,
-        bases: (u64, Binds),
+        on_bases: Binds,
         out: &mut Vec<Pass>,
     ) {
         let threads = |t: u64| self.dispatch_dims(t);
-        let (points_id, on_bases) = bases;
-        let own = |g: Group| (g, WORKSPACE_BASES);
         let buckets = params.total_buckets as u64;
         let n = params.num_points as u64;
-        out.push(self.pass(
-            ws,
-            StageId::InitBuckets,
-            own(Group::InitBuckets),
-            Binds::NONE,
-            threads(buckets),
-        ));
-        let key = (Group::CountDigits, points_id);
-        out.push(self.pass(ws, StageId::CountDigits, key, on_bases, threads(n)));
+        out.push(self.pass(ws, StageId::InitBuckets, Binds::NONE, threads(buckets)));
+        out.push(self.pass(ws, StageId::CountDigits, on_bases, threads(n)));
         for (i, lv) in sort.scan.iter().enumerate() {
             let at = Binds {
                 level: i,
                 ..Binds::NONE
             };
             let dims = threads(lv.count_out as u64 * WORKGROUP_SIZE as u64);
-            let key = own(Group::ScanBlocks(i));
-            out.push(self.pass(ws, StageId::ScanBlocks, key, at, dims));
+            out.push(self.pass(ws, StageId::ScanBlocks, at, dims));
         }
         for (i, lv) in sort.scan.iter().enumerate().rev().skip(1) {
             let at = Binds {
@@ -122,13 +123,11 @@ impl GpuContext {
                 ..Binds::NONE
             };
             let dims = threads(lv.count_in as u64);
-            out.push(self.pass(ws, StageId::ScanAdd, own(Group::ScanAdd(i)), at, dims));
+            out.push(self.pass(ws, StageId::ScanAdd, at, dims));
         }
-        let key = (Group::Scatter, points_id);
-        out.push(self.pass(ws, StageId::ScatterDigits, key, on_bases, threads(n)));
-        let key = (Group::Balanced, points_id);
+        out.push(self.pass(ws, StageId::ScatterDigits, on_bases, threads(n)));
         let slices = threads(params.num_slices as u64);
-        out.push(self.pass(ws, StageId::AccumulateBalanced, key, on_bases, slices));
+        out.push(self.pass(ws, StageId::AccumulateBalanced, on_bases, slices));
         const EVEN: &[(&str, Slot)] = &[
             ("in_keys", Slot::ItemKeysA),
             ("in_sums", Slot::ItemSumsA),
@@ -149,9 +148,8 @@ impl GpuContext {
                 given: if i % 2 == 0 { EVEN } else { ODD },
                 ..Binds::NONE
             };
-            let key = own(Group::Carry(i, at));
             let dims = threads(lv.count_out as u64);
-            out.push(self.pass(ws, StageId::CarryLevel, key, binds, dims));
+            out.push(self.pass(ws, StageId::CarryLevel, binds, dims));
         }
     }
 
@@ -161,13 +159,11 @@ impl GpuContext {
         &self,
         ws: &mut Workspace,
         lay: &JobLayout,
-        bases: (u64, Binds),
+        on_bases: Binds,
         out: &mut Vec<Pass>,
     ) {
-        let (points_id, on_bases) = bases;
         let dims = self.dispatch_dims(lay.params.num_chunks as u64);
-        let key = (Group::Accumulate, points_id);
-        out.push(self.pass(ws, StageId::Accumulate, key, on_bases, dims));
+        out.push(self.pass(ws, StageId::Accumulate, on_bases, dims));
         let levels = lay.merge.levels.len();
         for (i, lv) in lay.merge.levels.iter().enumerate() {
             let last = i + 1 == levels;
@@ -183,25 +179,20 @@ impl GpuContext {
                 given: &given,
                 ..Binds::NONE
             };
-            let key = (Group::Merge(i, last), WORKSPACE_BASES);
             let dims = self.dispatch_dims(lv.num_groups as u64);
-            out.push(self.pass(ws, StageId::Merge, key, binds, dims));
+            out.push(self.pass(ws, StageId::Merge, binds, dims));
         }
     }
 
     /// The passes of a job, with their bind groups (cached in the workspace).
     pub(super) fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
         let params = &lay.params;
-        let own = |g: Group| (g, WORKSPACE_BASES);
         let bases = match (&job.bases, lay.convert_from) {
-            (JobBases::Resident(r, _), None) => (
-                r.id,
-                Binds {
-                    resident: Some(&r.buffer),
-                    ..Binds::NONE
-                },
-            ),
-            _ => (WORKSPACE_BASES, Binds::NONE),
+            (JobBases::Resident(r, _), None) => Binds {
+                resident: Some((&r.buffer, r.id)),
+                ..Binds::NONE
+            },
+            _ => Binds::NONE,
         };
         let mut out = Vec::new();
         // Every call that uploads points runs the convert stage: it checks them.
@@ -210,19 +201,16 @@ impl GpuContext {
                 .arithmetic
                 .convert_threads((params.num_points - params.first_point) as u64);
             let dims = self.dispatch_dims(threads);
-            let key = own(Group::Convert);
-            out.push(self.pass(ws, StageId::Convert, key, Binds::NONE, dims));
+            out.push(self.pass(ws, StageId::Convert, Binds::NONE, dims));
         }
         match &lay.sort {
             Some(sort) => self.sort_passes(ws, sort, params, bases, &mut out),
             None => self.host_passes(ws, lay, bases, &mut out),
         }
         let dims = self.dispatch_dims(params.total_segments as u64);
-        let key = own(Group::ReduceSegments);
-        out.push(self.pass(ws, StageId::ReduceSegments, key, Binds::NONE, dims));
+        out.push(self.pass(ws, StageId::ReduceSegments, Binds::NONE, dims));
         let dims = (params.num_windows, 1);
-        let key = own(Group::ReduceWindows);
-        out.push(self.pass(ws, StageId::ReduceWindows, key, Binds::NONE, dims));
+        out.push(self.pass(ws, StageId::ReduceWindows, Binds::NONE, dims));
         out
     }
 }

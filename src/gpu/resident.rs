@@ -9,10 +9,10 @@ use wgpu::util::DeviceExt;
 
 use super::device::scoped;
 use super::pipelines::Pass;
-use super::pool::Slot;
 use super::pool::{self, ResidentCharge};
 use super::shader::contract::Params;
 use super::shader::field::pack_affine;
+use super::slots::Slot;
 use super::stages::{Phase, Source, StageId};
 use super::GpuContext;
 use crate::error::Result;

@@ -8,9 +8,9 @@
 //! Which file encodes each stage's passes: `passes.rs` (every MSM stage), `resident.rs`
 //! (convert, when bases are loaded), `selftest.rs` (the self-test kernel).
 
-use super::pool::Slot;
 use super::shader::field::Arithmetic;
 use super::shader::{files, prelude, ShaderFile};
+use super::slots::Slot;
 
 /// Which phase of a call a stage belongs to (its time is reported under it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 use super::device::scoped;
 use super::layout::{Job, JobBases, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
 use super::pipelines::Pass;
-use super::pool::{Lease, Slot, Workspace};
+use super::pool::Lease;
 use super::readback::MapReceiver;
 use super::shader::contract::{self, STATUS_WORDS};
+use super::slots::Slot;
 use super::stages::Phase;
 use super::upload::Uploads;
+use super::workspace::Workspace;
 use super::GpuContext;
 use crate::error::Result;
 

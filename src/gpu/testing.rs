@@ -5,8 +5,8 @@ use ark_bls12_377::{Fr, G1Affine};
 
 use super::device::scoped;
 use super::layout::{Job, JobBases, JobPlan};
-use super::pool::Slot;
 use super::resident::StoredBases;
+use super::slots::Slot;
 use super::GpuContext;
 use crate::error::Result;
 

@@ -5,9 +5,10 @@ use ark_bls12_377::G1Affine;
 use rayon::prelude::*;
 
 use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};
-use super::pool::{Slot, Workspace};
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::{pack_affine, Arithmetic};
+use super::slots::Slot;
+use super::workspace::Workspace;
 use super::GpuContext;
 use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
 use crate::error::{MsmError, Result};
