@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
-use super::layout::{Job, JobBases, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
+use super::layout::{Job, JobBases, JobLayout, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
 use super::pipelines::Pass;
 use super::pool::Lease;
 use super::readback::MapReceiver;
@@ -100,26 +100,7 @@ impl GpuContext {
     ) -> Result<Option<InFlight>> {
         let lay = self.layout(job)?;
         let t = Instant::now();
-        let mut bases = Vec::new();
-        if let JobBases::Host(b) = job.bases {
-            bases.push(b);
-        }
-        if lay.convert_from.is_some() {
-            bases.push(job.merged);
-        }
-        let levels = lay
-            .sort
-            .as_ref()
-            .map(|s| s.scan.iter().chain(&s.carry).copied().collect())
-            .unwrap_or_default();
-        let uploads = Uploads {
-            params: lay.params,
-            merge: &lay.merge,
-            plan: job.plan,
-            levels,
-            bases,
-            arithmetic: self.arithmetic,
-        };
+        let uploads = self.uploads(job, &lay);
         let (sections, staging_bytes) = uploads.layout();
         let needs = self.needs(&sections, staging_bytes, &lay);
         let mut times = GpuTimes::default();
@@ -134,59 +115,87 @@ impl GpuContext {
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
         scoped(&self.device, "submission", || {
-            if self.invalid_next.swap(false, Ordering::AcqRel) {
-                let _invalid = self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("injected fault"),
-                    size: 4,
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
-                    mapped_at_creation: false,
-                });
-            }
-            let passes = self.passes(&mut ws, job, &lay);
-            // Every pass has its two timestamp queries.
-            debug_assert!(passes.len() <= MAX_PASSES, "{} passes", passes.len());
-            let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
-                self.encode_copies(e, ws, &sections, job, &lay)
-            };
-            let tail = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
-                let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
-                e.copy_buffer_to_buffer(sums, 0, read, 0, lay.sum_bytes);
-                if let Some(s) = &lay.sort {
-                    let scan = ws.get(Slot::Scan);
-                    let at = lay.sum_bytes + READ_ENTRIES_AT;
-                    e.copy_buffer_to_buffer(scan, s.entry_count_at, read, at, 4);
-                }
-                let status_bytes = 4 * STATUS_WORDS as u64;
-                let at = lay.sum_bytes + READ_STATUS_AT;
-                e.copy_buffer_to_buffer(ws.get(Slot::Status), 0, read, at, status_bytes);
-            };
-            let submission = if self.timestamps {
-                self.submit_timestamped(&ws, &passes, copies, tail)
-            } else {
-                let t = Instant::now();
-                let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail, timeout)?;
-                times.wait += t.elapsed();
-                let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
-                add_stage_times(&mut times, &phases, &ns);
-                index
-            };
-            ws.remap_staging();
-            let readback = self.request_read(ws.get(Slot::Readback), lay.read_bytes());
-            let timestamps = self
-                .timestamps
-                .then(|| self.request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
-            times.buffers_allocated = ws.allocated;
-            Ok(Some(InFlight {
-                ws,
-                submission,
-                readback,
-                timestamps,
-                phases: passes.iter().map(|p| p.phase).collect(),
-                sum_bytes: lay.sum_bytes,
-                read_bytes: lay.read_bytes(),
-                entries: lay.sort.is_some(),
-                times,
-            }))
+            self.encode_and_submit(ws, job, &lay, &sections, times, timeout)
+                .map(Some)
+        })
+    }
+
+    /// What a job uploads: its parameters, plan or scalars, level blocks, and host bases
+    /// (with SRE's merged points).
+    fn uploads<'a>(&self, job: &Job<'a>, lay: &'a JobLayout) -> Uploads<'a> {
+        let mut bases = Vec::new();
+        if let JobBases::Host(b) = job.bases {
+            bases.push(b);
+        }
+        if lay.convert_from.is_some() {
+            bases.push(job.merged);
+        }
+        let levels = lay
+            .sort
+            .as_ref()
+            .map(|s| s.scan.iter().chain(&s.carry).copied().collect())
+            .unwrap_or_default();
+        Uploads {
+            params: lay.params,
+            merge: &lay.merge,
+            plan: job.plan,
+            levels,
+            bases,
+            arithmetic: self.arithmetic,
+        }
+    }
+
+    /// Encodes a staged job's copies and passes, submits them and asks for the read-backs.
+    fn encode_and_submit(
+        &self,
+        mut ws: Lease,
+        job: &Job,
+        lay: &JobLayout,
+        sections: &[(Slot, u64, u64)],
+        mut times: GpuTimes,
+        timeout: Duration,
+    ) -> Result<InFlight> {
+        if self.invalid_next.swap(false, Ordering::AcqRel) {
+            let _invalid = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("injected fault"),
+                size: 4,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
+                mapped_at_creation: false,
+            });
+        }
+        let passes = self.passes(&mut ws, job, lay);
+        // Every pass has its two timestamp queries.
+        debug_assert!(passes.len() <= MAX_PASSES, "{} passes", passes.len());
+        let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
+            self.encode_copies(e, ws, sections, job, lay)
+        };
+        let tail = |e: &mut wgpu::CommandEncoder, ws: &Workspace| copy_out(e, ws, lay);
+        let submission = if self.timestamps {
+            self.submit_timestamped(&ws, &passes, copies, tail)
+        } else {
+            let t = Instant::now();
+            let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail, timeout)?;
+            times.wait += t.elapsed();
+            let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
+            add_stage_times(&mut times, &phases, &ns);
+            index
+        };
+        ws.remap_staging();
+        let readback = self.request_read(ws.get(Slot::Readback), lay.read_bytes());
+        let timestamps = self
+            .timestamps
+            .then(|| self.request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
+        times.buffers_allocated = ws.allocated;
+        Ok(InFlight {
+            ws,
+            submission,
+            readback,
+            timestamps,
+            phases: passes.iter().map(|p| p.phase).collect(),
+            sum_bytes: lay.sum_bytes,
+            read_bytes: lay.read_bytes(),
+            entries: lay.sort.is_some(),
+            times,
         })
     }
 
@@ -298,4 +307,19 @@ impl GpuContext {
             bad_base,
         })
     }
+}
+
+/// Copies what the host reads into the read-back buffer: the window sums, the entry count
+/// (GPU bucket sort) and the status words.
+fn copy_out(e: &mut wgpu::CommandEncoder, ws: &Workspace, lay: &JobLayout) {
+    let (sums, read) = (ws.get(Slot::Sums), ws.get(Slot::Readback));
+    e.copy_buffer_to_buffer(sums, 0, read, 0, lay.sum_bytes);
+    if let Some(s) = &lay.sort {
+        let scan = ws.get(Slot::Scan);
+        let at = lay.sum_bytes + READ_ENTRIES_AT;
+        e.copy_buffer_to_buffer(scan, s.entry_count_at, read, at, 4);
+    }
+    let status_bytes = 4 * STATUS_WORDS as u64;
+    let at = lay.sum_bytes + READ_STATUS_AT;
+    e.copy_buffer_to_buffer(ws.get(Slot::Status), 0, read, at, status_bytes);
 }
