@@ -5,7 +5,6 @@ use ark_bls12_377::{Fr, G1Affine};
 
 use super::resident::StoredBases;
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
-use super::shader::field::Arithmetic;
 use super::slots::Slot;
 use super::{sort, GpuContext};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
@@ -144,18 +143,6 @@ pub(super) const READ_ENTRIES_AT: u64 = 0;
 /// Where the read-back holds the call's status words (`gpu::contract`), after the window
 /// sums.
 pub(super) const READ_STATUS_AT: u64 = 4;
-
-impl Arithmetic {
-    /// Bytes of `points` stored bases.
-    pub(super) fn stored_base_bytes(self, points: usize) -> u64 {
-        (points * self.affine_words() * 4) as u64
-    }
-
-    /// Bytes of `items` projective sums.
-    pub(super) fn sums_bytes(self, items: u64) -> u64 {
-        items * self.point_words() as u64 * 4
-    }
-}
 
 impl GpuContext {
     /// Sizes and parameters of a job, checked against the adapter's limits.

@@ -32,40 +32,6 @@ impl Arithmetic {
         }
     }
 
-    /// The wgpu features the profile needs.
-    pub fn features(self) -> wgpu::Features {
-        match self {
-            Arithmetic::Limbs13 => wgpu::Features::empty(),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => wgpu::Features::SHADER_INT64,
-        }
-    }
-
-    /// The profile an adapter gets by default: Limbs32Edwards where it has 64-bit integers
-    /// and one storage binding holds [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases,
-    /// Limbs32 where it has 64-bit integers only (its bases take two thirds of the bytes, so
-    /// larger MSMs fit one binding), else Limbs13.
-    pub fn auto(int64: bool, max_binding_bytes: u64) -> Arithmetic {
-        let edwards_bases =
-            max_binding_bytes / (Arithmetic::Limbs32Edwards.affine_words() * 4) as u64;
-        match (int64, edwards_bases >= EDWARDS_MIN_BINDABLE_BASES) {
-            (true, true) => Arithmetic::Limbs32Edwards,
-            (true, false) => Arithmetic::Limbs32,
-            (false, _) => Arithmetic::Limbs13,
-        }
-    }
-
-    /// Whether the buckets live on the twisted Edwards curve.
-    pub fn is_edwards(self) -> bool {
-        self == Arithmetic::Limbs32Edwards
-    }
-
-    /// Whether bases uploaded in arkworks' form must be converted on the device (for a
-    /// resident set, checked on the host, the convert stage runs only then; a call that
-    /// uploads bases runs it in every profile, to check them).
-    pub fn converts_bases(self) -> bool {
-        self.radix_bits() != 384 || self.is_edwards()
-    }
-
     /// u32 words of one stored base: (x, y), or the Edwards precomputed triple.
     pub fn affine_words(self) -> usize {
         if self.is_edwards() {
@@ -84,13 +50,14 @@ impl Arithmetic {
         }
     }
 
-    /// Threads of the convert stage for `points` points.
-    pub(crate) fn convert_threads(self, points: u64) -> u64 {
-        if self.is_edwards() {
-            points.div_ceil(CONVERT_BATCH as u64)
-        } else {
-            points
-        }
+    /// Bytes of `points` stored bases.
+    pub(crate) fn stored_base_bytes(self, points: usize) -> u64 {
+        (points * self.affine_words() * 4) as u64
+    }
+
+    /// Bytes of `items` projective sums.
+    pub(crate) fn sums_bytes(self, items: u64) -> u64 {
+        items * self.point_words() as u64 * 4
     }
 
     /// 2^(radix - 384) and its inverse: a shader value is arkworks' internal value times
