@@ -149,7 +149,7 @@ impl DigitMatrix {
     }
 
     /// Signed digits of scalar integers (from [`scalar_integers`]) in `windows` windows of c
-    /// bits; `windows` must cover the largest integer ([`windows_for_bits`]).
+    /// bits; `windows` must cover the largest integer ([`super::windows_for_bits`]).
     pub fn from_scalar_integers(ints: &[[u64; 4]], c: u32, windows: u32) -> Self {
         assert!((1..=MAX_WINDOW_BITS).contains(&c));
         let nw = windows as usize;

@@ -5,7 +5,7 @@
 /// serializes a hot bucket.
 pub const MERGE_FANIN: u32 = 32;
 
-/// Most merge levels: enough for 2^31 entries in one bucket at [`MIN_CHUNK_ENTRIES`] each
+/// Most merge levels: enough for 2^31 entries in one bucket at [`super::MIN_CHUNK_ENTRIES`] each
 /// (2^26 chunks, 32^6 > 2^26).
 pub const MAX_MERGE_LEVELS: usize = 6;
 

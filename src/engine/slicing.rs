@@ -15,7 +15,7 @@ use crate::report::{Backend, MsmReport};
 impl GpuMsm {
     /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
     /// workspace (its bases uploaded by the call unless `resident`), at the window size the
-    /// engine picks for it: what to budget for ([`MsmConfig::memory_budget`]). `None`
+    /// engine picks for it: what to budget for ([`crate::MsmConfig::memory_budget`]). `None`
     /// without a GPU, or when the call exceeds the adapter's buffer limits.
     pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
         let c = self

@@ -132,7 +132,7 @@ impl GpuContext {
     }
 
     /// Bytes of memory the adapter offers (its largest device-local heap, else its largest
-    /// buffer): what [`MemoryBudget::Fraction`] is a share of.
+    /// buffer): what [`crate::MemoryBudget::Fraction`] is a share of.
     pub fn adapter_memory(&self) -> u64 {
         self.adapter_memory
     }

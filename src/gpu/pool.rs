@@ -1,9 +1,9 @@
 //! The engine's memory admission: every byte the engine holds on the device (resident
 //! bases, the workspaces of calls in flight, idle workspaces) is counted against one budget,
-//! and idle [`Workspace`]s are kept for the next calls.
+//! and idle workspaces are kept for the next calls.
 //!
 //! A call reserves, before it allocates anything, exactly what its workspace will hold after
-//! the call ([`Workspace::footprint_with`]); when that does not fit, idle workspaces are
+//! the call (`Workspace::footprint_with`); when that does not fit, idle workspaces are
 //! freed first, and then the call waits until calls in flight give their reservations back.
 //! Only what cannot fit even with nothing else in flight is refused
 //! ([`MsmError::InputTooLarge`]).
@@ -26,7 +26,7 @@ use crate::error::{MsmError, Result};
 /// concurrent calls) so that their memory goes back to the device.
 pub const MAX_IDLE_WORKSPACES: usize = 4;
 
-/// What a device's memory budget holds now ([`Pool::usage`]).
+/// What a device's memory budget holds now (`GpuMsm::memory_usage`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemoryUsage {
     /// The budget, in bytes.
