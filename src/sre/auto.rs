@@ -152,19 +152,7 @@ pub fn decide(
     let full_budget_ns =
         |t_no_search: f64| AUTO_SEARCH_BUDGET * t_no_search - start.elapsed().as_nanos() as f64;
 
-    // Windows where even the best conceivable SRE could beat plain at c0, most promising
-    // first. Best case: half of the n W entries merged away, by as few pairs as possible (a
-    // pair merges at most W windows, so at least n / 2 pairs), with a free search.
-    let mut candidates: Vec<u32> = match fixed_c {
-        Some(c) => vec![c],
-        None => (2..=MAX_WINDOW_BITS).collect(),
-    };
-    candidates.retain(|&c| {
-        let merged = 0.5 * n as f64 * num_windows(c) as f64;
-        let pairs = 0.5 * n as f64;
-        sre_ns(&r, n, c, merged - pairs, pairs, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
-    });
-    candidates.sort_by(|&a, &b| plain_ns(&r, n, a).total_cmp(&plain_ns(&r, n, b)));
+    let candidates = candidate_windows(&r, n, fixed_c, t0);
 
     let s = n.min(AUTO_SAMPLE);
     let stride = (n / s.max(1)).max(1);
@@ -211,19 +199,7 @@ pub fn decide(
             break;
         }
         last_pilot = pilot_start.elapsed();
-        let scale = n as f64 / s as f64;
-        let saved = st.additions_saved as f64 * scale;
-        let pairs = st.pairs as f64 * scale;
-        // Index visits per target grow with the list lengths (about N / 2^(c-1)) up to the cap.
-        let visits_per_target = (st.comparisons as f64 / s as f64 * scale)
-            .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c) as f64);
-        let ns_per_visit = st.search_time.as_nanos() as f64 / (st.comparisons.max(1) as f64);
-        // A pilot over the whole input is the search itself: nothing more to run.
-        let search_ns = if whole {
-            0.0
-        } else {
-            n as f64 * visits_per_target * ns_per_visit
-        };
+        let (saved, pairs, search_ns) = extrapolate(&st, s, n, c, whole);
         let left_ns = full_budget_ns(sre_ns(&r, n, c, saved, pairs, 0.0));
         let t = predict(c, saved, pairs, search_ns, left_ns);
         notes.push(format!(
@@ -264,20 +240,7 @@ pub fn decide(
         }
         None => (c0, f64::INFINITY, false, None),
     };
-    let reason = format!(
-        "auto: plain c={c0} predicted {:.3} ms; {}; SRE {}",
-        t0 / 1e6,
-        if notes.is_empty() {
-            "no window where SRE could pay".to_string()
-        } else {
-            notes.join(", ")
-        },
-        if on {
-            format!("on at c={window_bits}")
-        } else {
-            "off".to_string()
-        }
-    );
+    let reason = reason(c0, t0, &notes, on.then_some(window_bits));
     Decision {
         window_bits,
         search: on,
@@ -290,6 +253,61 @@ pub fn decide(
         plan,
         reason,
     }
+}
+
+/// Windows where even the best conceivable SRE could beat plain at the best plain time
+/// `t0`, most promising first (only `fixed_c` when the window is configured). Best case:
+/// half of the n W entries merged away, by as few pairs as possible (a pair merges at most
+/// W windows, so at least n / 2 pairs), with a free search.
+fn candidate_windows(r: &Rates, n: usize, fixed_c: Option<u32>, t0: f64) -> Vec<u32> {
+    let mut candidates: Vec<u32> = match fixed_c {
+        Some(c) => vec![c],
+        None => (2..=MAX_WINDOW_BITS).collect(),
+    };
+    candidates.retain(|&c| {
+        let merged = 0.5 * n as f64 * num_windows(c) as f64;
+        let pairs = 0.5 * n as f64;
+        sre_ns(r, n, c, merged - pairs, pairs, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
+    });
+    candidates.sort_by(|&a, &b| plain_ns(r, n, a).total_cmp(&plain_ns(r, n, b)));
+    candidates
+}
+
+/// A pilot over `s` of the n scalars at window c, extrapolated to all of them: additions
+/// saved, merged pairs and the full search's time in ns (zero when the pilot was `whole`).
+fn extrapolate(st: &SreStats, s: usize, n: usize, c: u32, whole: bool) -> (f64, f64, f64) {
+    let scale = n as f64 / s as f64;
+    let saved = st.additions_saved as f64 * scale;
+    let pairs = st.pairs as f64 * scale;
+    // Index visits per target grow with the list lengths (about N / 2^(c-1)) up to the cap.
+    let visits_per_target = (st.comparisons as f64 / s as f64 * scale)
+        .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c) as f64);
+    let ns_per_visit = st.search_time.as_nanos() as f64 / (st.comparisons.max(1) as f64);
+    // A pilot over the whole input is the search itself: nothing more to run.
+    let search_ns = if whole {
+        0.0
+    } else {
+        n as f64 * visits_per_target * ns_per_visit
+    };
+    (saved, pairs, search_ns)
+}
+
+/// The decision's figures for the report: the plain prediction, each pilot's note, and the
+/// window SRE runs at (`None`: off).
+fn reason(c0: u32, t0: f64, notes: &[String], on_at: Option<u32>) -> String {
+    format!(
+        "auto: plain c={c0} predicted {:.3} ms; {}; SRE {}",
+        t0 / 1e6,
+        if notes.is_empty() {
+            "no window where SRE could pay".to_string()
+        } else {
+            notes.join(", ")
+        },
+        match on_at {
+            Some(c) => format!("on at c={c}"),
+            None => "off".to_string(),
+        }
+    )
 }
 
 #[cfg(test)]
