@@ -12,11 +12,11 @@ fn check_upload(i: u32, x: Packed, y: Packed) {
 }
 
 // Coordinate c (0: x, 1: y) of uploaded base i as the upload holds it, from the stage's own
-// `bases` binding (AFFINE_WORDS words a base).
+// `bases` binding (BASE_WORDS words a base).
 fn upload_coord(i: u32, c: u32) -> Packed {
     var w: Packed;
     for (var k = 0u; k < PACKED_WORDS; k++) {
-        w[k] = bases[i * AFFINE_WORDS + c * PACKED_WORDS + k];
+        w[k] = bases[i * BASE_WORDS + c * PACKED_WORDS + k];
     }
     return w;
 }

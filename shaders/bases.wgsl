@@ -2,11 +2,11 @@
 // load one. Bindings are declared by src/gpu/stages.rs.
 
 
-// Base idx's stored words (the profile's form: AFFINE_WORDS words).
-fn stored_base(idx: u32) -> AffineWords {
-    var w: AffineWords;
-    for (var k = 0u; k < AFFINE_WORDS; k++) {
-        w[k] = bases[idx * AFFINE_WORDS + k];
+// Base idx's stored words (the profile's form: BASE_WORDS words).
+fn stored_base(idx: u32) -> BaseWords {
+    var w: BaseWords;
+    for (var k = 0u; k < BASE_WORDS; k++) {
+        w[k] = bases[idx * BASE_WORDS + k];
     }
     return w;
 }

@@ -1,6 +1,6 @@
-// convert, Limbs13 profile: check uploaded points first_point .. num_points
+// convert, Limbs13 profile: check uploaded bases first_point .. num_points
 // (check_upload: a base that fails sets the call's status word) and convert them, in place,
-// from arkworks' Montgomery form (x * 2^384) to ours (x * 2^390). Each point is 24 u32 words: x then y, 12 packed words each. Resident bases
+// from arkworks' Montgomery form (x * 2^384) to ours (x * 2^390). Each base is 24 u32 words: x then y, 12 packed words each. Resident bases
 // are converted once, when they are loaded; a call on them converts only the points SRE
 // merged on the host.
 
@@ -15,7 +15,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let x = upload_coord(i, 0u);
     let y = upload_coord(i, 1u);
     check_upload(i, x, y);
-    let base = i * AFFINE_WORDS;
+    let base = i * BASE_WORDS;
     let cx = fp_pack(fp_from_arkworks(fp_unpack(x)));
     let cy = fp_pack(fp_from_arkworks(fp_unpack(y)));
     for (var k = 0u; k < PACKED_WORDS; k++) {

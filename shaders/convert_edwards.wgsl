@@ -1,5 +1,5 @@
 // convert, Edwards profile: bases first_point .. num_points, in place, from arkworks'
-// affine (x, y) (words 0..24 of each AFFINE_WORDS = 36-word slot) to the precomputed form
+// affine (x, y) (words 0..24 of each BASE_WORDS = 36-word slot) to the precomputed form
 // (y' - x', y' + x', k x' y') that the mixed addition reads.
 //
 // x' = c (x + 1) / y and y' = (u - 1) / (u + 1) with u = s (x + 1) (src/gpu/shader/edwards.rs):
@@ -23,7 +23,7 @@ fn load_coord(i: u32, c: u32) -> Fp {
 fn store_coord(i: u32, c: u32, v: Fp) {
     let w = fp_pack(v);
     for (var k = 0u; k < PACKED_WORDS; k++) {
-        bases[i * AFFINE_WORDS + c * PACKED_WORDS + k] = w[k];
+        bases[i * BASE_WORDS + c * PACKED_WORDS + k] = w[k];
     }
 }
 

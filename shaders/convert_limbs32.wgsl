@@ -1,5 +1,5 @@
 // convert, Limbs32 profile, whose stored bases are the upload itself: no conversion,
-// only the check of base_check.wgsl over the uploaded points first_point .. num_points. A
+// only the check of base_check.wgsl over the uploaded bases first_point .. num_points. A
 // base that fails it sets the call's status word (base_status.wgsl), which the host reads
 // back with the window sums and answers with InvalidBase instead of a sum.
 

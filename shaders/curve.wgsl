@@ -41,8 +41,8 @@ fn affine_neg(p: Affine) -> Affine {
 }
 
 // Storage helpers: a point is 3 packed coordinates (POINT_WORDS = 36 u32 words), an affine
-// point 2 (AFFINE_WORDS = 24).
-fn affine_from_words(w: AffineWords) -> Affine {
+// point 2 (BASE_WORDS = 24).
+fn affine_from_words(w: BaseWords) -> Affine {
     var x: Packed;
     var y: Packed;
     for (var i = 0u; i < PACKED_WORDS; i++) {
@@ -54,9 +54,9 @@ fn affine_from_words(w: AffineWords) -> Affine {
 
 // A stored base of all zeros is the identity ((0, 0) is not on the curve); the mixed addition
 // must never see it, so the GPU bucket sort places nothing for it.
-fn stored_base_is_identity(w: AffineWords) -> bool {
+fn stored_base_is_identity(w: BaseWords) -> bool {
     var acc = 0u;
-    for (var i = 0u; i < AFFINE_WORDS; i++) {
+    for (var i = 0u; i < BASE_WORDS; i++) {
         acc |= w[i];
     }
     return acc == 0u;

@@ -46,8 +46,8 @@ fn affine_neg(p: Affine) -> Affine {
 }
 
 // Storage helpers: a point is 4 packed coordinates (POINT_WORDS = 48 u32 words), a
-// precomputed base 3 (AFFINE_WORDS = 36).
-fn affine_from_words(w: AffineWords) -> Affine {
+// precomputed base 3 (BASE_WORDS = 36).
+fn affine_from_words(w: BaseWords) -> Affine {
     var a: Packed;
     var b: Packed;
     var c: Packed;
@@ -61,7 +61,7 @@ fn affine_from_words(w: AffineWords) -> Affine {
 
 // The identity is stored as its precomputed form (1, 1, 0), which a mixed addition would add
 // exactly; the GPU bucket sort skips it all the same, as the host does.
-fn stored_base_is_identity(w: AffineWords) -> bool {
+fn stored_base_is_identity(w: BaseWords) -> bool {
     let one = fp_pack(FP_ONE);
     var differ = 0u;
     for (var i = 0u; i < PACKED_WORDS; i++) {

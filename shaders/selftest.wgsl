@@ -4,7 +4,7 @@
 // straight-line formulas make one kernel with all of them slow to compile). Each case reads
 // SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
 // integer k) and writes POINT_WORDS words. Field operands use the first 12 words of a and b;
-// the mixed addition's affine operand the first AFFINE_WORDS words of b. base_check.wgsl is
+// the mixed addition's affine operand the first BASE_WORDS words of b. base_check.wgsl is
 // prepended (case 14 runs its check).
 
 override SELFTEST_OP: u32 = 0u;
@@ -66,8 +66,8 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         }
         case 7u: { out = point_to_words(point_add(in_point(base, 0u), in_point(base, 1u))); }
         case 8u: {
-            var q: AffineWords;
-            for (var w = 0u; w < AFFINE_WORDS; w++) {
+            var q: BaseWords;
+            for (var w = 0u; w < BASE_WORDS; w++) {
                 q[w] = input[base + POINT_WORDS + w];
             }
             out = point_to_words(point_add_mixed(in_point(base, 0u), affine_from_words(q)));

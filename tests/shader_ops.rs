@@ -266,7 +266,7 @@ fn stored_bases_match_the_host_form() {
                 // what it cannot map.
                 let want = a
                     .affine_to_shader_words(p)
-                    .unwrap_or_else(|| vec![0; a.affine_words()]);
+                    .unwrap_or_else(|| vec![0; a.base_words()]);
                 assert_eq!(*g, want, "{a:?}, n = {n}, base {i}");
             }
         }

@@ -1,5 +1,10 @@
 //! Engine configuration and its named tuning constants, at the bottom of the crate: it
 //! depends on nothing but [`crate::error`].
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | `MsmConfig`, its options and tuning constants, and its validation |
+//! | `choices.rs` | the choices other modules re-export: `Backend`, `Arithmetic`, SRE's options, `CalibrationSource` |
 
 use std::time::Duration;
 
@@ -106,7 +111,7 @@ pub enum SreMode {
     Auto,
 }
 
-/// What an engine does with the known-answer test ([`crate::known_answer`]) it runs on its
+/// What an engine does with the known-answer test ([`crate::engine::known_answer`]) it runs on its
 /// device when it is created (a device made to replace a lost one is tested too, whatever
 /// this says, unless it is `Off`; failing, it is not used).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,6 +8,7 @@
 //! | `decompose.rs` | scalars to signed (or unsigned) digits, one row per scalar |
 //! | `bucket_plan.rs` | digits to bucket entry lists, cut into chunks |
 //! | `merge_plan.rs` | chunk sums to bucket sums, in levels of bounded fan-in |
+//! | `tests.rs` | digits, plans and the cost model against arkworks and brute force |
 
 use ark_bls12_377::Fr;
 use ark_ff::PrimeField;

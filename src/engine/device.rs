@@ -1,8 +1,8 @@
 //! The engine's device over its life: the cell that holds it (shared with
 //! [`GpuMsm::reconfigured`] engines), whether a call can use it now, its replacement after a
 //! loss ([`DeviceLoss::Recreate`]: tested before any call uses it, backing off after a
-//! failure, never blocking a call without a deadline), and the fault-injection hooks the
-//! tests use.
+//! failure, never blocking a call without a deadline), and the engine that runs the
+//! known-answer test on a device no call uses yet.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};

@@ -7,8 +7,8 @@
 //! | `mod.rs` | the public facade: creation, accessors, `load_bases`, `msm` |
 //! | `device.rs` | the device over its life: readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use |
-//! | `route.rs` | a call's path, decided once; one call end to end |
-//! | `slicing.rs` | what one call can hold, and calls run in slices |
+//! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
+//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`) |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
 //! | `checks.rs` | lengths, ownership and base checks (on the curve, in G1) |
 //! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
@@ -285,7 +285,7 @@ impl GpuMsm {
                     .config
                     .window_bits
                     .unwrap_or_else(|| best_window_bits(bases.len()));
-                gpu.as_ref().map(|g| g.max_points(c))
+                gpu.as_ref().map(|g| g.max_call_points(c))
             })
             .unwrap_or(bases.len());
         let part_len = self

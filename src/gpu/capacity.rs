@@ -36,7 +36,7 @@ impl GpuContext {
     /// Most points one call can take at window size c: every buffer that grows with n
     /// (stored bases, scalars, entries and their buckets, carry items) within the adapter's
     /// storage-binding and buffer limits.
-    pub(crate) fn max_points(&self, c: u32) -> usize {
+    pub(crate) fn max_call_points(&self, c: u32) -> usize {
         let limits = self.device.limits();
         let bind = limits
             .max_storage_buffer_binding_size
@@ -44,7 +44,7 @@ impl GpuContext {
         let a = self.arithmetic;
         let w = crate::digits::num_windows(c) as u64;
         let per_point = [
-            a.affine_words() as u64 * 4,
+            a.base_words() as u64 * 4,
             32,
             4 * w,
             // Carry items: two sums per accumulation thread, a thread per ACCUMULATE_SLICE.
@@ -80,7 +80,7 @@ impl GpuContext {
     /// memory budget, whatever else is held now: whether the configuration can run it at all.
     pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> bool {
         let budget = self.pool.usage().budget;
-        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= budget)
+        n <= self.max_call_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= budget)
     }
 
     /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
@@ -89,7 +89,7 @@ impl GpuContext {
     pub(crate) fn fits_call(&self, n: usize, host: bool, c: u32, reserve: u64) -> bool {
         let u = self.pool.usage();
         let room = u.budget.saturating_sub(u.resident.saturating_add(reserve));
-        n <= self.max_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
+        n <= self.max_call_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
     }
 
     /// Bytes `n` bases take on the device, stored.

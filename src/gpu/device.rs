@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::pool::Pool;
 use super::shader::field::Arithmetic;
-use super::{GpuContext, WORKSPACE_BASES};
+use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::error::{MsmError, Result};
 
@@ -183,7 +183,7 @@ impl GpuContext {
             lost,
             invalid_next: AtomicBool::new(false),
             adapter_memory,
-            next_points_id: AtomicU64::new(WORKSPACE_BASES + 1),
+            next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: Arc::default(),
         };
         fits(&ctx)?;

@@ -1,4 +1,4 @@
-//! A call's layout: what it runs on (its points and plan), every buffer's size, its
+//! A call's layout: what it runs on (its bases and plan), every buffer's size, its
 //! parameter blocks and where its read-back holds what, checked against the adapter's limits.
 
 use ark_bls12_377::{Fr, G1Affine};
@@ -71,7 +71,7 @@ impl Params {
 pub(crate) enum JobBases<'a> {
     /// Bases on the host, uploaded and converted by this call.
     Host(&'a [G1Affine]),
-    /// The first `n` points of a resident set.
+    /// The first `n` bases of a resident set.
     Resident(&'a StoredBases, usize),
 }
 
@@ -120,11 +120,11 @@ pub(super) struct JobLayout {
     pub(super) merge: MergePlan,
     pub(super) sort: Option<SortLayout>,
     pub(super) params: Params,
-    /// The first point uploaded by the call (0 for one-shot bases, n for the SRE merged
+    /// The first base uploaded by the call (0 for one-shot bases, n for the SRE merged
     /// points after resident ones), if the call uploads any: they live in the workspace's
-    /// points buffer, and the convert stage checks (and converts) them from there.
+    /// stored bases, and the convert stage checks (and converts) them there.
     pub(super) convert_from: Option<usize>,
-    /// Bytes of each scratch slot.
+    /// Bytes of each workspace slot the call uses.
     pub(super) sizes: Vec<(Slot, u64)>,
     pub(super) sum_bytes: u64,
 }
@@ -222,8 +222,8 @@ impl GpuContext {
         })
     }
 
-    /// The layout of a job on the GPU bucket sort: every size from n and c alone.
-    /// The layout of n points (uploaded by the call if `host`) on the GPU bucket sort.
+    /// The layout of a job on the GPU bucket sort, every size from n and c alone: n bases
+    /// (uploaded by the call if `host`).
     pub(super) fn sort_layout(&self, n: usize, host: bool, c: u32) -> Result<JobLayout> {
         let windows = crate::digits::num_windows(c);
         let slices = sort::accumulation_threads(n, windows);

@@ -49,6 +49,7 @@ use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
 pub use resident::StoredBases;
 /// The former name of [`StoredBases`].
+#[deprecated(note = "renamed StoredBases")]
 pub type ResidentPoints = StoredBases;
 use shader::field::Arithmetic;
 pub use shader::{contract, edwards, field, program};
@@ -58,8 +59,8 @@ pub(crate) use submit::{CallOutput, InFlight};
 
 use crate::report::GpuTiming;
 
-/// Cache key of the workspace's own points buffer (resident sets count from 1).
-const WORKSPACE_BASES: u64 = 0;
+/// Cache key of the workspace's own stored bases (resident sets count from 1).
+const WORKSPACE_BASES_ID: u64 = 0;
 
 /// An adapter, its device and the compiled MSM pipelines.
 pub struct GpuContext {
@@ -81,7 +82,7 @@ pub struct GpuContext {
     invalid_next: AtomicBool,
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
     adapter_memory: u64,
-    next_points_id: AtomicU64,
+    next_bases_id: AtomicU64,
     /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
     progress: Arc<AtomicU64>,
 }

@@ -8,7 +8,7 @@ use super::shader::field::WORKGROUP_SIZE;
 use super::slots::Slot;
 use super::stages::{Binding, Source, StageId};
 use super::workspace::{GroupKey, Workspace};
-use super::{GpuContext, WORKSPACE_BASES};
+use super::{GpuContext, WORKSPACE_BASES_ID};
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.
@@ -71,10 +71,14 @@ impl GpuContext {
         let reads_bases = def.bindings.iter().any(|b| b.source == Source::Bases);
         let bases_id = match binds.resident {
             Some((_, id)) if reads_bases => id,
-            _ => WORKSPACE_BASES,
+            _ => WORKSPACE_BASES_ID,
         };
         let mut given = [None; 4];
-        debug_assert!(binds.given.len() <= given.len());
+        // Every given slot is part of the key: a pass may give no more than it holds.
+        assert!(
+            binds.given.len() <= given.len(),
+            "{stage:?} gives too many slots"
+        );
         for (g, (_, slot)) in given.iter_mut().zip(binds.given) {
             *g = Some(*slot);
         }
@@ -195,7 +199,7 @@ impl GpuContext {
             _ => Binds::NONE,
         };
         let mut out = Vec::new();
-        // Every call that uploads points runs the convert stage: it checks them.
+        // Every call that uploads bases runs the convert stage: it checks them.
         if lay.convert_from.is_some() {
             let threads = self
                 .arithmetic

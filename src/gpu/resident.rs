@@ -30,7 +30,7 @@ pub struct StoredBases {
 }
 
 impl StoredBases {
-    /// Number of points.
+    /// Number of bases.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -111,11 +111,17 @@ impl GpuContext {
             self.wait_for(index, timeout)?;
             Ok(StoredBases {
                 buffer,
-                id: self.next_points_id.fetch_add(1, Ordering::Relaxed),
+                id: self.next_bases_id.fetch_add(1, Ordering::Relaxed),
                 context: self.id,
                 len: bases.len(),
                 _charge: charge,
             })
         })
+    }
+
+    /// The former name of [`GpuContext::store_bases`].
+    #[deprecated(note = "renamed store_bases")]
+    pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<StoredBases> {
+        self.store_bases(bases, timeout)
     }
 }

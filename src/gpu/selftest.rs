@@ -256,13 +256,13 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
-    /// stored words ([`Arithmetic::affine_words`] per base), to compare with
+    /// stored words ([`Arithmetic::base_words`] per base), to compare with
     /// [`Arithmetic::affine_to_shader_words`].
     pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
         let resident = self.gpu.store_bases(bases, DEFAULT_GPU_TIMEOUT)?;
-        let words = self.gpu.read_points(&resident)?;
+        let words = self.gpu.read_stored_bases(&resident)?;
         Ok(words
-            .chunks_exact(self.arithmetic().affine_words())
+            .chunks_exact(self.arithmetic().base_words())
             .take(bases.len())
             .map(|c| c.to_vec())
             .collect())

@@ -5,7 +5,7 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Slot {
     /// The call's stored bases (one-shot bases and SRE's merged points), uploaded in
-    /// arkworks' form and converted in place.
+    /// arkworks' form, checked, and converted in place where the profile converts.
     Bases,
     /// Accumulation chunk boundaries.
     ChunkOffsets,

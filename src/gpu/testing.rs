@@ -40,7 +40,7 @@ impl GpuContext {
     }
 
     /// The stored words of a resident set, as the stages read them (for tests).
-    pub(crate) fn read_points(&self, r: &StoredBases) -> Result<Vec<u32>> {
+    pub(crate) fn read_stored_bases(&self, r: &StoredBases) -> Result<Vec<u32>> {
         self.read_words(&r.buffer, r.buffer.size() / 4)
     }
 

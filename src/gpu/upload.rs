@@ -190,7 +190,7 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Copies from the staging buffer (and, for SRE on resident bases, the resident points)
+    /// Copies from the staging buffer (and, for SRE on resident bases, the resident set's stored bases)
     /// into the workspace's buffers.
     pub(super) fn encode_copies(
         &self,

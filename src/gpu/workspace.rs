@@ -133,7 +133,7 @@ impl Workspace {
     }
 
     /// The cached bind group `key` over the buffers named by `bases_id`, made by `make` on
-    /// a miss. Groups over another points buffer are dropped, so that a cache never keeps a
+    /// a miss. Groups over other stored bases are dropped, so that a cache never keeps a
     /// released set of bases alive.
     pub(crate) fn group(
         &mut self,

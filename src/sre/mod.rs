@@ -35,6 +35,15 @@
 //!
 //! Early stopping (4.4): with threshold t, a scalar leaves the search once more than
 //! t * W of its windows are merged.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | merged pairs, plans and their digit rows |
+//! | `search.rs` | the four searches |
+//! | `merge.rs` | the merged points R = P_i +- P_j, in one batch |
+//! | `auto.rs` | `SreMode::Auto`'s cost model: pilots and the decision |
+//! | `policy.rs` | what the engine does per call, and what it learns from measured calls |
+//! | `tests.rs` | the searches and plans against arkworks and each other |
 
 pub mod auto;
 mod merge;

@@ -33,7 +33,7 @@ macro_rules! shader_struct {
 shader_struct! {
     /// Uniform parameters shared by the MSM stages.
     pub struct Params {
-        /// The convert stage converts points `first_point .. num_points`.
+        /// The convert stage checks (and, per profile, converts) bases `first_point .. num_points`.
         num_points,
         /// Windows W.
         num_windows,

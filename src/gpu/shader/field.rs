@@ -32,13 +32,20 @@ impl Arithmetic {
         }
     }
 
-    /// u32 words of one stored base: (x, y), or the Edwards precomputed triple.
-    pub fn affine_words(self) -> usize {
+    /// u32 words of one stored base: (x, y), or the Edwards precomputed triple (WGSL's
+    /// `BASE_WORDS`).
+    pub fn base_words(self) -> usize {
         if self.is_edwards() {
             3 * PACKED_WORDS
         } else {
             2 * PACKED_WORDS
         }
+    }
+
+    /// The former name of [`Arithmetic::base_words`] (the Edwards triple is not affine).
+    #[deprecated(note = "renamed base_words")]
+    pub fn affine_words(self) -> usize {
+        self.base_words()
     }
 
     /// u32 words of one projective point: (X, Y, Z), or Edwards (X, Y, Z, T).
@@ -52,7 +59,7 @@ impl Arithmetic {
 
     /// Bytes of `points` stored bases.
     pub(crate) fn stored_base_bytes(self, points: usize) -> u64 {
-        (points * self.affine_words() * 4) as u64
+        (points * self.base_words() * 4) as u64
     }
 
     /// Bytes of `items` projective sums.
@@ -127,7 +134,7 @@ impl Arithmetic {
         Some(self.coords_to_shader_words(&[x, y, z]))
     }
 
-    /// A base in the form the mixed addition reads ([`Arithmetic::affine_words`] words):
+    /// A base in the form the mixed addition reads ([`Arithmetic::base_words`] words):
     /// (x, y), or the Edwards precomputed triple (the identity's is (1, 1, 0)). `None` for the
     /// identity in short Weierstrass (stored as zeros) and for points the Edwards map cannot
     /// send.
@@ -170,9 +177,9 @@ impl Arithmetic {
         let one = two.pow([self.radix_bits() as u64]).into_bigint(); // R mod p
         let mut s = String::new();
         s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
-        s += &format!("const AFFINE_WORDS: u32 = {}u;\n", self.affine_words());
+        s += &format!("const BASE_WORDS: u32 = {}u;\n", self.base_words());
         s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
-        s += "alias AffineWords = array<u32, AFFINE_WORDS>;\n";
+        s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
         s += "alias PointWords = array<u32, POINT_WORDS>;\n";
         s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
         match self {
@@ -212,7 +219,7 @@ impl Arithmetic {
 /// u32 words of one packed field element.
 pub const PACKED_WORDS: usize = 12;
 /// Words of one base as uploaded (arkworks' x, y); the profile's stored form may be wider
-/// ([`Arithmetic::affine_words`]).
+/// ([`Arithmetic::base_words`]).
 pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
 /// (144 bytes a base against Limbs32's 96): 2^20, so that an adapter that binds 128 MiB
@@ -265,7 +272,7 @@ pub(crate) fn pack_affine<'a>(
     arithmetic: Arithmetic,
     out: &mut [u32],
 ) {
-    out.par_chunks_mut(arithmetic.affine_words())
+    out.par_chunks_mut(arithmetic.base_words())
         .zip(points)
         .for_each(|(o, p)| affine_upload_words(p, o));
 }

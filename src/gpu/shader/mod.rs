@@ -3,6 +3,15 @@
 //! constants and word layouts ([`field`]), the curve formulas as step tables ([`program`],
 //! [`edwards`]), and the prelude every stage starts with. What each stage adds to the
 //! prelude (its files and its bindings) is the stage table's (`super::stages`).
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | the files of `shaders/` and the prelude |
+//! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
+//! | `field.rs` | field constants, word layouts, arkworks <-> shader words |
+//! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
+//! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
+//! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof |
 
 pub mod contract;
 pub mod edwards;

@@ -23,7 +23,7 @@ impl Arithmetic {
     /// larger MSMs fit one binding), else Limbs13.
     pub fn auto(int64: bool, max_binding_bytes: u64) -> Arithmetic {
         let edwards_bases =
-            max_binding_bytes / (Arithmetic::Limbs32Edwards.affine_words() * 4) as u64;
+            max_binding_bytes / (Arithmetic::Limbs32Edwards.base_words() * 4) as u64;
         match (int64, edwards_bases >= EDWARDS_MIN_BINDABLE_BASES) {
             (true, true) => Arithmetic::Limbs32Edwards,
             (true, false) => Arithmetic::Limbs32,
