@@ -55,3 +55,6 @@ pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::pool::MemoryUsage;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};
+/// The wgpu this crate is built on, so that callers name the same version
+/// ([`MsmConfig::limits`]).
+pub use wgpu;

@@ -222,6 +222,12 @@ pub struct MsmConfig {
     /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
     /// the adapter's). Concurrent calls wait for room instead of over-allocating.
     pub memory_budget: MemoryBudget,
+    /// The limits the device is requested with (default `None`: the adapter's own). Each
+    /// must be within the adapter's, else [`MsmError::InvalidConfig`] at creation. Lower
+    /// limits emulate another adapter on this one: the tests run lavapipe under WebGPU's
+    /// defaults ([`wgpu::Limits::default`]) and under a storage-binding limit that is not a
+    /// power of two (large enough for the known-answer test's buckets, 1.5 MiB at most), as real adapters have (Vulkan on NVIDIA binds at most 2^31 - 1 bytes).
+    pub limits: Option<wgpu::Limits>,
     /// What happens after the device is lost ([`DeviceLoss::Recreate`] by default).
     pub device_loss: DeviceLoss,
     /// The longest any one wait of a call may last (default [`DEFAULT_GPU_TIMEOUT`]): for
@@ -250,6 +256,7 @@ impl Default for MsmConfig {
             bucket_sort: BucketSort::Auto,
             max_slice_points: None,
             memory_budget: MemoryBudget::default(),
+            limits: None,
             device_loss: DeviceLoss::default(),
             gpu_timeout: DEFAULT_GPU_TIMEOUT,
         }

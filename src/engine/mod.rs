@@ -142,10 +142,11 @@ impl GpuMsm {
             || config.shader_runtime_checks != self.config.shader_runtime_checks
             || config.arithmetic != self.config.arithmetic
             || config.memory_budget != self.config.memory_budget
+            || config.limits != self.config.limits
         {
             return Err(MsmError::InvalidConfig(
                 "reconfigured() keeps the device: adapter choice, shader checks, \
-                 arithmetic and memory budget must match"
+                 arithmetic, memory budget and limits must match"
                     .into(),
             ));
         }

@@ -3,14 +3,59 @@
 
 use super::layout::SECTION_ALIGN;
 use super::shader::contract::Params;
-use super::shader::field::WORKGROUP_SIZE;
+use super::shader::field::{UPLOAD_WORDS, WORKGROUP_SIZE};
 use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
-use super::workspace::Workspace;
 use super::{sort, GpuContext};
 use crate::error::{MsmError, Result};
 
 impl GpuContext {
+    /// [`MsmError::InvalidConfig`] unless every MSM stage fits the device's per-stage
+    /// limits: storage and uniform buffers per stage, invocations per workgroup, and the
+    /// workgroup memory of the reduction's tree (`shaders/reduce.wgsl`, one point per
+    /// invocation) and of the scan (one word per invocation).
+    pub(super) fn check_stage_limits(&self) -> Result<()> {
+        let limits = self.device.limits();
+        let refuse = |what: String| {
+            Err(MsmError::InvalidConfig(format!(
+                "{what} on {} (MsmConfig::limits, or the adapter's)",
+                self.info.name
+            )))
+        };
+        for (_, stage) in super::pipelines::msm_stages() {
+            let (storage, uniform) = stage.buffer_counts(self.arithmetic);
+            if storage > limits.max_storage_buffers_per_shader_stage {
+                let max = limits.max_storage_buffers_per_shader_stage;
+                return refuse(format!(
+                    "{} binds {storage} storage buffers, at most {max}",
+                    stage.entry
+                ));
+            }
+            if uniform > limits.max_uniform_buffers_per_shader_stage {
+                let max = limits.max_uniform_buffers_per_shader_stage;
+                return refuse(format!(
+                    "{} binds {uniform} uniform buffers, at most {max}",
+                    stage.entry
+                ));
+            }
+        }
+        if WORKGROUP_SIZE > limits.max_compute_invocations_per_workgroup
+            || WORKGROUP_SIZE > limits.max_compute_workgroup_size_x
+        {
+            return refuse(format!(
+                "workgroups of {WORKGROUP_SIZE} invocations do not fit"
+            ));
+        }
+        let shared = WORKGROUP_SIZE * 4 * (self.arithmetic.point_words() as u32).max(1);
+        if shared > limits.max_compute_workgroup_storage_size {
+            let max = limits.max_compute_workgroup_storage_size;
+            return refuse(format!(
+                "the reduction's workgroup needs {shared} bytes, at most {max}"
+            ));
+        }
+        Ok(())
+    }
+
     pub(super) fn check_sizes(&self, sizes: &[(&str, u64)], threads: &[(&str, u64)]) -> Result<()> {
         let limits = self.device.limits();
         for (name, bytes) in sizes {
@@ -53,7 +98,9 @@ impl GpuContext {
         .into_iter()
         .max()
         .expect("non-empty");
-        ((bind / per_point) as usize)
+        // A one-shot call's staging buffer holds its bases as uploaded and its scalars.
+        let staged_per_point = (UPLOAD_WORDS * 4 + 32) as u64;
+        ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
             .min(crate::digits::SIGN_BIT as usize - 1)
             .max(1)
     }
@@ -73,7 +120,8 @@ impl GpuContext {
             sections.push((Slot::Bases, self.arithmetic.stored_base_bytes(n)));
         }
         let (sections, staging) = staging_sections(sections);
-        Ok(Workspace::default().footprint_with(&self.needs(&sections, staging, &lay)))
+        let needs = self.needs(&sections, staging, &lay)?;
+        Ok(self.pool.empty_workspace().footprint_with(&needs))
     }
 
     /// Whether an n-point call at window size c fits the adapter's limits and the whole

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::pool::Pool;
 use super::shader::field::Arithmetic;
+use super::workspace::SizeCaps;
 use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::error::{MsmError, Result};
@@ -100,6 +101,26 @@ pub(super) fn check_scope(scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()
     }
 }
 
+/// The limits to request the device with: `config.limits`, each within the adapter's
+/// ([`MsmError::InvalidConfig`] names the first that is not), or the adapter's own.
+fn requested_limits(
+    config: &MsmConfig,
+    adapter: &wgpu::Adapter,
+    name: &str,
+) -> Result<wgpu::Limits> {
+    let Some(wanted) = &config.limits else {
+        return Ok(adapter.limits());
+    };
+    let mut beyond = None;
+    wanted.check_limits_with_fail_fn(&adapter.limits(), true, |limit, want, has| {
+        beyond = Some(format!("{limit} = {want} is beyond {name}'s {has}"));
+    });
+    match beyond {
+        Some(why) => Err(MsmError::InvalidConfig(format!("MsmConfig::limits: {why}"))),
+        None => Ok(wanted.clone()),
+    }
+}
+
 /// Runs `f` inside validation and out-of-memory error scopes, and returns the first error
 /// they caught (scopes are popped before returning, so calls may interleave).
 pub(super) fn scoped<T>(
@@ -129,7 +150,8 @@ impl GpuContext {
                 .map(|v| v != "wallclock")
                 .unwrap_or(true);
         let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
-        let binding = adapter.limits().max_storage_buffer_binding_size;
+        let limits = requested_limits(config, &adapter, &info.name)?;
+        let binding = limits.max_storage_buffer_binding_size;
         let arithmetic = match config.arithmetic {
             Some(a) if !adapter.features().contains(a.features()) => {
                 return Err(MsmError::InvalidConfig(format!(
@@ -153,7 +175,7 @@ impl GpuContext {
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpu-msm"),
             required_features,
-            required_limits: adapter.limits(),
+            required_limits: limits.clone(),
             ..Default::default()
         }))
         .map_err(|e| MsmError::DeviceRequest(e.to_string()))?;
@@ -178,7 +200,7 @@ impl GpuContext {
             pipelines: std::sync::OnceLock::new(),
             timestamps,
             pipeline_creation: Duration::ZERO,
-            pool: Pool::new(budget),
+            pool: Pool::new(budget, SizeCaps::of(&limits)),
             id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
             lost,
             invalid_next: AtomicBool::new(false),
@@ -186,6 +208,7 @@ impl GpuContext {
             next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: Arc::default(),
         };
+        ctx.check_stage_limits()?;
         fits(&ctx)?;
         let start = Instant::now();
         let pipelines = ctx.compile()?;

@@ -301,7 +301,7 @@ impl GpuContext {
         sections: &[(Slot, u64, u64)],
         staging_bytes: u64,
         lay: &JobLayout,
-    ) -> Vec<(Slot, u64)> {
+    ) -> Result<Vec<(Slot, u64)>> {
         let mut needs = vec![(Slot::Staging, staging_bytes.max(SECTION_ALIGN))];
         needs.extend(
             sections
@@ -320,6 +320,15 @@ impl GpuContext {
             needs.push((Slot::TimestampResolve, 8 * TIMESTAMP_QUERIES as u64));
             needs.push((Slot::TimestampRead, 8 * TIMESTAMP_QUERIES as u64));
         }
-        needs
+        // Every buffer within the adapter's buffer limit, the staging buffer included (the
+        // bound ones were checked against the binding limit with the layout).
+        let max = self.device.limits().max_buffer_size;
+        if let Some(&(slot, bytes)) = needs.iter().find(|&&(_, b)| b > max) {
+            return Err(MsmError::InputTooLarge(format!(
+                "the call's {} need {bytes} bytes; this adapter's buffers hold at most {max}",
+                slot.name()
+            )));
+        }
+        Ok(needs)
     }
 }

@@ -34,10 +34,10 @@ impl<'a> Binds<'a> {
         'a: 'w,
     {
         match bind.source {
-            Source::Slot(slot) => ws.get(slot).as_entire_binding(),
+            Source::Slot(slot) => ws.bound(slot),
             Source::Bases => match self.resident {
                 Some((b, _)) => b.as_entire_binding(),
-                None => ws.get(Slot::Bases).as_entire_binding(),
+                None => ws.bound(Slot::Bases),
             },
             Source::Level(slot) => {
                 let block = match slot {
@@ -56,7 +56,7 @@ impl<'a> Binds<'a> {
                     .iter()
                     .find(|(name, _)| *name == bind.name)
                     .unwrap_or_else(|| panic!("the pass gives no {}", bind.name));
-                ws.get(*slot).as_entire_binding()
+                ws.bound(*slot)
             }
         }
     }

@@ -18,8 +18,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::slots::Slot;
-use super::workspace::Workspace;
 pub use super::workspace::{size_class, MIN_CLASS_BYTES};
+use super::workspace::{SizeCaps, Workspace};
 use crate::error::{MsmError, Result};
 
 /// Idle workspaces the pool keeps; more are dropped when returned (after a burst of
@@ -95,6 +95,8 @@ enum Admission<T> {
 pub(crate) struct Pool {
     ledger: Mutex<Ledger>,
     room: Condvar,
+    /// The device's caps on its workspaces' buffers.
+    caps: SizeCaps,
 }
 
 /// A workspace lent to one call, with the bytes it reserved. Dropping it gives the
@@ -153,9 +155,10 @@ impl Drop for ResidentCharge {
 }
 
 impl Pool {
-    /// A pool under a budget of `budget` bytes.
-    pub(crate) fn new(budget: u64) -> Arc<Self> {
+    /// A pool under a budget of `budget` bytes, its workspaces' buffers within `caps`.
+    pub(crate) fn new(budget: u64, caps: SizeCaps) -> Arc<Self> {
         Arc::new(Self {
+            caps,
             ledger: Mutex::new(Ledger {
                 idle: Vec::new(),
                 usage: MemoryUsage {
@@ -184,7 +187,7 @@ impl Pool {
         wait: bool,
         timeout: Duration,
     ) -> Result<Option<Lease>> {
-        let fresh = Workspace::new().footprint_with(needs);
+        let fresh = Workspace::new(self.caps).footprint_with(needs);
         let admitted = self.admit_in_turn(wait, timeout, "this call's buffers", fresh, |l| {
             let best = (0..l.idle.len()).max_by_key(|&i| l.idle[i].bytes());
             if let Some(i) = best {
@@ -199,7 +202,7 @@ impl Pool {
                 l.usage.idle += held;
             } else if l.admit(fresh) {
                 l.usage.in_flight += fresh;
-                return Admission::Admitted((Workspace::new(), fresh));
+                return Admission::Admitted((Workspace::new(self.caps), fresh));
             }
             // No room: free an idle workspace (others first, then the largest too).
             if l.free_idle(best) || l.free_idle(None) {
@@ -333,6 +336,11 @@ impl Pool {
         self.lock().idle.len()
     }
 
+    /// A workspace holding nothing yet, within the device's caps.
+    pub(crate) fn empty_workspace(&self) -> Workspace {
+        Workspace::new(self.caps)
+    }
+
     /// The budget and what is counted against it now.
     pub(crate) fn usage(&self) -> MemoryUsage {
         self.lock().usage
@@ -371,7 +379,7 @@ mod tests {
     /// ahead of the queue; a wait past its deadline is `Timeout` and leaves nothing behind.
     #[test]
     fn waiters_are_served_in_order_and_each_wait_has_a_deadline() {
-        let pool = Pool::new(1024);
+        let pool = Pool::new(1024, SizeCaps::NONE);
         let long = Duration::from_secs(60);
         let first = pool.take(&needs(512), true, long).unwrap().unwrap();
         let (tx, rx) = mpsc::channel();
@@ -406,6 +414,43 @@ mod tests {
         let too_big = pool.take(&needs(2048), true, long);
         assert!(matches!(too_big, Err(MsmError::InputTooLarge(_))));
         assert!(pool.lock().queue.is_empty());
+    }
+
+    /// Under limits that are not powers of two, a buffer never exceeds the buffer cap nor
+    /// falls short of its request, and a binding stops at the binding cap (a multiple of 4).
+    #[test]
+    fn classes_stay_within_the_device_caps() {
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: (64 << 10) + 6,
+            max_buffer_size: (96 << 10) + 100,
+            ..wgpu::Limits::default()
+        };
+        let caps = SizeCaps::of(&limits);
+        assert_eq!((caps.buffer, caps.binding), (96 << 10, (64 << 10) + 4));
+        for b in [
+            0u64,
+            4,
+            1000,
+            64 << 10,
+            (64 << 10) + 4,
+            (64 << 10) + 8,
+            96 << 10,
+        ] {
+            let c = caps.class(b);
+            assert!(
+                c >= b && c <= caps.buffer && c.is_multiple_of(4),
+                "{b} -> {c}"
+            );
+            assert!(c == size_class(b) || c == caps.buffer, "{b} -> {c}");
+        }
+        assert_eq!(caps.class(1000), 1024);
+        assert_eq!(caps.class((64 << 10) + 4), 96 << 10);
+        let nvidia = SizeCaps::of(&wgpu::Limits {
+            max_storage_buffer_binding_size: (1 << 31) - 1,
+            max_buffer_size: 1 << 40,
+            ..wgpu::Limits::default()
+        });
+        assert_eq!(nvidia.binding, (1 << 31) - 4);
     }
 
     #[test]

@@ -428,6 +428,16 @@ impl Stage {
             .collect()
     }
 
+    /// Storage and uniform buffers this stage binds.
+    pub fn buffer_counts(&self, arithmetic: Arithmetic) -> (u32, u32) {
+        let uniform = self
+            .bindings
+            .iter()
+            .filter(|b| matches!(b.access.on(arithmetic), Access::Uniform(_)))
+            .count() as u32;
+        (self.bindings.len() as u32 - uniform, uniform)
+    }
+
     /// The bind-group entries of one pass of this stage, each binding's resource from
     /// `resource`.
     pub fn entries<'a>(

@@ -102,7 +102,7 @@ impl GpuContext {
         let t = Instant::now();
         let uploads = self.uploads(job, &lay);
         let (sections, staging_bytes) = uploads.layout();
-        let needs = self.needs(&sections, staging_bytes, &lay);
+        let needs = self.needs(&sections, staging_bytes, &lay)?;
         let mut times = GpuTimes::default();
         let w = Instant::now();
         let Some(mut ws) = self.pool.take(&needs, wait, timeout)? else {

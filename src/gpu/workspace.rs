@@ -23,6 +23,43 @@ pub fn size_class(bytes: u64) -> u64 {
     bytes.max(MIN_CLASS_BYTES).next_power_of_two()
 }
 
+/// The device's caps on one buffer and on one storage binding. Size classes are powers of
+/// two, but adapters' limits need not be (Vulkan on NVIDIA binds at most 2^31 - 1 bytes): a
+/// class never exceeds the buffer cap, and a buffer is bound no further than the binding
+/// cap. The layout checks that what a call uses fits both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SizeCaps {
+    /// Largest buffer, a multiple of [`MIN_CLASS_BYTES`].
+    pub(crate) buffer: u64,
+    /// Largest storage binding, a multiple of 4.
+    pub(crate) binding: u64,
+}
+
+impl SizeCaps {
+    /// No caps (tests of the pool's accounting).
+    #[cfg(test)]
+    pub(crate) const NONE: SizeCaps = SizeCaps {
+        buffer: u64::MAX / 2 / MIN_CLASS_BYTES * MIN_CLASS_BYTES,
+        binding: u64::MAX / 2 / 4 * 4,
+    };
+
+    /// The caps of a device with `limits`.
+    pub(crate) fn of(limits: &wgpu::Limits) -> SizeCaps {
+        SizeCaps {
+            buffer: limits.max_buffer_size / MIN_CLASS_BYTES * MIN_CLASS_BYTES,
+            binding: limits.max_storage_buffer_binding_size / 4 * 4,
+        }
+    }
+
+    /// The size of the buffer a request of `bytes` gets: its size class, but no more than
+    /// the buffer cap (nor less than the request, which the layout keeps within the cap).
+    pub(crate) fn class(self, bytes: u64) -> u64 {
+        size_class(bytes)
+            .min(self.buffer)
+            .max(bytes.next_multiple_of(4))
+    }
+}
+
 /// What a cached bind group binds besides the workspace's buffers: its stage, its level's
 /// parameter block and the slots the pass gives by name (with the stored bases' buffer id,
 /// the key of [`Workspace::group`]).
@@ -42,17 +79,13 @@ pub(crate) struct Workspace {
     pub(crate) queries: Option<wgpu::QuerySet>,
     /// Buffers created since [`Workspace::begin_call`].
     pub(crate) allocated: u32,
-}
-
-impl Default for Workspace {
-    fn default() -> Self {
-        Self::new()
-    }
+    caps: SizeCaps,
 }
 
 impl Workspace {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(caps: SizeCaps) -> Self {
         Self {
+            caps,
             buffers: HashMap::new(),
             groups: HashMap::new(),
             staging_mapped: Arc::new(AtomicBool::new(false)),
@@ -76,7 +109,7 @@ impl Workspace {
     ) -> &wgpu::Buffer {
         let fits = self.buffers.get(&slot).is_some_and(|b| b.size() >= bytes);
         if !fits {
-            self.replace(device, slot, size_class(bytes));
+            self.replace(device, slot, self.caps.class(bytes));
             self.groups.clear();
         }
         &self.buffers[&slot]
@@ -105,6 +138,20 @@ impl Workspace {
     /// The buffer of `slot`; [`Workspace::ensure`] must have created it.
     pub(crate) fn get(&self, slot: Slot) -> &wgpu::Buffer {
         &self.buffers[&slot]
+    }
+
+    /// The buffer of `slot` as a storage binding: whole, or its first bytes up to the
+    /// binding cap when its size class is larger (what a call uses is within the cap).
+    pub(crate) fn bound(&self, slot: Slot) -> wgpu::BindingResource<'_> {
+        let buffer = self.get(slot);
+        if buffer.size() <= self.caps.binding {
+            return buffer.as_entire_binding();
+        }
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset: 0,
+            size: wgpu::BufferSize::new(self.caps.binding),
+        })
     }
 
     /// Replaces the staging buffer with a new one of the same size, mapped for writing at
@@ -165,7 +212,7 @@ impl Workspace {
         for &(slot, bytes) in needs {
             let have = sizes.entry(slot).or_insert(0);
             if *have < bytes {
-                *have = size_class(bytes);
+                *have = self.caps.class(bytes);
             }
         }
         sizes.values().sum()

@@ -1,0 +1,137 @@
+//! Other adapters' limits, emulated on this one (`MsmConfig::limits`): a storage-binding
+//! limit that is not a power of two, with a buffer limit below twice it (as Vulkan on NVIDIA
+//! binds at most 2^31 - 1 bytes), and WebGPU's defaults (close to Metal's, DX12's and
+//! browsers'). Whole MSMs against arkworks on both sides of each call-size limit, one-shot,
+//! resident and batched, in every profile the emulated adapter runs.
+
+mod common;
+
+use common::reference;
+use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::{wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, MsmConfig, MsmError};
+
+/// A storage binding of 1.5 MiB + 4 bytes and buffers of 2.25 MiB: the known-answer test's
+/// buckets (c = 9) still bind, and a call holds some ten thousand bases, so that the limits
+/// are crossed at sizes lavapipe runs quickly. The pool's size classes (powers of two) would
+/// exceed both.
+fn odd_limits() -> wgpu::Limits {
+    wgpu::Limits {
+        max_storage_buffer_binding_size: (3 << 19) + 4,
+        max_buffer_size: 9 << 18,
+        ..wgpu::Limits::default()
+    }
+}
+
+fn engine(limits: wgpu::Limits, arithmetic: Option<Arithmetic>) -> Result<GpuMsm, MsmError> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    GpuMsm::with_config(MsmConfig {
+        limits: Some(limits),
+        arithmetic,
+        force_backend: Some(Backend::Gpu),
+        calibration: CalibrationSource::Defaults,
+        ..Default::default()
+    })
+}
+
+/// One-shot calls of cap - 1, cap and cap + 1 points (the last in two slices), a resident
+/// set in parts with calls across the first part's end and over all of them, and a
+/// batch on it: every sum equals arkworks'.
+fn crosses_every_call_limit(e: &GpuMsm) {
+    let cap = e.max_slice_points(1 << 20).expect("a GPU engine");
+    assert!((1 << 12..1 << 15).contains(&cap), "{cap} points per call");
+    let n = 2 * cap + 7;
+    let bases = random_bases(n, 901);
+    let scalars = random_scalars(n, 902);
+    for m in [cap - 1, cap, cap + 1] {
+        let (got, rep) = e.msm_with_report(&bases[..m], &scalars[..m]).unwrap();
+        assert_eq!(
+            got,
+            reference(&bases[..m], &scalars[..m]),
+            "one-shot, n = {m}"
+        );
+        assert_eq!(rep.backend, Backend::Gpu);
+        assert_eq!(
+            rep.route.contains("slices"),
+            m > cap,
+            "n = {m}: {}",
+            rep.route
+        );
+    }
+    let set = e.load_bases(&bases).unwrap();
+    for m in [cap + 1, n] {
+        let got = e.msm(&set, &scalars[..m]).unwrap();
+        assert_eq!(
+            got,
+            reference(&bases[..m], &scalars[..m]),
+            "resident, n = {m}"
+        );
+    }
+    let vectors = [&scalars[..cap], &scalars[..n]];
+    let sums = e.batch_msm(&set, &vectors).unwrap();
+    for (got, s) in sums.iter().zip(vectors) {
+        assert_eq!(
+            *got,
+            reference(&bases[..s.len()], s),
+            "batch, n = {}",
+            s.len()
+        );
+    }
+}
+
+#[test]
+fn a_binding_limit_that_is_not_a_power_of_two_holds_in_every_profile() {
+    let limits = odd_limits();
+    // The default under these limits: Limbs32 where there are 64-bit integers (the
+    // Edwards bases would not bind 2^20 at once), else Limbs13.
+    let default = engine(limits.clone(), None).unwrap();
+    crosses_every_call_limit(&default);
+    for a in Arithmetic::ALL {
+        if Some(a) == default.arithmetic() {
+            continue;
+        }
+        match engine(limits.clone(), Some(a)) {
+            Ok(e) => crosses_every_call_limit(&e),
+            Err(MsmError::InvalidConfig(why)) if a != Arithmetic::Limbs13 => {
+                eprintln!("NOTE: {a:?} not run under these limits: {why}");
+            }
+            Err(e) => panic!("{a:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn webgpu_default_limits_run_an_msm() {
+    let e = engine(wgpu::Limits::default(), None).unwrap();
+    let n = 3000;
+    let bases = random_bases(n, 911);
+    let scalars = random_scalars(n, 912);
+    assert_eq!(
+        e.msm(&bases, &scalars).unwrap(),
+        reference(&bases, &scalars)
+    );
+    let set = e.load_bases(&bases).unwrap();
+    assert_eq!(e.msm(&set, &scalars).unwrap(), reference(&bases, &scalars));
+}
+
+#[test]
+fn limits_beyond_the_adapter_are_an_invalid_config() {
+    let beyond = wgpu::Limits {
+        max_buffer_size: u64::MAX,
+        ..wgpu::Limits::default()
+    };
+    match engine(beyond, None) {
+        Err(MsmError::InvalidConfig(why)) => assert!(why.contains("max_buffer_size"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    // Too few storage buffers per stage for the pipeline.
+    let narrow = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: 2,
+        ..wgpu::Limits::default()
+    };
+    match engine(narrow, None) {
+        Err(MsmError::InvalidConfig(why)) => assert!(why.contains("storage buffers"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
