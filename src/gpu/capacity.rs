@@ -3,10 +3,11 @@
 
 use super::layout::SECTION_ALIGN;
 use super::shader::contract::Params;
-use super::shader::field::{UPLOAD_WORDS, WORKGROUP_SIZE};
+use super::shader::field::WORKGROUP_SIZE;
 use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
 use super::{sort, GpuContext};
+use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
 
 impl GpuContext {
@@ -38,6 +39,33 @@ impl GpuContext {
                     stage.entry
                 ));
             }
+        }
+        // What every call binds and dispatches whatever its size: one bind group of up to
+        // eight bindings, level parameter blocks at SECTION_ALIGN offsets inside uniform
+        // buffers of a few blocks, one workgroup per window (up to 254 windows at c = 1).
+        let bindings = super::pipelines::msm_stages()
+            .map(|(_, s)| s.bindings.len() as u32)
+            .max()
+            .unwrap_or(0);
+        if limits.max_bind_groups < 1 || limits.max_bindings_per_bind_group < bindings {
+            return refuse(format!(
+                "a stage needs one bind group of {bindings} bindings"
+            ));
+        }
+        if limits.min_uniform_buffer_offset_alignment as u64 > SECTION_ALIGN {
+            return refuse(format!(
+                "parameter blocks sit at {SECTION_ALIGN}-byte offsets"
+            ));
+        }
+        let uniform = (MAX_MERGE_LEVELS as u64 * SECTION_ALIGN).max(SECTION_ALIGN);
+        if limits.max_uniform_buffer_binding_size < uniform {
+            return refuse(format!("uniform bindings of {uniform} bytes do not fit"));
+        }
+        let windows = crate::digits::num_windows(crate::config::MIN_WINDOW_BITS);
+        if limits.max_compute_workgroups_per_dimension < windows {
+            return refuse(format!(
+                "a call dispatches up to {windows} workgroups in one row"
+            ));
         }
         if WORKGROUP_SIZE > limits.max_compute_invocations_per_workgroup
             || WORKGROUP_SIZE > limits.max_compute_workgroup_size_x
@@ -98,8 +126,10 @@ impl GpuContext {
         .into_iter()
         .max()
         .expect("non-empty");
-        // A one-shot call's staging buffer holds its bases as uploaded and its scalars.
-        let staged_per_point = (UPLOAD_WORDS * 4 + 32) as u64;
+        // A one-shot call's staging buffer holds its bases and its scalars (GPU bucket
+        // sort), or its bases and at most w bucket entries a point, with their chunk
+        // offsets and merge groups (at most one word per entry; the host's bucket lists).
+        let staged_per_point = a.base_words() as u64 * 4 + 32.max(8 * w);
         ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
             .min(crate::digits::SIGN_BIT as usize - 1)
             .max(1)
