@@ -142,31 +142,38 @@ fn webgpu_default_limits_run_one_shot_and_resident_msms() {
     assert_eq!(e.msm(&set, &scalars).unwrap(), reference(&bases, &scalars));
 }
 
+/// Limits beyond the adapter's, or under which the pipeline cannot run, are refused at
+/// creation with an `InvalidConfig` that names the limit.
 #[test]
-fn limits_beyond_the_adapter_are_an_invalid_config() {
-    let beyond = wgpu::Limits {
-        max_buffer_size: u64::MAX,
-        ..wgpu::Limits::default()
-    };
-    match engine(beyond, None) {
-        Err(MsmError::InvalidConfig(why)) => assert!(why.contains("max_buffer_size"), "{why}"),
-        other => panic!("{other:?}"),
-    }
-    // Too few storage buffers per stage, and parameter blocks misaligned.
-    let narrow = wgpu::Limits {
-        max_storage_buffers_per_shader_stage: 2,
-        ..wgpu::Limits::default()
-    };
-    match engine(narrow, None) {
-        Err(MsmError::InvalidConfig(why)) => assert!(why.contains("storage buffers"), "{why}"),
-        other => panic!("{other:?}"),
-    }
-    let misaligned = wgpu::Limits {
-        min_uniform_buffer_offset_alignment: 512,
-        ..wgpu::Limits::default()
-    };
-    match engine(misaligned, None) {
-        Err(MsmError::InvalidConfig(why)) => assert!(why.contains("offsets"), "{why}"),
-        other => panic!("{other:?}"),
+fn limits_beyond_the_adapter_or_the_pipeline_are_an_invalid_config() {
+    let d = wgpu::Limits::default;
+    let cases = [
+        (
+            "max_buffer_size",
+            wgpu::Limits {
+                max_buffer_size: u64::MAX,
+                ..d()
+            },
+        ),
+        (
+            "storage buffers",
+            wgpu::Limits {
+                max_storage_buffers_per_shader_stage: 2,
+                ..d()
+            },
+        ),
+        (
+            "offsets",
+            wgpu::Limits {
+                min_uniform_buffer_offset_alignment: 512,
+                ..d()
+            },
+        ),
+    ];
+    for (named, limits) in cases {
+        match engine(limits, None) {
+            Err(MsmError::InvalidConfig(why)) => assert!(why.contains(named), "{why}"),
+            other => panic!("{named}: {other:?}"),
+        }
     }
 }
