@@ -87,21 +87,34 @@ impl GpuMsm {
         let on_device = placement.sre.is_none()
             && placement.digits.is_none()
             && self.config.bucket_sort != BucketSort::Host;
-        let call = GpuCall {
+        let host = matches!(src, BasesRef::Host(_));
+        let (c, plan, merged) = if on_device {
+            let c = self.device_sort(&mut report, n, host, placement.c)?;
+            (c, CallPlan::DeviceSort, Vec::new())
+        } else {
+            let Some((c, plan, merged)) =
+                self.host_lists(&mut report, bases, scalars, placement)?
+            else {
+                // Every scalar zero (or every base the identity): nothing for the GPU to
+                // add, and no convert stage to check host bases, so the host checks them.
+                if host {
+                    check_bases(bases, false)?;
+                }
+                return Ok(done(G1Projective::zero(), report, start));
+            };
+            (c, CallPlan::HostLists(plan), merged)
+        };
+        Ok(Prepared::Gpu(Box::new(GpuCall {
             report,
             start,
             bases: src,
             n,
-            c: 0,
-            plan: CallPlan::DeviceSort,
+            c,
+            plan,
             scalars,
-            merged: Vec::new(),
+            merged,
             overlapped: Duration::ZERO,
-        };
-        match on_device {
-            true => self.device_sort(call, placement.c),
-            false => self.host_lists(call, bases, placement),
-        }
+        })))
     }
 
     /// A report of a call that has not run yet.
@@ -125,16 +138,21 @@ impl GpuMsm {
         }
     }
 
-    /// The device-sort path: everything per scalar happens on the GPU, at window size `c`
-    /// (the policy's, the configured one or the cost model's) over every scalar bit. A call
-    /// that does not fit is refused before any upload (one-shot calls were sliced to fit).
-    fn device_sort<'a>(&self, mut call: GpuCall<'a>, c: Option<u32>) -> Result<Prepared<'a>> {
-        let n = call.n;
+    /// The device-sort path's window size: everything per scalar happens on the GPU, at
+    /// window size `c` (the policy's, the configured one or the cost model's) over every
+    /// scalar bit. A call that does not fit is refused before any upload (one-shot calls
+    /// were sliced to fit); `host`: the call uploads its bases.
+    fn device_sort(
+        &self,
+        report: &mut MsmReport,
+        n: usize,
+        host: bool,
+        c: Option<u32>,
+    ) -> Result<u32> {
         let c = c
             .or(self.config.window_bits)
             .unwrap_or_else(|| best_window_bits(n));
         let gpu = self.gpu_context()?;
-        let host = matches!(call.bases, BasesRef::Host(_));
         if !gpu.fits_call(n, host, c, 0) {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points on {} bases at c = {c} need more than the adapter's limits \
@@ -145,25 +163,23 @@ impl GpuMsm {
             )));
         }
         let w = num_windows(c);
-        let report = &mut call.report;
         report.window_bits = Some(c);
         report.num_windows = w;
         report.num_buckets = w * buckets_per_window(c);
         report.route += "; bucket sort on the GPU";
-        call.c = c;
-        call.plan = CallPlan::DeviceSort;
-        Ok(Prepared::Gpu(Box::new(call)))
+        Ok(c)
     }
 
     /// The host-lists path: signed digits on the host (or SRE's placement), bucket lists
-    /// cut into chunks. No nonzero digit: the zero point, with no GPU work at all.
-    fn host_lists<'a>(
+    /// cut into chunks: the window size, the plan and SRE's merged points, or `None` when no
+    /// digit is nonzero (no GPU work at all).
+    fn host_lists(
         &self,
-        mut call: GpuCall<'a>,
+        report: &mut MsmReport,
         bases: &[G1Affine],
+        scalars: &[Fr],
         placement: Placement,
-    ) -> Result<Prepared<'a>> {
-        let report = &mut call.report;
+    ) -> Result<Option<(u32, BucketPlan, Vec<G1Affine>)>> {
         let (c, plan, merged) = match placement {
             Placement {
                 c: Some(c),
@@ -176,9 +192,9 @@ impl GpuMsm {
                 let d = match digits {
                     Some(d) => d,
                     None => {
-                        let (ints, bits) = scalar_integers(bases, call.scalars);
+                        let (ints, bits) = scalar_integers(bases, scalars);
                         let c = c.or(self.config.window_bits);
-                        let c = c.unwrap_or_else(|| best_window_bits_for(call.n, bits));
+                        let c = c.unwrap_or_else(|| best_window_bits_for(scalars.len(), bits));
                         DigitMatrix::from_scalar_integers(&ints, c, windows_for_bits(bits, c))
                     }
                 };
@@ -192,18 +208,10 @@ impl GpuMsm {
         report.num_buckets = plan.total_buckets();
         report.num_entries = plan.entries.len();
         if plan.entries.is_empty() {
-            // Every scalar zero (or every base the identity): nothing for the GPU to add, and
-            // no convert stage to check host bases, so the host checks them.
-            if let BasesRef::Host(_) = call.bases {
-                check_bases(bases, false)?;
-            }
             report.route += "; no nonzero digit, nothing to add";
-            return Ok(done(G1Projective::zero(), call.report, call.start));
+            return Ok(None);
         }
-        call.c = c;
-        call.plan = CallPlan::HostLists(plan);
-        call.merged = merged;
-        Ok(Prepared::Gpu(Box::new(call)))
+        Ok(Some((c, plan, merged)))
     }
 
     /// The merged points and bucket plan of an SRE placement.

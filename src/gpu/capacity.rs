@@ -23,7 +23,27 @@ impl GpuContext {
                 self.info.name
             )))
         };
+        if limits.max_bind_groups < 1 {
+            return refuse("every stage needs one bind group".into());
+        }
         for (_, stage) in super::pipelines::msm_stages() {
+            // Binding numbers are the module's (stages of a module share them), so the
+            // highest number a stage uses, not how many it binds, must be within the limit.
+            let highest = stage
+                .bindings
+                .iter()
+                .map(|b| stage.module.number(b.name) + 1)
+                .max()
+                .unwrap_or(0);
+            if highest > limits.max_bindings_per_bind_group {
+                let max = limits.max_bindings_per_bind_group;
+                return refuse(format!(
+                    "{} uses binding number {}, at most {}",
+                    stage.entry,
+                    highest - 1,
+                    max.saturating_sub(1)
+                ));
+            }
             let (storage, uniform) = stage.buffer_counts(self.arithmetic);
             if storage > limits.max_storage_buffers_per_shader_stage {
                 let max = limits.max_storage_buffers_per_shader_stage;
@@ -40,18 +60,9 @@ impl GpuContext {
                 ));
             }
         }
-        // What every call binds and dispatches whatever its size: one bind group of up to
-        // eight bindings, level parameter blocks at SECTION_ALIGN offsets inside uniform
-        // buffers of a few blocks, one workgroup per window (up to 254 windows at c = 1).
-        let bindings = super::pipelines::msm_stages()
-            .map(|(_, s)| s.bindings.len() as u32)
-            .max()
-            .unwrap_or(0);
-        if limits.max_bind_groups < 1 || limits.max_bindings_per_bind_group < bindings {
-            return refuse(format!(
-                "a stage needs one bind group of {bindings} bindings"
-            ));
-        }
+        // What every call binds and dispatches whatever its size: level parameter blocks
+        // at SECTION_ALIGN offsets inside uniform buffers of a few blocks, one workgroup per
+        // window (up to 254 windows at c = 1).
         if limits.min_uniform_buffer_offset_alignment as u64 > SECTION_ALIGN {
             return refuse(format!(
                 "parameter blocks sit at {SECTION_ALIGN}-byte offsets"
