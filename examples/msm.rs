@@ -28,16 +28,14 @@ fn main() {
         ..cli.engine.config()
     };
     let n = 1usize << cli.log_n;
-    let t = Instant::now();
     let engine = engine_or_exit(config);
     if !cli.json {
         println!(
-            "adapter: {} ({}), arithmetic {:?}, engine ready in {:.2?} (pipelines {:.2?})",
+            "adapter: {} ({}), arithmetic {:?}, engine ready in {}",
             engine.adapter_name(),
             engine.adapter_backend(),
             engine.arithmetic(),
-            t.elapsed(),
-            engine.pipeline_creation_time()
+            engine.startup()
         );
         software_note(&engine);
     }

@@ -116,27 +116,46 @@ fn segment_step(g: Segment, step: u32) -> SegmentStep {
 
 var<workgroup> tree: array<PointWords, WORKGROUP_SIZE>;
 
+// One loop with one point addition in it (see curve.wgsl for why call sites matter: two
+// inlined additions here made this the slowest pipeline to compile): the first `own` steps
+// add the thread's share of the partials, the last log2(WORKGROUP_SIZE) steps are the tree,
+// a barrier at the start of each. Lane 0 ends with the window's sum.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                   @builtin(local_invocation_index) lane: u32) {
     let w = wid.x;
+    let own = (params.segments + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    let steps = own + countTrailingZeros(WORKGROUP_SIZE);
     var acc = point_identity();
-    if (w < params.num_windows) {
-        for (var s = lane; s < params.segments; s += WORKGROUP_SIZE) {
-            acc = point_add(acc, load_partial(w * params.segments + s));
+    for (var step = 0u; step < steps; step++) {
+        var adds = false;
+        var y = acc;
+        if (step < own) {
+            let s = lane + step * WORKGROUP_SIZE;
+            if (w < params.num_windows && s < params.segments) {
+                y = load_partial(w * params.segments + s);
+                adds = true;
+            }
+        } else {
+            if (step == own) {
+                tree[lane] = point_to_words(acc);
+            }
+            workgroupBarrier();
+            let half = WORKGROUP_SIZE >> (step - own + 1u);
+            if (lane < half) {
+                y = point_from_words(tree[lane + half]);
+                adds = true;
+            }
         }
-    }
-    tree[lane] = point_to_words(acc);
-    workgroupBarrier();
-    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half >>= 1u) {
-        if (lane < half) {
-            acc = point_add(acc, point_from_words(tree[lane + half]));
-            tree[lane] = point_to_words(acc);
+        if (adds) {
+            acc = point_add(acc, y);
+            if (step >= own) {
+                tree[lane] = point_to_words(acc);
+            }
         }
-        workgroupBarrier();
     }
     if (lane == 0u && w < params.num_windows) {
-        let words = tree[0];
+        let words = point_to_words(acc);
         for (var k = 0u; k < POINT_WORDS; k++) {
             window_sums[w * POINT_WORDS + k] = words[k];
         }

@@ -48,13 +48,13 @@ pub mod sre;
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{
-    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PowerPreference,
-    SelfTest, SreMode,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PipelineCache,
+    PowerPreference, SelfTest, SreMode,
 };
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::pool::MemoryUsage;
-pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport};
+pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).
 pub use wgpu;

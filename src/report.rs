@@ -15,6 +15,41 @@ pub enum GpuTiming {
     WallClock,
 }
 
+/// Where an engine's start-up went ([`crate::GpuMsm::startup`]): from `GpuMsm::new` until
+/// the first MSM can start, and what the first call that plans its buckets on the host adds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Startup {
+    /// All of it: `GpuMsm::new` (or `with_config`) until it returned.
+    pub total: Duration,
+    /// Choosing the adapter and creating the device (zero without an adapter).
+    pub device: Duration,
+    /// Compiling the pipelines every GPU call uses, several at once.
+    pub pipelines: Duration,
+    /// The known-answer test (`None` when it did not run). On a software adapter most of it
+    /// is the driver compiling each shader at its first dispatch, seconds on a fresh machine
+    /// and little once Mesa's disk cache holds them.
+    pub self_test: Option<Duration>,
+    /// The host-list stages (accumulation and merge), compiled by the first call that plans
+    /// its buckets on the host (SRE, `BucketSort::Host`): `None` until one has.
+    pub host_list_pipelines: Option<Duration>,
+    /// Their known-answer test, run by that call after compiling them (`None` until then,
+    /// or when the test is off).
+    pub host_list_self_test: Option<Duration>,
+}
+
+impl fmt::Display for Startup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:.2?} (device {:.2?}, pipelines {:.2?}, known-answer test {})",
+            self.total,
+            self.device,
+            self.pipelines,
+            self.self_test.map_or("off".into(), |t| format!("{t:.2?}"))
+        )
+    }
+}
+
 /// Wall time of each phase. Phases that did not run are zero.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PhaseTimes {

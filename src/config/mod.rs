@@ -237,6 +237,26 @@ pub struct MsmConfig {
     /// and the next call proceeds as [`MsmConfig::device_loss`] says. Engines made by
     /// [`crate::GpuMsm::reconfigured`] may set their own.
     pub gpu_timeout: Duration,
+    /// Where the driver's compiled pipelines are kept between processes (default
+    /// [`PipelineCache::UserCache`]), on adapters with `wgpu::Features::PIPELINE_CACHE`
+    /// (Vulkan); elsewhere it is not used.
+    pub pipeline_cache: PipelineCache,
+}
+
+/// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
+/// that a later engine on the same adapter, driver, crate version and shaders starts
+/// sooner. A file is used only when its key and checksum match; foreign, stale or corrupt
+/// data is ignored and replaced (`src/gpu/pipeline_cache.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PipelineCache {
+    /// A `gpu-msm` directory in the user's cache directory: `$XDG_CACHE_HOME`, else
+    /// `$HOME/.cache` (`%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS).
+    #[default]
+    UserCache,
+    /// This directory (created if missing).
+    Dir(std::path::PathBuf),
+    /// No cache on disk.
+    Off,
 }
 
 impl Default for MsmConfig {
@@ -259,6 +279,7 @@ impl Default for MsmConfig {
             limits: None,
             device_loss: DeviceLoss::default(),
             gpu_timeout: DEFAULT_GPU_TIMEOUT,
+            pipeline_cache: PipelineCache::default(),
         }
     }
 }

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
 use super::{GpuMsm, NEXT_DEVICE};
-use crate::config::{DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN};
+use crate::config::{
+    BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
+};
 use crate::digits::best_window_bits;
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
@@ -226,7 +228,7 @@ impl GpuMsm {
         if !known_answer {
             return Ok(fresh);
         }
-        match self.known_answer_test(policy, &fresh, false) {
+        match self.known_answer_test(policy, &fresh, BucketSort::Gpu, false) {
             Ok(_) => Ok(fresh),
             Err(e) => {
                 fresh.lose();
@@ -237,11 +239,14 @@ impl GpuMsm {
 
     /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
     /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
-    /// the test), and never wait for a recreation. `tamper`: expect a wrong sum.
+    /// the test), and never wait for a recreation. `sort`: the stages it covers (the bucket
+    /// sort's, compiled with the device, or the host lists', compiled on first use).
+    /// `tamper`: expect a wrong sum.
     pub(super) fn known_answer_test(
         &self,
         policy: &MsmConfig,
         gpu: &Arc<GpuContext>,
+        sort: BucketSort,
         tamper: bool,
     ) -> Result<Duration> {
         let config = MsmConfig {
@@ -260,12 +265,13 @@ impl GpuMsm {
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
+            created_in: Duration::ZERO,
             hooks: Arc::default(),
         };
         if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
             tester.hooks.lose_in_flight.store(true, Ordering::Release);
         }
-        known_answer::run(&tester, tamper)
+        known_answer::run(&tester, sort, tamper)
     }
 
     /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).

@@ -1,5 +1,6 @@
 //! Fault injection for the tests: a device lost now, during the next call or during a
-//! replacement's known-answer test, and a validation error in the next submission. The
+//! replacement's known-answer test, a validation error in the next submission, and
+//! known-answer tests that fail. The
 //! switches are always there (off); the methods that set them exist only with the
 //! `fault-injection` feature, which the package's tests, examples and benches turn on
 //! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it off). The GPU half: `GpuContext::invalid_next`
@@ -20,6 +21,8 @@ pub(super) struct Hooks {
     pub(super) lose_in_flight: AtomicBool,
     /// Lose the next replacement device while its known-answer test runs.
     pub(super) lose_in_recreation: AtomicBool,
+    /// The host-list stages' known-answer test expects a wrong sum.
+    pub(super) fail_host_list_test: AtomicBool,
 }
 
 #[cfg(feature = "fault-injection")]
@@ -50,6 +53,15 @@ impl GpuMsm {
     /// submission, before its results are read).
     pub fn inject_device_loss_in_next_call(&self) {
         self.hooks.lose_in_flight.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the known-answer test of the host-list stages, run by the first call that
+    /// plans its buckets on the host, expects a wrong sum (as on a device that computes
+    /// them wrongly).
+    pub fn fail_host_list_self_test(&self) {
+        self.hooks
+            .fail_host_list_test
+            .store(true, Ordering::Release);
     }
 
     /// Test hook: the next replacement device is lost while its known-answer test runs.

@@ -5,6 +5,7 @@
 //! [`crate::MsmError::SelfTestFailed`], or replaced by the CPU paths, per
 //! [`crate::config::SelfTest`].
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,7 @@ use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
 use super::GpuMsm;
-use crate::config::{MsmConfig, SelfTest};
+use crate::config::{BucketSort, MsmConfig, SelfTest};
 
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
@@ -45,11 +46,12 @@ pub fn inputs() -> (Vec<G1Affine>, Vec<Fr>) {
     (bases, scalars)
 }
 
-/// Runs the known-answer MSMs on `engine`'s GPU path: the time they took, or
+/// Runs the known-answer MSMs on `engine`'s GPU path, bucket sort `sort` (the device's
+/// stages or the host lists'): the time they took, or
 /// [`MsmError::SelfTestFailed`] saying what disagreed. A call that does not fit the engine's
 /// memory budget is [`MsmError::InvalidConfig`] instead: the configuration, not the device,
 /// is at fault. `tamper` changes the expected sums (a test hook for the failure path).
-pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration> {
+pub(crate) fn run(engine: &GpuMsm, sort: BucketSort, tamper: bool) -> Result<Duration> {
     let start = Instant::now();
     let (bases, scalars) = inputs();
     let failed = |detail: String| MsmError::SelfTestFailed {
@@ -66,6 +68,7 @@ pub(crate) fn run(engine: &GpuMsm, tamper: bool) -> Result<Duration> {
             force_backend: Some(Backend::Gpu),
             calibration: crate::CalibrationSource::Defaults,
             sre: crate::SreMode::Off,
+            bucket_sort: sort,
             ..engine.config().clone()
         })?;
         match e.msm_with_report(&bases, &scalars) {
@@ -105,7 +108,7 @@ impl GpuMsm {
         }
         let _s = tracing::info_span!("gpu_msm.self_test").entered();
         let policy = self.config.clone();
-        let detail = match self.known_answer_test(&policy, gpu, tamper) {
+        let detail = match self.known_answer_test(&policy, gpu, BucketSort::Gpu, tamper) {
             Ok(t) => {
                 self.self_test_time = Some(t);
                 return Ok(());
@@ -124,6 +127,60 @@ impl GpuMsm {
             "{adapter} failed the known-answer self-test ({detail}); running on the CPU"
         ));
         Ok(())
+    }
+}
+
+impl GpuMsm {
+    /// Makes the host-list stages ready before the first call that plans its buckets on the
+    /// host: compiled, then (unless `self_test` is off) checked by the known-answer MSMs on
+    /// the host lists, once per device. `Ok(None)`: ready. `Ok(Some(why))`: they failed the
+    /// test and the engine falls back ([`SelfTest::FallBackToCpu`]): the call uses the
+    /// device's bucket sort, which passed at creation. A failure is
+    /// [`MsmError::SelfTestFailed`] otherwise.
+    pub(super) fn host_lists_ready(&self) -> Result<Option<String>> {
+        let gpu = self.gpu_context()?;
+        if self.config.self_test == SelfTest::Off {
+            // The known-answer engines too: their caller holds the check below.
+            gpu.build_host_list_stages()?;
+            return Ok(None);
+        }
+        let checked = match gpu.host_lists_checked.get() {
+            Some(c) => c.clone(),
+            None => {
+                let _one = gpu
+                    .host_lists_checking
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                match gpu.host_lists_checked.get() {
+                    Some(c) => c.clone(),
+                    None => {
+                        gpu.build_host_list_stages()?;
+                        let policy = self.config.clone();
+                        let tamper = self.hooks.fail_host_list_test.load(Ordering::Acquire);
+                        let c =
+                            match self.known_answer_test(&policy, &gpu, BucketSort::Host, tamper) {
+                                Ok(t) => Ok(t),
+                                Err(MsmError::SelfTestFailed { detail, .. }) => Err(detail),
+                                // Not a verdict on the stages (a loss, a timeout): the next call
+                                // checks again.
+                                Err(e) => return Err(e),
+                            };
+                        let _ = gpu.host_lists_checked.set(c.clone());
+                        c
+                    }
+                }
+            }
+        };
+        let Err(detail) = checked else {
+            return Ok(None);
+        };
+        let adapter = self.adapter_name().to_string();
+        if self.config.self_test == SelfTest::FallBackToCpu && !self.config.demands_gpu() {
+            return Ok(Some(format!(
+                "the host-list stages failed the known-answer test on {adapter} ({detail})"
+            )));
+        }
+        Err(MsmError::SelfTestFailed { adapter, detail })
     }
 }
 

@@ -28,7 +28,7 @@ use crate::digits::best_window_bits;
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
-use crate::report::{Backend, MsmReport};
+use crate::report::{Backend, MsmReport, Startup};
 use crate::routing::AdapterFacts;
 use crate::sre::policy::SrePolicy;
 
@@ -66,6 +66,8 @@ pub struct GpuMsm {
     sre: SrePolicy,
     /// How long the known-answer test took at creation, if it ran and passed.
     self_test_time: Option<Duration>,
+    /// How long creating the engine took, all of it.
+    created_in: Duration,
     /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
 }
@@ -86,6 +88,7 @@ impl GpuMsm {
     /// [`GpuMsm::with_config`]; `tamper`: the known-answer test expects a wrong sum (a test
     /// hook for its failure path).
     fn create(config: MsmConfig, tamper: bool) -> Result<Self> {
+        let start = std::time::Instant::now();
         config.validate()?;
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
@@ -118,11 +121,13 @@ impl GpuMsm {
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
+            created_in: Duration::ZERO,
             hooks: Arc::default(),
         };
         if let Some(g) = gpu {
             engine.run_self_test(&g, tamper)?;
         }
+        engine.created_in = start.elapsed();
         Ok(engine)
     }
 
@@ -163,6 +168,7 @@ impl GpuMsm {
             device: self.device,
             sre: SrePolicy::default(),
             self_test_time: self.self_test_time,
+            created_in: self.created_in,
             hooks: Arc::clone(&self.hooks),
         };
         if let Some(g) = engine.gpu() {
@@ -218,6 +224,31 @@ impl GpuMsm {
     pub fn pipeline_creation_time(&self) -> Duration {
         self.gpu()
             .map_or(Duration::ZERO, |g| g.pipeline_creation_time())
+    }
+
+    /// The file the device's pipeline cache is loaded from and saved to (`None`: no cache
+    /// on disk, by [`crate::PipelineCache::Off`] or because the adapter has none).
+    pub fn pipeline_cache_file(&self) -> Option<std::path::PathBuf> {
+        self.gpu()?.pipeline_cache_file().map(|p| p.to_path_buf())
+    }
+
+    /// Where the engine's start-up went (the device the engine runs on now: a recreated one
+    /// has its own device and pipeline times).
+    pub fn startup(&self) -> Startup {
+        let gpu = self.gpu();
+        Startup {
+            total: self.created_in,
+            device: gpu
+                .as_ref()
+                .map_or(Duration::ZERO, |g| g.device_creation_time()),
+            pipelines: self.pipeline_creation_time(),
+            self_test: self.self_test_time,
+            host_list_pipelines: gpu.as_ref().and_then(|g| g.host_list_stages_time()),
+            host_list_self_test: gpu
+                .as_ref()
+                .and_then(|g| g.host_lists_checked.get().cloned())
+                .and_then(|c| c.ok()),
+        }
     }
 
     /// Self-test access to the individual shader functions on this engine's device.

@@ -84,9 +84,15 @@ impl GpuMsm {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
             self.sre.plan(&self.config, bases, scalars, &mut report)
         };
-        let on_device = placement.sre.is_none()
+        let mut on_device = placement.sre.is_none()
             && placement.digits.is_none()
             && self.config.bucket_sort != BucketSort::Host;
+        if !on_device {
+            if let Some(why) = self.host_lists_ready()? {
+                report.route += &format!("; {why}: the GPU's bucket sort instead");
+                on_device = true;
+            }
+        }
         let host = matches!(src, BasesRef::Host(_));
         let (c, plan, merged) = if on_device {
             let c = self.device_sort(&mut report, n, host, placement.c)?;

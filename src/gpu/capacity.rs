@@ -26,7 +26,7 @@ impl GpuContext {
         if limits.max_bind_groups < 1 {
             return refuse("every stage needs one bind group".into());
         }
-        for (_, stage) in super::pipelines::msm_stages() {
+        for stage in super::pipelines::msm_stages().map(|id| id.def()) {
             // Binding numbers are the module's (stages of a module share them), so the
             // highest number a stage uses, not how many it binds, must be within the limit.
             let highest = stage

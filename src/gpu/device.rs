@@ -143,6 +143,7 @@ impl GpuContext {
     /// on a software adapter), so that a configuration that cannot work is refused at once:
     /// it may use everything but the pipelines (limits, layouts, the budget).
     pub fn new(config: &MsmConfig, fits: impl FnOnce(&Self) -> Result<()>) -> Result<Self> {
+        let start = Instant::now();
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
@@ -171,6 +172,10 @@ impl GpuContext {
         let mut required_features = arithmetic.features();
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let cache_dir = super::pipeline_cache::directory(&config.pipeline_cache);
+        if cache_dir.is_some() && adapter.features().contains(wgpu::Features::PIPELINE_CACHE) {
+            required_features |= wgpu::Features::PIPELINE_CACHE;
         }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpu-msm"),
@@ -207,12 +212,27 @@ impl GpuContext {
             adapter_memory,
             next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: Arc::default(),
+            host_lists_checked: std::sync::OnceLock::new(),
+            host_lists_checking: std::sync::Mutex::new(()),
+            disk_cache: None,
+            device_creation: Duration::ZERO,
         };
+        ctx.disk_cache = cache_dir.and_then(|dir| {
+            super::pipeline_cache::DiskCache::open(
+                &ctx.device,
+                &ctx.info,
+                arithmetic,
+                ctx.runtime_checks,
+                &dir,
+            )
+        });
+        ctx.device_creation = start.elapsed();
         ctx.check_stage_limits()?;
         fits(&ctx)?;
         let start = Instant::now();
         let pipelines = ctx.compile()?;
         ctx.pipeline_creation = start.elapsed();
+        ctx.save_pipeline_cache();
         let _ = ctx.pipelines.set(pipelines);
         Ok(ctx)
     }

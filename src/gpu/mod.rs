@@ -25,6 +25,7 @@ mod capacity;
 mod device;
 mod layout;
 mod passes;
+pub(crate) mod pipeline_cache;
 mod pipelines;
 pub mod pool;
 mod readback;
@@ -85,6 +86,15 @@ pub struct GpuContext {
     next_bases_id: AtomicU64,
     /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
     progress: Arc<AtomicU64>,
+    /// The known-answer test of the host-list stages on this device, run by the first call
+    /// that needs them: its time, or what disagreed.
+    pub(crate) host_lists_checked: std::sync::OnceLock<std::result::Result<Duration, String>>,
+    /// Held while that test runs, so that it runs once.
+    pub(crate) host_lists_checking: std::sync::Mutex<()>,
+    /// The driver's pipeline cache and its file, where the device has one.
+    disk_cache: Option<pipeline_cache::DiskCache>,
+    /// Choosing the adapter and creating the device.
+    device_creation: Duration,
 }
 
 impl GpuContext {
@@ -111,6 +121,16 @@ impl GpuContext {
     /// Time spent creating the compute pipelines.
     pub fn pipeline_creation_time(&self) -> Duration {
         self.pipeline_creation
+    }
+
+    /// Time spent choosing the adapter and creating the device.
+    pub fn device_creation_time(&self) -> Duration {
+        self.device_creation
+    }
+
+    /// The pipeline-cache file this device loads and saves (`None`: no cache on disk).
+    pub fn pipeline_cache_file(&self) -> Option<&std::path::Path> {
+        self.disk_cache.as_ref().map(|c| c.path())
     }
 
     /// How GPU phases are timed on this adapter.

@@ -73,7 +73,14 @@ impl<'a> ShaderOps<'a> {
             gpu.runtime_checks,
         );
         let constants = [("SELFTEST_OP", op as u32 as f64)];
-        let p = create_pipeline(&gpu.device, &module, gpu.arithmetic, stage, &constants);
+        let p = create_pipeline(
+            &gpu.device,
+            &module,
+            gpu.arithmetic,
+            stage,
+            &constants,
+            None,
+        );
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test pipeline {op:?}: {e}")));
         }

@@ -246,6 +246,13 @@ impl StageId {
     pub fn def(self) -> &'static Stage {
         &Stage::ALL[self as usize]
     }
+
+    /// Whether the stage is compiled by the first call that uses it rather than with the
+    /// context: the host-list path's accumulation and merge, which only calls that plan
+    /// their buckets on the host (SRE, `BucketSort::Host`) run.
+    pub fn built_on_first_use(self) -> bool {
+        matches!(self, StageId::Accumulate | StageId::Merge)
+    }
 }
 
 impl Stage {
