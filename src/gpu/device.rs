@@ -216,6 +216,9 @@ impl GpuContext {
             host_lists_checking: std::sync::Mutex::new(()),
             disk_cache: None,
             device_creation: Duration::ZERO,
+            // The known-answer test dispatches every stage it compiles at once; without it,
+            // stages a call never runs would be compiled for nothing.
+            warm_up: config.self_test != crate::config::SelfTest::Off,
         };
         ctx.disk_cache = cache_dir.and_then(|dir| {
             super::pipeline_cache::DiskCache::open(

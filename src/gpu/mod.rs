@@ -95,6 +95,8 @@ pub struct GpuContext {
     disk_cache: Option<pipeline_cache::DiskCache>,
     /// Choosing the adapter and creating the device.
     device_creation: Duration,
+    /// Whether each new pipeline is dispatched once as soon as it exists (`WarmUp`).
+    warm_up: bool,
 }
 
 impl GpuContext {

@@ -95,7 +95,8 @@ impl GpuContext {
     /// machine has cores): drivers compile one pipeline on one thread, and a software
     /// adapter spends seconds on each. The shader modules are made first (a millisecond each:
     /// wgpu only parses and validates them; each pipeline's SPIR-V holds only what its entry
-    /// point reaches). Each pipeline is dispatched once as soon as it exists ([`WarmUp`]).
+    /// point reaches). Each pipeline is dispatched once as soon as it exists ([`WarmUp`]),
+    /// when the known-answer test will dispatch them all anyway.
     fn compile_stages(&self, ids: &[StageId]) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
         let (device, arithmetic, checks) = (&self.device, self.arithmetic, self.runtime_checks);
         let cache = self.disk_cache.as_ref().map(|c| &c.cache);
@@ -109,7 +110,7 @@ impl GpuContext {
             }
             Ok(())
         })?;
-        let warm = WarmUp::new(device);
+        let warm = self.warm_up.then(|| WarmUp::new(device));
         let next = Mutex::new(ids.iter());
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -149,7 +150,9 @@ impl GpuContext {
             let warmer = scope.spawn(|| {
                 scoped(device, "pipeline warm-up", || {
                     for (id, p) in warm_queue {
-                        warm.dispatch(self, id, &p);
+                        if let Some(warm) = &warm {
+                            warm.dispatch(self, id, &p);
+                        }
                     }
                     Ok(())
                 })

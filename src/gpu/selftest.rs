@@ -79,7 +79,7 @@ impl<'a> ShaderOps<'a> {
             gpu.arithmetic,
             stage,
             &constants,
-            None,
+            gpu.disk_cache.as_ref().map(|c| &c.cache),
         );
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test pipeline {op:?}: {e}")));
