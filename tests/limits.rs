@@ -8,8 +8,9 @@ mod common;
 
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::sre::{SreOptions, SreStrategy};
 use gpu_msm::{
-    wgpu, Arithmetic, Backend, BucketSort, CalibrationSource, GpuMsm, MsmConfig, MsmError,
+    wgpu, Arithmetic, Backend, BucketSort, CalibrationSource, GpuMsm, MsmConfig, MsmError, SreMode,
 };
 
 /// A storage binding of 1.5 MiB + 4 bytes and buffers of 1.75 MiB: the known-answer test's
@@ -122,6 +123,58 @@ fn a_binding_limit_that_is_not_a_power_of_two_holds_in_every_profile() {
                 eprintln!("NOTE: {a:?} not run on this adapter: {why}");
             }
             Err(e) => panic!("{a:?}: {e}"),
+        }
+    }
+}
+
+/// SRE's merged points are bases a call adds to its n. Where the bindings set the most
+/// points a call takes (a binding limit far below the buffer limit, as on NVIDIA, and a
+/// window whose per-point buffers are about a base's size), a call that slicing sized to
+/// that limit has no room for them: it drops SRE (the route says so) and still equals
+/// arkworks, one-shot and resident. A call with room keeps SRE.
+#[test]
+fn sre_calls_at_the_limits_drop_their_merged_points_and_stay_exact() {
+    let limits = wgpu::Limits {
+        max_storage_buffer_binding_size: (4 << 20) + 4,
+        ..wgpu::Limits::default()
+    };
+    let e = engine(limits, Some(Arithmetic::Limbs32)).unwrap();
+    let e = e
+        .reconfigured(MsmConfig {
+            sre: SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+            // c = 11: 23 windows, 92 bytes of entries a point, about a base's 96.
+            window_bits: Some(11),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let cap = e.max_slice_points(1 << 20).unwrap();
+    // Near the bases' binding (96 bytes a base): a call of cap points has no room for the
+    // cap / 3 or more merged points SRE makes of these scalars.
+    assert!(
+        (cap * 96..cap * 96 * 4 / 3).contains(&(4 << 20)),
+        "cap = {cap}"
+    );
+    let bases = random_bases(cap, 921);
+    // Scalars from a small set: equal digits everywhere, so SRE merges many pairs.
+    let few = random_scalars(3, 922);
+    let scalars: Vec<_> = (0..cap).map(|i| few[i % few.len()]).collect();
+    let set = e.load_bases(&bases).unwrap();
+    for (m, full) in [(cap / 8, false), (cap, true)] {
+        let want = reference(&bases[..m], &scalars[..m]);
+        for (mode, out) in [
+            ("one-shot", e.msm_with_report(&bases[..m], &scalars[..m])),
+            ("resident", e.msm_with_report(&set, &scalars[..m])),
+        ] {
+            let (got, rep) = out.unwrap_or_else(|err| panic!("{mode}, n = {m}: {err}"));
+            assert_eq!(got, want, "{mode}, n = {m}");
+            let dropped = rep.route.contains("SRE dropped");
+            assert_eq!(dropped, full, "{mode}, n = {m}: {}", rep.route);
+            assert_eq!(
+                rep.sre.is_some(),
+                !dropped,
+                "{mode}, n = {m}: {}",
+                rep.route
+            );
         }
     }
 }

@@ -27,7 +27,13 @@ impl GpuMsm {
         wait: bool,
     ) -> Result<Option<InFlight>> {
         let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
-        // Resident sets loaded on a device that was lost since are uploaded by the call.
+        let out = gpu.submit_if(&Self::job(gpu, p), wait, self.config.gpu_timeout);
+        out.map_err(|e| Self::on_device(gpu, e))
+    }
+
+    /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
+    /// uploaded by the call.
+    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall) -> Job<'a> {
         let bases = match p.bases {
             BasesRef::Host(b) => JobBases::Host(b),
             BasesRef::Resident(b) => match b.resident() {
@@ -39,22 +45,17 @@ impl GpuMsm {
                 _ => JobBases::Host(&p.bases.points()[..p.n]),
             },
         };
-        let out = gpu.submit_if(
-            &Job {
-                bases,
-                merged: &p.merged,
-                plan: match &p.plan {
-                    CallPlan::HostLists(plan) => JobPlan::HostLists(plan),
-                    CallPlan::DeviceSort => JobPlan::DeviceSort {
-                        scalars: p.scalars,
-                        window_bits: p.c,
-                    },
+        Job {
+            bases,
+            merged: &p.merged,
+            plan: match &p.plan {
+                CallPlan::HostLists(plan) => JobPlan::HostLists(plan),
+                CallPlan::DeviceSort => JobPlan::DeviceSort {
+                    scalars: p.scalars,
+                    window_bits: p.c,
                 },
             },
-            wait,
-            self.config.gpu_timeout,
-        );
-        out.map_err(|e| Self::on_device(gpu, e))
+        }
     }
 
     /// Waits for a submitted call's window sums.

@@ -110,7 +110,7 @@ impl GpuMsm {
             };
             (c, CallPlan::HostLists(plan), merged)
         };
-        Ok(Prepared::Gpu(Box::new(GpuCall {
+        let mut call = GpuCall {
             report,
             start,
             bases: src,
@@ -120,7 +120,34 @@ impl GpuMsm {
             scalars,
             merged,
             overlapped: Duration::ZERO,
-        })))
+        };
+        if !call.merged.is_empty() {
+            self.fit_merged_points(&mut call, host)?;
+        }
+        Ok(Prepared::Gpu(Box::new(call)))
+    }
+
+    /// SRE's merged points are bases the call adds to its n: at the adapter's limits or the
+    /// memory budget, where slicing sized the call for n bases, they may not fit beside
+    /// them. Such a call drops SRE and runs on the device's bucket sort (exact, and within
+    /// what slicing checked); the route says so.
+    fn fit_merged_points(&self, call: &mut GpuCall, host: bool) -> Result<()> {
+        let gpu = self.gpu_context()?;
+        if gpu.job_fits(&Self::job(&gpu, call)) {
+            return Ok(());
+        }
+        let merged = call.merged.len();
+        call.report.route += &format!(
+            "; SRE dropped: its {merged} merged points do not fit beside the {} bases \
+             (adapter limits or memory budget)",
+            call.n
+        );
+        call.report.sre = None;
+        call.report.num_entries = 0;
+        call.c = self.device_sort(&mut call.report, call.n, host, None)?;
+        call.plan = CallPlan::DeviceSort;
+        call.merged = Vec::new();
+        Ok(())
     }
 
     /// A report of a call that has not run yet.

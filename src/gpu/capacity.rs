@@ -181,6 +181,22 @@ impl GpuContext {
         n <= self.max_call_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
     }
 
+    /// Whether `job` fits the adapter's limits and the memory budget beside the resident
+    /// bases: what slicing made sure of for the bucket sort, which a call on the host's
+    /// lists with SRE's merged points (more bases than points) may exceed.
+    pub(crate) fn job_fits(&self, job: &super::Job) -> bool {
+        let Ok(lay) = self.layout(job) else {
+            return false;
+        };
+        let (sections, staging) = self.uploads(job, &lay).layout();
+        let Ok(needs) = self.needs(&sections, staging, &lay) else {
+            return false;
+        };
+        let u = self.pool.usage();
+        let room = u.budget.saturating_sub(u.resident);
+        self.pool.empty_workspace().footprint_with(&needs) <= room
+    }
+
     /// Bytes `n` bases take on the device, stored.
     pub(crate) fn resident_bytes(&self, n: usize) -> u64 {
         self.arithmetic.stored_base_bytes(n).max(SECTION_ALIGN)

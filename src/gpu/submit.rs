@@ -122,7 +122,7 @@ impl GpuContext {
 
     /// What a job uploads: its parameters, plan or scalars, level blocks, and host bases
     /// (with SRE's merged points).
-    fn uploads<'a>(&self, job: &Job<'a>, lay: &'a JobLayout) -> Uploads<'a> {
+    pub(super) fn uploads<'a>(&self, job: &Job<'a>, lay: &'a JobLayout) -> Uploads<'a> {
         let mut bases = Vec::new();
         if let JobBases::Host(b) = job.bases {
             bases.push(b);
