@@ -7,7 +7,8 @@
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |
-//! | `pipelines.rs` | compiling the stages, bind groups from the table, one pass |
+//! | `pipelines.rs` | compiling the stages (several at once, host-list ones on first use), bind groups from the table, one pass |
+//! | `pipeline_cache.rs` | the driver's pipeline cache on disk: keys, checks, saving |
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
