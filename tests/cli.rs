@@ -48,6 +48,7 @@ fn every_example_parses_its_flags_strictly() {
         "msm",
         &[
             &["--log-n", "27"],
+            &["--max-binding", "100"],
             &["--log-n", "x"],
             &["--window", "0"],
             &["--window", "17"],

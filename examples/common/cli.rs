@@ -72,6 +72,12 @@ pub struct EngineArgs {
     /// forcing the GPU path
     #[arg(long)]
     pub routed: bool,
+    /// Emulate a smaller adapter: request the device with WebGPU's default limits but
+    /// storage bindings of at most BYTES (an odd value, as Vulkan on NVIDIA's 2^31 - 1, at
+    /// sizes a software adapter runs; buffers stay at 256 MiB or BYTES, the larger) [default:
+    /// the adapter's own limits]
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..))]
+    pub max_binding: Option<u64>,
 }
 
 impl EngineArgs {
@@ -84,6 +90,14 @@ impl EngineArgs {
             },
             arithmetic: self.arithmetic.map(Into::into),
             force_backend: (!self.routed).then_some(Backend::Gpu),
+            limits: self.max_binding.map(|bytes| {
+                let webgpu = gpu_msm::wgpu::Limits::default();
+                gpu_msm::wgpu::Limits {
+                    max_storage_buffer_binding_size: bytes,
+                    max_buffer_size: webgpu.max_buffer_size.max(bytes),
+                    ..webgpu
+                }
+            }),
             ..Default::default()
         }
     }
