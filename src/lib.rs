@@ -48,7 +48,7 @@ pub mod sre;
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{
-    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PipelineCache,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PipelineCacheDir,
     PowerPreference, SelfTest, SreMode,
 };
 pub use engine::{known_answer, GpuMsm};

@@ -25,28 +25,39 @@ pub struct Startup {
     pub device: Duration,
     /// Compiling the pipelines every GPU call uses, several at once.
     pub pipelines: Duration,
-    /// The known-answer test (`None` when it did not run). On a software adapter most of it
+    /// The known-answer test (`None` when it did not run, or failed and the engine fell
+    /// back to the CPU). On a software adapter most of it
     /// is the driver compiling each shader at its first dispatch, seconds on a fresh machine
     /// and little once Mesa's disk cache holds them.
     pub self_test: Option<Duration>,
     /// The host-list stages (accumulation and merge), compiled by the first call that plans
     /// its buckets on the host (SRE, `BucketSort::Host`): `None` until one has.
-    pub host_list_pipelines: Option<Duration>,
-    /// Their known-answer test, run by that call after compiling them (`None` until then,
-    /// or when the test is off).
+    pub host_list_stages: Option<Duration>,
+    /// Their known-answer test, run by that call after compiling them: `None` until it
+    /// passed (not run yet, off, or failed).
     pub host_list_self_test: Option<Duration>,
 }
 
 impl fmt::Display for Startup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let opt = |t: Option<Duration>, none: &str| t.map_or(none.into(), |t| format!("{t:.2?}"));
         write!(
             f,
             "{:.2?} (device {:.2?}, pipelines {:.2?}, known-answer test {})",
             self.total,
             self.device,
             self.pipelines,
-            self.self_test.map_or("off".into(), |t| format!("{t:.2?}"))
-        )
+            opt(self.self_test, "not run")
+        )?;
+        if self.host_list_stages.is_some() {
+            write!(
+                f,
+                "; host-list stages on first use {}, their test {}",
+                opt(self.host_list_stages, "-"),
+                opt(self.host_list_self_test, "not passed")
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -75,8 +86,12 @@ pub struct PhaseTimes {
     pub download: Duration,
     /// Horner over windows (host), or the whole MSM on a CPU path.
     pub window_reduction: Duration,
-    /// The whole call.
+    /// The whole call, without `stage_setup`.
     pub total: Duration,
+    /// Compiling and checking stages on their first use on this device (the first call
+    /// that plans its buckets on the host: [`Startup::host_list_stages`]); once per device,
+    /// so not part of `total`.
+    pub stage_setup: Duration,
 }
 
 /// What SRE did in one call.
@@ -148,6 +163,7 @@ impl std::ops::AddAssign for PhaseTimes {
             download,
             window_reduction,
             total,
+            stage_setup,
         } = q;
         self.digits += digits;
         self.sre_search += sre_search;
@@ -160,6 +176,7 @@ impl std::ops::AddAssign for PhaseTimes {
         self.download += download;
         self.window_reduction += window_reduction;
         self.total += total;
+        self.stage_setup += stage_setup;
     }
 }
 

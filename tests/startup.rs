@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
-    Backend, BucketSort, CalibrationSource, GpuMsm, MsmConfig, MsmError, PipelineCache, SelfTest,
+    Backend, BucketSort, CalibrationSource, GpuMsm, MsmConfig, MsmError, PipelineCacheDir, SelfTest,
 };
 
-fn config(self_test: SelfTest, pipeline_cache: PipelineCache) -> MsmConfig {
+fn config(self_test: SelfTest, pipeline_cache: PipelineCacheDir) -> MsmConfig {
     MsmConfig {
         force_backend: Some(Backend::Gpu),
         calibration: CalibrationSource::Defaults,
@@ -52,19 +52,19 @@ fn temp_dir(name: &str) -> PathBuf {
 /// them.
 #[test]
 fn host_list_stages_are_built_and_checked_by_their_first_call() {
-    let e = engine(config(SelfTest::Refuse, PipelineCache::Off));
+    let e = engine(config(SelfTest::Refuse, PipelineCacheDir::Off));
     let s = e.startup();
     assert!(s.self_test.is_some(), "{s:?}");
     assert!(
         s.device + s.pipelines + s.self_test.unwrap() <= s.total,
         "{s:?}"
     );
-    assert_eq!((s.host_list_pipelines, s.host_list_self_test), (None, None));
+    assert_eq!((s.host_list_stages, s.host_list_self_test), (None, None));
     let (bases, scalars) = (random_bases(50, 1), random_scalars(50, 2));
     let want = reference(&bases, &scalars);
     assert_eq!(e.msm(&bases, &scalars).unwrap(), want);
     assert_eq!(
-        e.startup().host_list_pipelines,
+        e.startup().host_list_stages,
         None,
         "the bucket sort needs none"
     );
@@ -79,7 +79,7 @@ fn host_list_stages_are_built_and_checked_by_their_first_call() {
     );
     let s = e.startup();
     assert!(
-        s.host_list_pipelines.is_some() && s.host_list_self_test.is_some(),
+        s.host_list_stages.is_some() && s.host_list_self_test.is_some(),
         "{s:?}"
     );
     // Once per device: later calls, and engines on the same device, reuse both.
@@ -89,7 +89,7 @@ fn host_list_stages_are_built_and_checked_by_their_first_call() {
     assert_eq!(
         e.pipeline_cache_file(),
         None,
-        "PipelineCache::Off keeps no file"
+        "PipelineCacheDir::Off keeps no file"
     );
 }
 
@@ -105,7 +105,7 @@ fn failing_host_list_stages_are_refused_or_replaced_by_the_bucket_sort() {
     // arkworks otherwise), not forced.
     let e = engine(MsmConfig {
         force_backend: None,
-        ..config(SelfTest::FallBackToCpu, PipelineCache::Off)
+        ..config(SelfTest::FallBackToCpu, PipelineCacheDir::Off)
     });
     e.fail_host_list_self_test();
     let fall_back = e
@@ -142,11 +142,21 @@ fn failing_host_list_stages_are_refused_or_replaced_by_the_bucket_sort() {
             other => panic!("{other:?}"),
         }
     }
-    // A forced GPU demands the GPU as configured: no fallback, the failure is the answer.
-    assert!(matches!(
-        with(SelfTest::FallBackToCpu, Some(Backend::Gpu)).msm(&bases, &scalars),
-        Err(MsmError::SelfTestFailed { .. })
-    ));
+    // The fallback is the GPU's bucket sort: a forced GPU gets it too.
+    let (got, rep) = with(SelfTest::FallBackToCpu, Some(Backend::Gpu))
+        .msm_with_report(&bases, &scalars)
+        .unwrap();
+    assert_eq!((got, rep.backend), (want, Backend::Gpu), "{}", rep.route);
+    // An engine without the test still honours the device's failed verdict.
+    let (got, rep) = with(SelfTest::Off, None)
+        .msm_with_report(&bases, &scalars)
+        .unwrap();
+    assert_eq!(got, want);
+    assert!(
+        rep.route.contains("host-list stages failed"),
+        "{}",
+        rep.route
+    );
     // The device's bucket sort passed at creation and still runs.
     let sorted = fall_back
         .reconfigured(MsmConfig {
@@ -165,7 +175,7 @@ fn failing_host_list_stages_are_refused_or_replaced_by_the_bucket_sort() {
 fn the_pipeline_cache_ignores_and_replaces_bad_files() {
     let magic = b"gpumsmpc";
     let dir = temp_dir("pipeline-cache");
-    let first = engine(config(SelfTest::Off, PipelineCache::Dir(dir.clone())));
+    let first = engine(config(SelfTest::Off, PipelineCacheDir::Dir(dir.clone())));
     let Some(file) = first.pipeline_cache_file() else {
         // Adapters without Features::PIPELINE_CACHE keep no file; Vulkan always has one.
         assert_ne!(
@@ -192,7 +202,7 @@ fn the_pipeline_cache_ignores_and_replaces_bad_files() {
     let foreign = dir.join("pipelines-0000000000000000-0000000000000000.bin");
     std::fs::write(&foreign, &good).unwrap();
 
-    let second = engine(config(SelfTest::Refuse, PipelineCache::Dir(dir.clone())));
+    let second = engine(config(SelfTest::Refuse, PipelineCacheDir::Dir(dir.clone())));
     assert_eq!(second.pipeline_cache_file().as_ref(), Some(&file));
     let (bases, scalars) = (random_bases(30, 5), random_scalars(30, 6));
     assert_eq!(

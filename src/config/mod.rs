@@ -238,9 +238,9 @@ pub struct MsmConfig {
     /// [`crate::GpuMsm::reconfigured`] may set their own.
     pub gpu_timeout: Duration,
     /// Where the driver's compiled pipelines are kept between processes (default
-    /// [`PipelineCache::UserCache`]), on adapters with `wgpu::Features::PIPELINE_CACHE`
+    /// [`PipelineCacheDir::UserCache`]), on adapters with `wgpu::Features::PIPELINE_CACHE`
     /// (Vulkan); elsewhere it is not used.
-    pub pipeline_cache: PipelineCache,
+    pub pipeline_cache: PipelineCacheDir,
 }
 
 /// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
@@ -248,7 +248,7 @@ pub struct MsmConfig {
 /// sooner. A file is used only when its key and checksum match; foreign, stale or corrupt
 /// data is ignored and replaced (`src/gpu/pipeline_cache.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum PipelineCache {
+pub enum PipelineCacheDir {
     /// A `gpu-msm` directory in the user's cache directory: `$XDG_CACHE_HOME`, else
     /// `$HOME/.cache` (`%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS).
     #[default]
@@ -279,7 +279,7 @@ impl Default for MsmConfig {
             limits: None,
             device_loss: DeviceLoss::default(),
             gpu_timeout: DEFAULT_GPU_TIMEOUT,
-            pipeline_cache: PipelineCache::default(),
+            pipeline_cache: PipelineCacheDir::default(),
         }
     }
 }

@@ -45,7 +45,22 @@ impl GpuMsm {
                 .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
                 .collect();
         }
+        self.host_list_stages_before_batch(scalars);
         self.pipelined(bases, scalars)
+    }
+
+    /// A batch that may plan vectors on the host (SRE, `BucketSort::Host`) readies the
+    /// host-list stages first: their first-use test's calls must not wait for room that a
+    /// vector in flight holds. Its outcome is the device's; each vector's planning reads it
+    /// (and reports any error).
+    fn host_list_stages_before_batch(&self, scalars: &[&[Fr]]) {
+        let may = self.config.sre != crate::SreMode::Off
+            || self.config.bucket_sort == crate::BucketSort::Host;
+        let longest = scalars.iter().map(|s| s.len()).max().unwrap_or(0);
+        let on_gpu = matches!(self.route_call(longest), Ok((crate::Backend::Gpu, _)));
+        if let (true, true, Some(gpu)) = (may, on_gpu, self.gpu()) {
+            let _ = self.host_list_stages_ready(&gpu);
+        }
     }
 
     /// A batch on a set held whole on this device: vector k + 1's host work and submission
@@ -77,10 +92,17 @@ impl GpuMsm {
                 }
                 Prepared::Gpu(p) => p,
             };
-            if device.is_none() {
-                device = Some(self.gpu_context().map_err(at(k))?);
-            }
-            let gpu = device.as_deref().expect("set above");
+            let gpu = match &device {
+                None => device.insert(Arc::clone(&p.gpu)),
+                // Planned on a device that replaced the batch's: the batch's is lost.
+                Some(d) if !Arc::ptr_eq(d, &p.gpu) => {
+                    return Err(at(k)(MsmError::DeviceLost(
+                        "the batch's device was lost and replaced during the batch".into(),
+                    )))
+                }
+                Some(d) => d,
+            };
+            let gpu = &**gpu;
             // Waiting for room while holding vector k - 1's could wait forever: when the
             // budget has no room for both, vector k - 1 is collected first.
             let f = match self.submit(gpu, &p, in_flight.is_none()).map_err(at(k))? {

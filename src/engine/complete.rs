@@ -86,6 +86,7 @@ impl GpuMsm {
         let GpuCall {
             mut report,
             start,
+            gpu,
             bases,
             n,
             c,
@@ -108,7 +109,7 @@ impl GpuMsm {
                 )),
             });
         }
-        let arithmetic = self.gpu_context()?.arithmetic;
+        let arithmetic = gpu.arithmetic;
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = window_sums(arithmetic, &sums, bases)?;
@@ -116,7 +117,7 @@ impl GpuMsm {
         report.phases.window_reduction = t.elapsed();
         report.phases.total = start.elapsed().saturating_sub(overlapped);
         report.arithmetic = Some(arithmetic);
-        report.gpu_timing = self.gpu().map(|g| g.timing());
+        report.gpu_timing = Some(gpu.timing());
         add_gpu_times(&mut report, &times);
         self.sre.learn(&report);
         Ok((result, report))

@@ -228,32 +228,40 @@ impl GpuMsm {
         if !known_answer {
             return Ok(fresh);
         }
-        match self.known_answer_test(policy, &fresh, BucketSort::Gpu, false) {
+        match self.known_answer_test(policy, &fresh, false) {
             Ok(_) => Ok(fresh),
-            Err(e) => {
+            Err(f) => {
                 fresh.lose();
-                Err(e)
+                Err(f.refusal(&fresh.info.name))
             }
         }
     }
 
-    /// Runs the known-answer test on `gpu`, a device no call uses yet, through an engine of
-    /// its own with `policy`: its calls run on the GPU or fail (a loss during the test fails
-    /// the test), and never wait for a recreation. `sort`: the stages it covers (the bucket
-    /// sort's, compiled with the device, or the host lists', compiled on first use).
-    /// `tamper`: expect a wrong sum.
+    /// Runs the known-answer test of the stages compiled with `gpu`, a device no call uses
+    /// yet (at creation, or replacing a lost one), through [`GpuMsm::tester`]. `tamper`:
+    /// expect a wrong sum.
     pub(super) fn known_answer_test(
         &self,
         policy: &MsmConfig,
         gpu: &Arc<GpuContext>,
-        sort: BucketSort,
         tamper: bool,
-    ) -> Result<Duration> {
+    ) -> std::result::Result<Duration, known_answer::Failure> {
+        let tester = self.tester(policy, gpu);
+        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
+            tester.hooks.lose_in_flight.store(true, Ordering::Release);
+        }
+        known_answer::run(&tester, BucketSort::Gpu, tamper)
+    }
+
+    /// An engine of its own on `gpu` with `policy` for a known-answer test: its calls run on
+    /// the GPU or fail (a loss during the test fails the test), never wait for a
+    /// recreation, and run no known-answer test of their own (`self_test` off).
+    pub(super) fn tester(&self, policy: &MsmConfig, gpu: &Arc<GpuContext>) -> GpuMsm {
         let config = MsmConfig {
             self_test: SelfTest::Off,
             ..policy.clone()
         };
-        let tester = Self {
+        Self {
             gpu: Some(Arc::new(DeviceCell::new(
                 Arc::clone(gpu),
                 config.clone(),
@@ -265,13 +273,9 @@ impl GpuMsm {
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
-            created_in: Duration::ZERO,
+            created: crate::report::Startup::default(),
             hooks: Arc::default(),
-        };
-        if self.hooks.lose_in_recreation.swap(false, Ordering::AcqRel) {
-            tester.hooks.lose_in_flight.store(true, Ordering::Release);
         }
-        known_answer::run(&tester, sort, tamper)
     }
 
     /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).

@@ -22,7 +22,7 @@ pub(super) struct Hooks {
     /// Lose the next replacement device while its known-answer test runs.
     pub(super) lose_in_recreation: AtomicBool,
     /// The host-list stages' known-answer test expects a wrong sum.
-    pub(super) fail_host_list_test: AtomicBool,
+    pub(super) fail_host_list_self_test: AtomicBool,
 }
 
 #[cfg(feature = "fault-injection")]
@@ -60,7 +60,7 @@ impl GpuMsm {
     /// them wrongly).
     pub fn fail_host_list_self_test(&self) {
         self.hooks
-            .fail_host_list_test
+            .fail_host_list_self_test
             .store(true, Ordering::Release);
     }
 

@@ -46,23 +46,55 @@ pub fn inputs() -> (Vec<G1Affine>, Vec<Fr>) {
     (bases, scalars)
 }
 
+/// Why the known-answer MSMs did not pass.
+pub(crate) enum Failure {
+    /// A sum disagreed with arkworks', or a call did not run on the GPU: a verdict on the
+    /// device's stages.
+    Wrong(String),
+    /// A call failed before it gave a sum (a loss, a timeout, no room): no verdict.
+    Call { detail: String, error: MsmError },
+}
+
+impl Failure {
+    /// The error an engine's creation (or a device's replacement) reports: a call that does
+    /// not fit is the configuration's fault ([`MsmError::InvalidConfig`]); anything else
+    /// refuses the device ([`MsmError::SelfTestFailed`]).
+    pub(crate) fn refusal(self, adapter: &str) -> MsmError {
+        let detail = match self {
+            Failure::Call {
+                detail,
+                error: MsmError::InputTooLarge(why) | MsmError::InvalidConfig(why),
+            } => {
+                return MsmError::InvalidConfig(format!(
+                    "the known-answer test's call ({detail}) does not fit: {why}"
+                ))
+            }
+            Failure::Wrong(detail) => detail,
+            Failure::Call { detail, error } => format!("{detail}: {error}"),
+        };
+        MsmError::SelfTestFailed {
+            adapter: adapter.to_string(),
+            detail,
+        }
+    }
+}
+
 /// Runs the known-answer MSMs on `engine`'s GPU path, bucket sort `sort` (the device's
-/// stages or the host lists'): the time they took, or
-/// [`MsmError::SelfTestFailed`] saying what disagreed. A call that does not fit the engine's
-/// memory budget is [`MsmError::InvalidConfig`] instead: the configuration, not the device,
-/// is at fault. `tamper` changes the expected sums (a test hook for the failure path).
-pub(crate) fn run(engine: &GpuMsm, sort: BucketSort, tamper: bool) -> Result<Duration> {
+/// stages or the host lists'): the time they took, or why they did not pass. `tamper`
+/// changes the expected sums (a test hook for the failure path).
+pub(crate) fn run(
+    engine: &GpuMsm,
+    sort: BucketSort,
+    tamper: bool,
+) -> std::result::Result<Duration, Failure> {
     let start = Instant::now();
     let (bases, scalars) = inputs();
-    let failed = |detail: String| MsmError::SelfTestFailed {
-        adapter: engine.adapter_name().to_string(),
-        detail,
-    };
     let mut want = G1Projective::msm(&bases, &scalars).expect("equal lengths");
     if tamper {
         want += G1Projective::from(bases[0]);
     }
     for c in KAT_WINDOWS {
+        let what = format!("the {KAT_POINTS}-point MSM at c = {c}");
         let e = engine.reconfigured(MsmConfig {
             window_bits: Some(c),
             force_backend: Some(Backend::Gpu),
@@ -70,30 +102,21 @@ pub(crate) fn run(engine: &GpuMsm, sort: BucketSort, tamper: bool) -> Result<Dur
             sre: crate::SreMode::Off,
             bucket_sort: sort,
             ..engine.config().clone()
-        })?;
-        match e.msm_with_report(&bases, &scalars) {
+        });
+        match e.and_then(|e| e.msm_with_report(&bases, &scalars)) {
             Ok((_, report)) if report.backend != Backend::Gpu => {
-                return Err(failed(format!(
-                    "the {KAT_POINTS}-point MSM at c = {c} did not run on the GPU: {}",
+                return Err(Failure::Wrong(format!(
+                    "{what} did not run on the GPU: {}",
                     report.route
                 )))
             }
             Ok((got, _)) if got == want => {}
-            Ok(_) => {
-                return Err(failed(format!(
-                    "the {KAT_POINTS}-point MSM at c = {c} is wrong"
-                )))
-            }
-            Err(MsmError::InputTooLarge(why)) => {
-                return Err(MsmError::InvalidConfig(format!(
-                    "the known-answer test's {KAT_POINTS}-point call at c = {c} does not fit: \
-                     {why}"
-                )))
-            }
-            Err(err) => {
-                return Err(failed(format!(
-                    "the {KAT_POINTS}-point MSM at c = {c}: {err}"
-                )))
+            Ok(_) => return Err(Failure::Wrong(format!("{what} is wrong"))),
+            Err(error) => {
+                return Err(Failure::Call {
+                    detail: what,
+                    error,
+                })
             }
         }
     }
@@ -108,7 +131,10 @@ impl GpuMsm {
         }
         let _s = tracing::info_span!("gpu_msm.self_test").entered();
         let policy = self.config.clone();
-        let detail = match self.known_answer_test(&policy, gpu, BucketSort::Gpu, tamper) {
+        let detail = match self
+            .known_answer_test(&policy, gpu, tamper)
+            .map_err(|f| f.refusal(self.adapter_name()))
+        {
             Ok(t) => {
                 self.self_test_time = Some(t);
                 return Ok(());
@@ -130,57 +156,82 @@ impl GpuMsm {
     }
 }
 
+/// What the host-list stages' known-answer test found on a device.
+#[derive(Debug, Clone)]
+pub(crate) enum HostListCheck {
+    /// They agree with arkworks (the test's time).
+    Passed(Duration),
+    /// They disagree: what differed. Kept for the device's life.
+    Failed(String),
+}
+
 impl GpuMsm {
-    /// Makes the host-list stages ready before the first call that plans its buckets on the
-    /// host: compiled, then (unless `self_test` is off) checked by the known-answer MSMs on
-    /// the host lists, once per device. `Ok(None)`: ready. `Ok(Some(why))`: they failed the
-    /// test and the engine falls back ([`SelfTest::FallBackToCpu`]): the call uses the
-    /// device's bucket sort, which passed at creation. A failure is
-    /// [`MsmError::SelfTestFailed`] otherwise.
-    pub(super) fn host_lists_ready(&self) -> Result<Option<String>> {
-        let gpu = self.gpu_context()?;
-        if self.config.self_test == SelfTest::Off {
-            // The known-answer engines too: their caller holds the check below.
-            gpu.build_host_list_stages()?;
-            return Ok(None);
-        }
-        let checked = match gpu.host_lists_checked.get() {
+    /// Makes the host-list stages ready on `gpu` before a call that plans its buckets on the
+    /// host: compiled on their first use, then checked once per device by the known-answer
+    /// MSMs on the host lists (unless `self_test` is off). `Ok(None)`: run the call on them.
+    /// `Ok(Some(why))`: run it on the device's bucket sort instead, which passed at creation
+    /// (they failed and the policy falls back or is off, or their test cannot run now). They
+    /// failed and the policy refuses: [`MsmError::SelfTestFailed`]. Waits for another
+    /// thread's compile or test at most `gpu_timeout`.
+    ///
+    /// Re-entrancy: the test's own engine has `self_test` off, so it never takes the
+    /// checking lock its caller holds.
+    pub(super) fn host_list_stages_ready(&self, gpu: &Arc<GpuContext>) -> Result<Option<String>> {
+        let timeout = self.config.gpu_timeout;
+        gpu.build_host_list_stages(timeout)
+            .map_err(|e| Self::on_device(gpu, e))?;
+        let check = match gpu.host_list_stages_checked.get() {
             Some(c) => c.clone(),
-            None => {
-                let _one = gpu
-                    .host_lists_checking
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                match gpu.host_lists_checked.get() {
-                    Some(c) => c.clone(),
-                    None => {
-                        gpu.build_host_list_stages()?;
-                        let policy = self.config.clone();
-                        let tamper = self.hooks.fail_host_list_test.load(Ordering::Acquire);
-                        let c =
-                            match self.known_answer_test(&policy, &gpu, BucketSort::Host, tamper) {
-                                Ok(t) => Ok(t),
-                                Err(MsmError::SelfTestFailed { detail, .. }) => Err(detail),
-                                // Not a verdict on the stages (a loss, a timeout): the next call
-                                // checks again.
-                                Err(e) => return Err(e),
-                            };
-                        let _ = gpu.host_lists_checked.set(c.clone());
-                        c
-                    }
-                }
-            }
+            None if self.config.self_test == SelfTest::Off => return Ok(None),
+            None => match self.check_host_list_stages(gpu)? {
+                Ok(c) => c,
+                Err(cannot) => return Ok(Some(cannot)),
+            },
         };
-        let Err(detail) = checked else {
+        let HostListCheck::Failed(detail) = check else {
             return Ok(None);
         };
         let adapter = self.adapter_name().to_string();
-        if self.config.self_test == SelfTest::FallBackToCpu && !self.config.demands_gpu() {
-            return Ok(Some(format!(
-                "the host-list stages failed the known-answer test on {adapter} ({detail})"
-            )));
+        if self.config.self_test == SelfTest::Refuse {
+            return Err(MsmError::SelfTestFailed { adapter, detail });
         }
-        Err(MsmError::SelfTestFailed { adapter, detail })
+        Ok(Some(format!(
+            "the host-list stages failed the known-answer test on {adapter} ({detail})"
+        )))
+    }
+
+    /// Runs the host-list stages' known-answer test on `gpu` if no call has yet, and keeps
+    /// its verdict. `Ok(Err(why))`: it cannot run now (its calls do not fit beside what is
+    /// held): no verdict. A loss or a timeout during it is the caller's error.
+    fn check_host_list_stages(
+        &self,
+        gpu: &Arc<GpuContext>,
+    ) -> Result<std::result::Result<HostListCheck, String>> {
+        let timeout = self.config.gpu_timeout;
+        let _one = crate::gpu::lock_within(
+            &gpu.host_list_stages_checking,
+            timeout,
+            "to check the host-list stages",
+        )?;
+        if let Some(c) = gpu.host_list_stages_checked.get() {
+            return Ok(Ok(c.clone()));
+        }
+        let tamper = self.hooks.fail_host_list_self_test.load(Ordering::Acquire);
+        let check = match run(&self.tester(&self.config, gpu), BucketSort::Host, tamper) {
+            Ok(t) => HostListCheck::Passed(t),
+            Err(Failure::Wrong(detail)) => HostListCheck::Failed(detail),
+            Err(Failure::Call {
+                detail,
+                error: MsmError::InputTooLarge(why) | MsmError::InvalidConfig(why),
+            }) => {
+                return Ok(Err(format!(
+                    "the host-list stages' known-answer test cannot run now ({detail}: {why})"
+                )))
+            }
+            Err(Failure::Call { error, .. }) => return Err(error),
+        };
+        let _ = gpu.host_list_stages_checked.set(check.clone());
+        Ok(Ok(check))
     }
 }
 

@@ -66,8 +66,8 @@ pub struct GpuMsm {
     sre: SrePolicy,
     /// How long the known-answer test took at creation, if it ran and passed.
     self_test_time: Option<Duration>,
-    /// How long creating the engine took, all of it.
-    created_in: Duration,
+    /// Where its creation's time went (the host-list fields unset).
+    created: Startup,
     /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
 }
@@ -121,13 +121,21 @@ impl GpuMsm {
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
-            created_in: Duration::ZERO,
+            created: Startup::default(),
             hooks: Arc::default(),
         };
         if let Some(g) = gpu {
             engine.run_self_test(&g, tamper)?;
         }
-        engine.created_in = start.elapsed();
+        engine.created = Startup {
+            total: start.elapsed(),
+            device: engine
+                .gpu()
+                .map_or(Duration::ZERO, |g| g.device_creation_time()),
+            pipelines: engine.pipeline_creation_time(),
+            self_test: engine.self_test_time,
+            ..Startup::default()
+        };
         Ok(engine)
     }
 
@@ -168,7 +176,7 @@ impl GpuMsm {
             device: self.device,
             sre: SrePolicy::default(),
             self_test_time: self.self_test_time,
-            created_in: self.created_in,
+            created: self.created,
             hooks: Arc::clone(&self.hooks),
         };
         if let Some(g) = engine.gpu() {
@@ -227,27 +235,26 @@ impl GpuMsm {
     }
 
     /// The file the device's pipeline cache is loaded from and saved to (`None`: no cache
-    /// on disk, by [`crate::PipelineCache::Off`] or because the adapter has none).
+    /// on disk, by [`crate::PipelineCacheDir::Off`] or because the adapter has none).
     pub fn pipeline_cache_file(&self) -> Option<std::path::PathBuf> {
         self.gpu()?.pipeline_cache_file().map(|p| p.to_path_buf())
     }
 
-    /// Where the engine's start-up went (the device the engine runs on now: a recreated one
-    /// has its own device and pipeline times).
+    /// Where the engine's start-up went: its creation's parts, and the host-list stages'
+    /// first use on the device it runs on now (`None` until a call has used them).
     pub fn startup(&self) -> Startup {
         let gpu = self.gpu();
+        let host_list = gpu.as_ref().and_then(|g| g.host_list_stages_time());
+        let checked = gpu
+            .as_ref()
+            .and_then(|g| g.host_list_stages_checked.get().cloned());
         Startup {
-            total: self.created_in,
-            device: gpu
-                .as_ref()
-                .map_or(Duration::ZERO, |g| g.device_creation_time()),
-            pipelines: self.pipeline_creation_time(),
-            self_test: self.self_test_time,
-            host_list_pipelines: gpu.as_ref().and_then(|g| g.host_list_stages_time()),
-            host_list_self_test: gpu
-                .as_ref()
-                .and_then(|g| g.host_lists_checked.get().cloned())
-                .and_then(|c| c.ok()),
+            host_list_stages: host_list,
+            host_list_self_test: match checked {
+                Some(known_answer::HostListCheck::Passed(t)) => Some(t),
+                _ => None,
+            },
+            ..self.created
         }
     }
 

@@ -2,6 +2,7 @@
 //! paths plan its bucket entries on the device (the bucket sort, [`GpuMsm::device_sort`]) or
 //! on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or `BucketSort::Host`).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
@@ -18,6 +19,7 @@ use crate::digits::{
     windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
+use crate::gpu::GpuContext;
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
@@ -32,6 +34,9 @@ pub(super) enum Prepared<'a> {
 pub(super) struct GpuCall<'a> {
     pub(super) report: MsmReport,
     pub(super) start: Instant,
+    /// The device its host work was planned for (its stages built and checked there): the
+    /// call runs there, or fails if that device is lost since.
+    pub(super) gpu: Arc<GpuContext>,
     pub(super) bases: BasesRef<'a>,
     pub(super) n: usize,
     pub(super) c: u32,
@@ -39,7 +44,8 @@ pub(super) struct GpuCall<'a> {
     pub(super) scalars: &'a [Fr],
     /// SRE's merged points, uploaded after the bases.
     pub(super) merged: Vec<G1Affine>,
-    /// Time spent on other calls' host work while this one was in flight (a batch).
+    /// Time not part of its total: other calls' host work while this one was in flight (a
+    /// batch), and its stages' setup on first use.
     pub(super) overlapped: Duration,
 }
 
@@ -80,71 +86,80 @@ impl GpuMsm {
                 "{n} points; point indices must fit 31 bits"
             )));
         }
+        let gpu = self.gpu_context()?;
         let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
             self.sre.plan(&self.config, bases, scalars, &mut report)
         };
-        let mut on_device = placement.sre.is_none()
-            && placement.digits.is_none()
-            && self.config.bucket_sort != BucketSort::Host;
-        if !on_device {
-            if let Some(why) = self.host_lists_ready()? {
-                report.route += &format!("; {why}: the GPU's bucket sort instead");
-                on_device = true;
-            }
-        }
         let host = matches!(src, BasesRef::Host(_));
-        let (c, plan, merged) = if on_device {
-            let c = self.device_sort(&mut report, n, host, placement.c)?;
-            (c, CallPlan::DeviceSort, Vec::new())
-        } else {
-            let Some((c, plan, merged)) =
-                self.host_lists(&mut report, bases, scalars, placement)?
-            else {
-                // Every scalar zero (or every base the identity): nothing for the GPU to
-                // add, and no convert stage to check host bases, so the host checks them.
-                if host {
-                    check_bases(bases, false)?;
-                }
-                return Ok(done(G1Projective::zero(), report, start));
-            };
-            (c, CallPlan::HostLists(plan), merged)
+        let on_host = placement.sre.is_some()
+            || placement.digits.is_some()
+            || self.config.bucket_sort == BucketSort::Host;
+        let mut setup = Duration::ZERO;
+        let mut fallback = None;
+        if on_host {
+            let t = Instant::now();
+            fallback = self.host_list_stages_ready(&gpu)?;
+            setup = t.elapsed();
+        }
+        if let Some(why) = &fallback {
+            not_applied(&mut report, why);
+        }
+        let plan = match fallback {
+            None if on_host => self
+                .host_lists(&mut report, bases, scalars, placement)?
+                .map(|(c, plan, merged)| (c, CallPlan::HostLists(plan), merged)),
+            _ => Some((
+                self.device_sort(&gpu, &mut report, n, host, placement.c)?,
+                CallPlan::DeviceSort,
+                Vec::new(),
+            )),
+        };
+        let Some((c, plan, merged)) = plan else {
+            // Every scalar zero (or every base the identity): nothing for the GPU to add,
+            // and no convert stage to check host bases, so the host checks them.
+            if host {
+                check_bases(bases, false)?;
+            }
+            return Ok(done(G1Projective::zero(), report, start));
         };
         let mut call = GpuCall {
             report,
             start,
+            gpu,
             bases: src,
             n,
             c,
             plan,
             scalars,
             merged,
-            overlapped: Duration::ZERO,
+            overlapped: setup,
         };
-        if !call.merged.is_empty() {
-            self.fit_merged_points(&mut call, host)?;
+        call.report.phases.stage_setup = setup;
+        if matches!(call.plan, CallPlan::HostLists(_))
+            && !call.gpu.job_fits(&Self::job(&call.gpu, &call))
+        {
+            let why = match call.merged.len() {
+                0 => "the host's bucket lists do not fit (adapter limits or memory budget)"
+                    .to_string(),
+                m => format!(
+                    "SRE's {m} merged points do not fit beside the {n} bases (adapter limits \
+                     or memory budget)"
+                ),
+            };
+            self.to_device_sort(&mut call, host, &why)?;
         }
         Ok(Prepared::Gpu(Box::new(call)))
     }
 
-    /// SRE's merged points are bases the call adds to its n: at the adapter's limits or the
-    /// memory budget, where slicing sized the call for n bases, they may not fit beside
-    /// them. Such a call drops SRE and runs on the device's bucket sort (exact, and within
-    /// what slicing checked); the route says so.
-    fn fit_merged_points(&self, call: &mut GpuCall, host: bool) -> Result<()> {
-        let gpu = self.gpu_context()?;
-        if gpu.job_fits(&Self::job(&gpu, call)) {
-            return Ok(());
-        }
-        let merged = call.merged.len();
-        call.report.route += &format!(
-            "; SRE dropped: its {merged} merged points do not fit beside the {} bases \
-             (adapter limits or memory budget)",
-            call.n
-        );
-        call.report.sre = None;
-        call.report.num_entries = 0;
-        call.c = self.device_sort(&mut call.report, call.n, host, None)?;
+    /// Runs a call planned for the host's bucket lists on the device's bucket sort instead
+    /// (exact, and within what slicing checked for it): SRE's merged points (more bases
+    /// than the call's n, for which slicing sized it) or the lists do not fit.
+    fn to_device_sort(&self, call: &mut GpuCall, host: bool, why: &str) -> Result<()> {
+        let report = &mut call.report;
+        not_applied(report, why);
+        report.num_entries = 0;
+        call.c = self.device_sort(&call.gpu, report, call.n, host, None)?;
         call.plan = CallPlan::DeviceSort;
         call.merged = Vec::new();
         Ok(())
@@ -177,6 +192,7 @@ impl GpuMsm {
     /// were sliced to fit); `host`: the call uploads its bases.
     fn device_sort(
         &self,
+        gpu: &GpuContext,
         report: &mut MsmReport,
         n: usize,
         host: bool,
@@ -185,7 +201,6 @@ impl GpuMsm {
         let c = c
             .or(self.config.window_bits)
             .unwrap_or_else(|| best_window_bits(n));
-        let gpu = self.gpu_context()?;
         if !gpu.fits_call(n, host, c, 0) {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points on {} bases at c = {c} need more than the adapter's limits \
@@ -273,6 +288,17 @@ impl GpuMsm {
         let plan = BucketPlan::from_digits(&rows);
         report.phases.digits += t.elapsed();
         Ok((c, plan, merged))
+    }
+}
+
+/// A call planned for the host's bucket lists runs on the device's bucket sort: the route
+/// says why, and an SRE report stays, not applied (so that SRE's cost model learns
+/// nothing from it).
+fn not_applied(report: &mut MsmReport, why: &str) {
+    report.route += &format!("; {why}");
+    if let Some(sre) = report.sre.as_mut() {
+        sre.applied = false;
+        sre.reason += &format!("; not applied: {why}");
     }
 }
 

@@ -1,5 +1,7 @@
 //! A call's path, decided once for all its slices, and one call run end to end on it.
 
+use std::sync::Arc;
+
 use ark_bls12_377::{Fr, G1Projective};
 
 use super::device::DeviceState;
@@ -47,7 +49,7 @@ impl GpuMsm {
         match self.prepare(src, scalars, route)? {
             Prepared::Done(r, rep) => Ok((r, *rep)),
             Prepared::Gpu(p) => {
-                let gpu = self.gpu_context()?;
+                let gpu = Arc::clone(&p.gpu);
                 let f = self.submit(&gpu, &p, true)?.expect("waited for room");
                 let out = self.finish(&gpu, f);
                 self.complete(*p, out)

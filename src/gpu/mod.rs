@@ -7,8 +7,9 @@
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |
-//! | `pipelines.rs` | compiling the stages (several at once, host-list ones on first use), bind groups from the table, one pass |
+//! | `pipelines.rs` | compiling the stages (in parallel; host-list ones on first use), bind groups, one pass |
 //! | `pipeline_cache.rs` | the driver's pipeline cache on disk: keys, checks, saving |
+//! | `warm_up.rs` | each new pipeline dispatched once over zeroed buffers, beside the compile |
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
@@ -30,6 +31,7 @@ pub(crate) mod pipeline_cache;
 mod pipelines;
 pub mod pool;
 mod readback;
+pub(crate) use readback::lock_within;
 mod resident;
 pub mod selftest;
 pub mod shader;
@@ -39,6 +41,7 @@ pub(crate) mod stages;
 mod submit;
 mod testing;
 mod upload;
+mod warm_up;
 mod workspace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -88,10 +91,11 @@ pub struct GpuContext {
     /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
     progress: Arc<AtomicU64>,
     /// The known-answer test of the host-list stages on this device, run by the first call
-    /// that needs them: its time, or what disagreed.
-    pub(crate) host_lists_checked: std::sync::OnceLock<std::result::Result<Duration, String>>,
+    /// that needs them (`GpuMsm::host_list_stages_ready`): its verdict.
+    pub(crate) host_list_stages_checked:
+        std::sync::OnceLock<crate::engine::known_answer::HostListCheck>,
     /// Held while that test runs, so that it runs once.
-    pub(crate) host_lists_checking: std::sync::Mutex<()>,
+    pub(crate) host_list_stages_checking: std::sync::Mutex<()>,
     /// The driver's pipeline cache and its file, where the device has one.
     disk_cache: Option<pipeline_cache::DiskCache>,
     /// Choosing the adapter and creating the device.

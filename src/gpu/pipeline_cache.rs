@@ -9,21 +9,37 @@
 //! a header of four little-endian u64 words (magic, key, payload length, payload checksum)
 //! and the payload (wgpu's `PipelineCache::get_data`, which carries wgpu's own header).
 //!
-//! Nothing in a file is trusted: a file whose magic, key, length or checksum disagrees is
-//! ignored and replaced at the next save; wgpu then checks its header against the adapter
-//! and the driver's cache identity (falling back to an empty cache on a mismatch), and the
-//! driver checks its own. Saving writes a new file and renames it over the old one, so a
-//! reader never sees half a file, and removes the same profile's files of other keys (a
+//! Nothing in a file is trusted. Only a regular file (not a link, a FIFO or a device) of at
+//! most [`MAX_FILE_BYTES`] is read. One whose magic, key, length or checksum disagrees is
+//! ignored and replaced at the next save. wgpu then checks its own header against the
+//! adapter and the driver's cache identity; where it refuses the data (a foreign header is
+//! an error even with `fallback`), the file is removed and the cache made empty. The driver
+//! checks its own header last. The checksum (FNV-1a) catches accidents (a torn or truncated
+//! write, a flipped bit), not an attacker who can write the user's cache directory: such a
+//! writer can replace the program too.
+//!
+//! Saving writes a file of its own (a name no other writer uses, created new, so never
+//! through a planted link) and renames it over the old one, so a reader never sees half a
+//! file; a failed save removes it. It also removes this profile's files of other keys (a
 //! driver update, another crate version or other shaders leave stale ones).
 //!
 //! Measured (docs/PERF.md): Mesa 22.3's lavapipe returns its header only (96 bytes), so on
 //! it the cache saves nothing; on drivers that fill it, a later process skips compiling.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::device::scoped;
 use super::shader::field::Arithmetic;
-use super::stages::StageId;
-use crate::config::PipelineCache;
+use super::stages::Module;
+use crate::config::PipelineCacheDir;
+
+/// The largest cache file read (drivers' caches for these stages are far smaller).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// Distinguishes the temporary files of saves in one process.
+static SAVES: AtomicU64 = AtomicU64::new(0);
 
 /// "gpumsmpc" as a little-endian word.
 const MAGIC: u64 = u64::from_le_bytes(*b"gpumsmpc");
@@ -55,19 +71,21 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 }
 
 /// The directory `choice` names, `None` when off or when no cache directory is known.
-pub(crate) fn directory(choice: &PipelineCache) -> Option<PathBuf> {
+pub(super) fn directory(choice: &PipelineCacheDir) -> Option<PathBuf> {
     match choice {
-        PipelineCache::Off => None,
-        PipelineCache::Dir(d) => Some(d.clone()),
-        PipelineCache::UserCache => user_cache_dir().map(|d| d.join("gpu-msm")),
+        PipelineCacheDir::Off => None,
+        PipelineCacheDir::Dir(d) => Some(d.clone()),
+        PipelineCacheDir::UserCache => user_cache_dir().map(|d| d.join("gpu-msm")),
     }
 }
 
+/// The user's cache directory, from absolute paths only (a relative `XDG_CACHE_HOME` is
+/// ignored, as the XDG specification says).
 fn user_cache_dir() -> Option<PathBuf> {
     let env = |k: &str| {
         std::env::var_os(k)
-            .filter(|v| !v.is_empty())
             .map(PathBuf::from)
+            .filter(|v| v.is_absolute())
     };
     if cfg!(windows) {
         env("LOCALAPPDATA")
@@ -85,9 +103,7 @@ fn keys(info: &wgpu::AdapterInfo, arithmetic: Arithmetic, checks: bool) -> (u64,
         info.name, info.backend, info.vendor, info.device
     );
     let profile = fnv1a(&[identity.as_bytes()]);
-    let mut modules: Vec<_> = StageId::ALL.iter().map(|id| id.def().module).collect();
-    modules.dedup();
-    let sources: Vec<String> = modules.iter().map(|m| m.source(arithmetic)).collect();
+    let sources: Vec<String> = Module::ALL.iter().map(|m| m.source(arithmetic)).collect();
     let mut parts: Vec<&[u8]> = vec![
         identity.as_bytes(),
         info.driver.as_bytes(),
@@ -96,6 +112,22 @@ fn keys(info: &wgpu::AdapterInfo, arithmetic: Arithmetic, checks: bool) -> (u64,
     ];
     parts.extend(sources.iter().map(|s| s.as_bytes()));
     (profile, fnv1a(&parts))
+}
+
+/// The bytes of `path` if it is a regular file (not a link, a FIFO or a device) of at most
+/// [`MAX_FILE_BYTES`].
+fn read_regular_file(path: &Path) -> Option<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let mut out = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut out)
+        .ok()?;
+    (out.len() as u64 <= MAX_FILE_BYTES).then_some(out)
 }
 
 /// The payload of a cache file, if its header matches `key` and its checksum its bytes.
@@ -136,21 +168,34 @@ impl DiskCache {
         let (profile, key) = keys(info, arithmetic, checks);
         let prefix = format!("pipelines-{profile:016x}-");
         let path = dir.join(format!("{prefix}{key:016x}.bin"));
-        let file = std::fs::read(&path).ok();
+        let file = read_regular_file(&path);
         let data = file.as_deref().and_then(|f| payload(f, key));
         if file.is_some() && data.is_none() {
             tracing::debug!(target: "gpu_msm", path = %path.display(), "pipeline cache file ignored");
         }
-        // SAFETY: `data` is passed only when it is exactly what `save` wrote from
-        // `PipelineCache::get_data` for this adapter, driver, crate version and shaders (key
-        // and checksum match); wgpu checks its header against the adapter and the driver's
-        // cache identity and falls back to an empty cache on a mismatch (`fallback: true`).
-        let cache = unsafe {
-            device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
-                label: Some("gpu-msm pipelines"),
-                data,
-                fallback: true,
+        let make = |data| {
+            // SAFETY: `data` is passed only when it is exactly what `save` wrote from
+            // `PipelineCache::get_data` for this adapter, driver, crate version and shaders
+            // (key and checksum match); wgpu checks its header against the adapter and the
+            // driver's cache identity, and the driver its own.
+            scoped(device, "pipeline cache", || {
+                Ok(unsafe {
+                    device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                        label: Some("gpu-msm pipelines"),
+                        data,
+                        fallback: true,
+                    })
+                })
             })
+        };
+        let cache = match make(data) {
+            Ok(c) => c,
+            Err(e) if data.is_some() => {
+                tracing::debug!(target: "gpu_msm", path = %path.display(), %e, "pipeline cache data refused");
+                let _ = std::fs::remove_file(&path);
+                make(None).ok()?
+            }
+            Err(_) => return None,
         };
         Some(Self {
             cache,
@@ -176,13 +221,22 @@ impl DiskCache {
         let dir = self.path.parent().expect("a file in a directory");
         std::fs::create_dir_all(dir)?;
         let tmp = dir.join(format!(
-            "{}{:016x}.{}.tmp",
+            "{}{:016x}.{}-{}.tmp",
             self.prefix,
             self.key,
-            std::process::id()
+            std::process::id(),
+            SAVES.fetch_add(1, Ordering::Relaxed)
         ));
-        std::fs::write(&tmp, encode(data, self.key))?;
-        std::fs::rename(&tmp, &self.path)?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&encode(data, self.key)))
+            .and_then(|()| std::fs::rename(&tmp, &self.path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return written;
+        }
         let ours = self.path.file_name();
         for entry in std::fs::read_dir(dir)?.flatten() {
             let name = entry.file_name();
@@ -197,7 +251,7 @@ impl DiskCache {
     }
 
     /// The file this cache is kept in.
-    pub(crate) fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 }
@@ -225,6 +279,25 @@ mod tests {
         longer.push(0);
         assert_eq!(payload(&longer, 7), None);
         assert_eq!(payload(&[], 7), None);
+    }
+
+    #[test]
+    fn only_regular_files_within_the_size_cap_are_read() {
+        let dir = std::env::temp_dir().join(format!("gpu-msm-cache-unit-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f.bin");
+        std::fs::write(&file, b"abc").unwrap();
+        assert_eq!(read_regular_file(&file).as_deref(), Some(&b"abc"[..]));
+        assert_eq!(read_regular_file(&dir), None, "a directory");
+        assert_eq!(read_regular_file(&dir.join("missing")), None);
+        #[cfg(unix)]
+        {
+            let link = dir.join("link.bin");
+            std::os::unix::fs::symlink(&file, &link).unwrap();
+            assert_eq!(read_regular_file(&link), None, "a link");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -260,11 +333,11 @@ mod tests {
 
     #[test]
     fn the_user_cache_directory_is_named_gpu_msm() {
-        assert_eq!(directory(&PipelineCache::Off), None);
+        assert_eq!(directory(&PipelineCacheDir::Off), None);
         let d = PathBuf::from("/some/dir");
-        assert_eq!(directory(&PipelineCache::Dir(d.clone())), Some(d));
-        if let Some(u) = directory(&PipelineCache::UserCache) {
-            assert!(u.ends_with("gpu-msm"));
+        assert_eq!(directory(&PipelineCacheDir::Dir(d.clone())), Some(d));
+        if let Some(u) = directory(&PipelineCacheDir::UserCache) {
+            assert!(u.ends_with("gpu-msm") && u.is_absolute());
         }
     }
 }

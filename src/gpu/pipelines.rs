@@ -1,6 +1,7 @@
 //! Compiling the stages: one pipeline per entry point of the stage table, each with its
 //! explicit bind-group layout, from its module's source (one shader module per module),
-//! several at once; the host-list stages on their first use.
+//! several at once (each dispatched once as made: `warm_up.rs`); the host-list stages on
+//! their first use. Bind groups from the table, and one pass.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -8,13 +9,13 @@ use std::time::{Duration, Instant};
 
 use super::device::scoped;
 use super::shader::field::Arithmetic;
-use super::stages::{Access, Module, Phase, Stage, StageId};
+use super::stages::{Module, Phase, Stage, StageId};
 use super::GpuContext;
 use crate::error::Result;
 
 /// The compiled MSM stages (every stage but the self-test kernel, which compiles its own):
 /// those every GPU call uses, compiled with the context, and the host-list stages
-/// ([`StageId::built_on_first_use`]), compiled by the first call that plans its buckets on
+/// ([`Stage::on_first_use`]), compiled by the first call that plans its buckets on
 /// the host.
 pub(super) struct Pipelines {
     ready: HashMap<StageId, wgpu::ComputePipeline>,
@@ -51,7 +52,7 @@ impl GpuContext {
     /// Compiles the stages every GPU call uses (the host-list stages wait for their first
     /// use).
     pub(super) fn compile(&self) -> Result<Pipelines> {
-        let ids: Vec<StageId> = msm_stages().filter(|id| !id.built_on_first_use()).collect();
+        let ids: Vec<StageId> = msm_stages().filter(|id| !id.def().on_first_use).collect();
         Ok(Pipelines {
             ready: self.compile_stages(&ids)?,
             on_first_use: OnceLock::new(),
@@ -61,16 +62,17 @@ impl GpuContext {
     }
 
     /// Compiles the host-list stages if no call has yet: the first call that plans its
-    /// buckets on the host waits for them (about 2 s on lavapipe).
-    pub(crate) fn build_host_list_stages(&self) -> Result<()> {
+    /// buckets on the host waits for them (about 2 s on lavapipe), and a call that comes
+    /// meanwhile waits at most `timeout` for that one.
+    pub(crate) fn build_host_list_stages(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
         if p.on_first_use.get().is_some() {
             return Ok(());
         }
-        let _one = p.building.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = super::lock_within(&p.building, timeout, "to compile the host-list stages")?;
         if p.on_first_use.get().is_none() {
             let start = Instant::now();
-            let ids: Vec<StageId> = msm_stages().filter(|id| id.built_on_first_use()).collect();
+            let ids: Vec<StageId> = msm_stages().filter(|id| id.def().on_first_use).collect();
             let built = self.compile_stages(&ids)?;
             let _ = p.first_use_time.set(start.elapsed());
             let _ = p.on_first_use.set(built);
@@ -91,16 +93,23 @@ impl GpuContext {
         self.pipelines.get()?.first_use_time.get().copied()
     }
 
-    /// Compiles `ids`, each stage's pipeline on its own thread (as many at once as the
-    /// machine has cores): drivers compile one pipeline on one thread, and a software
-    /// adapter spends seconds on each. The shader modules are made first (a millisecond each:
-    /// wgpu only parses and validates them; each pipeline's SPIR-V holds only what its entry
-    /// point reaches). Each pipeline is dispatched once as soon as it exists ([`WarmUp`]),
-    /// when the known-answer test will dispatch them all anyway.
+    /// Compiles `ids`, on as many threads as the machine has cores: drivers compile one
+    /// pipeline on one thread, and a software adapter spends seconds on each. Each pipeline
+    /// is then dispatched once as soon as it exists (`super::warm_up`) when the
+    /// known-answer test will dispatch them all anyway.
     fn compile_stages(&self, ids: &[StageId]) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
+        let modules = self.shader_modules(ids)?;
+        if !self.warm_up {
+            return self.compile_parallel(ids, &modules, &|_, _| {});
+        }
+        super::warm_up::while_compiling(self, |made| self.compile_parallel(ids, &modules, made))
+    }
+
+    /// The shader modules of `ids`' stages, a millisecond each (wgpu parses and validates
+    /// them; each pipeline's SPIR-V holds only what its entry point reaches).
+    fn shader_modules(&self, ids: &[StageId]) -> Result<HashMap<Module, wgpu::ShaderModule>> {
         let (device, arithmetic, checks) = (&self.device, self.arithmetic, self.runtime_checks);
-        let cache = self.disk_cache.as_ref().map(|c| &c.cache);
-        let mut modules: HashMap<Module, wgpu::ShaderModule> = HashMap::new();
+        let mut modules = HashMap::new();
         scoped(device, "shader modules", || {
             for id in ids {
                 let m = id.def().module;
@@ -110,60 +119,47 @@ impl GpuContext {
             }
             Ok(())
         })?;
-        let warm = self.warm_up.then(|| WarmUp::new(device));
+        Ok(modules)
+    }
+
+    /// Compiles `ids` from `modules` on a pool of worker threads (at most one per core),
+    /// calling `made` with each pipeline as it is made.
+    fn compile_parallel(
+        &self,
+        ids: &[StageId],
+        modules: &HashMap<Module, wgpu::ShaderModule>,
+        made: &(dyn Fn(StageId, &wgpu::ComputePipeline) + Sync),
+    ) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
+        let cache = self.disk_cache.as_ref().map(|c| &c.cache);
         let next = Mutex::new(ids.iter());
         let workers = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(ids.len());
-        let (to_warm, warm_queue) = std::sync::mpsc::channel::<(StageId, wgpu::ComputePipeline)>();
-        let (compiled, warmed) = std::thread::scope(|scope| {
-            let worker = |to_warm: std::sync::mpsc::Sender<_>| {
-                let mut out = Vec::new();
-                loop {
-                    let Some(&id) = next.lock().unwrap_or_else(|e| e.into_inner()).next() else {
-                        return Ok(out);
-                    };
-                    let stage = id.def();
-                    let module = &modules[&stage.module];
-                    let p = scoped(device, "pipeline creation", || {
-                        Ok(create_pipeline(
-                            device,
-                            module,
-                            arithmetic,
-                            stage,
-                            &[],
-                            cache,
-                        ))
-                    })?;
-                    // The warm-up thread submits it: a submission may wait for the driver.
-                    let _ = to_warm.send((id, p.clone()));
-                    out.push((id, p));
-                }
-            };
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    let tx = to_warm.clone();
-                    scope.spawn(move || worker(tx))
-                })
-                .collect();
-            drop(to_warm);
-            let warmer = scope.spawn(|| {
-                scoped(device, "pipeline warm-up", || {
-                    for (id, p) in warm_queue {
-                        if let Some(warm) = &warm {
-                            warm.dispatch(self, id, &p);
-                        }
-                    }
-                    Ok(())
-                })
-            });
-            let compiled: Vec<Result<Vec<(StageId, wgpu::ComputePipeline)>>> =
-                handles.into_iter().map(join).collect();
-            (compiled, join(warmer))
+        let worker = || -> Result<Vec<(StageId, wgpu::ComputePipeline)>> {
+            let mut out = Vec::new();
+            while let Some(&id) = next.lock().unwrap_or_else(|e| e.into_inner()).next() {
+                let stage = id.def();
+                let p = scoped(&self.device, "pipeline creation", || {
+                    Ok(create_pipeline(
+                        &self.device,
+                        &modules[&stage.module],
+                        self.arithmetic,
+                        stage,
+                        &[],
+                        cache,
+                    ))
+                })?;
+                made(id, &p);
+                out.push((id, p));
+            }
+            Ok(out)
+        };
+        let parts: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
+            handles.into_iter().map(super::warm_up::join).collect()
         });
-        warmed?;
         let mut out = HashMap::new();
-        for part in compiled {
+        for part in parts {
             out.extend(part?);
         }
         Ok(out)
@@ -171,73 +167,6 @@ impl GpuContext {
 
     pub(super) fn pipelines(&self) -> &Pipelines {
         self.pipelines.get().expect("compiled by GpuContext::new")
-    }
-}
-
-/// A scoped thread's result; its panic goes on in the caller.
-fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
-}
-
-/// Zeroed buffers to dispatch a new pipeline over once. A driver that compiles a pipeline
-/// at its first dispatch rather than at its creation (lavapipe: LLVM, about 3 s per curve
-/// stage on a fresh machine, one stage after another on its queue thread) then compiles
-/// each stage while the next ones are still being created, instead of in the known-answer
-/// test's first call. Every count in the zeroed parameters is zero, so each thread returns
-/// at once or touches only the first words of these buffers.
-struct WarmUp {
-    /// One buffer per storage binding of a stage (a writable binding may not share a buffer).
-    storage: Vec<wgpu::Buffer>,
-    uniform: wgpu::Buffer,
-}
-
-impl WarmUp {
-    const BYTES: u64 = 4096;
-
-    fn new(device: &wgpu::Device) -> Self {
-        let buffer = |usage| {
-            device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("warm-up"),
-                size: Self::BYTES,
-                usage,
-                mapped_at_creation: false,
-            })
-        };
-        let most = Stage::ALL
-            .iter()
-            .map(|s| s.bindings.len())
-            .max()
-            .unwrap_or(0);
-        Self {
-            storage: (0..most)
-                .map(|_| buffer(wgpu::BufferUsages::STORAGE))
-                .collect(),
-            uniform: buffer(wgpu::BufferUsages::UNIFORM),
-        }
-    }
-
-    /// Submits one workgroup of `id`'s pipeline over these buffers.
-    fn dispatch(&self, gpu: &GpuContext, id: StageId, pipeline: &wgpu::ComputePipeline) {
-        let mut storage = self.storage.iter();
-        let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("warm-up"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &id.def().entries(|b| match b.access {
-                Access::Uniform(_) => self.uniform.as_entire_binding(),
-                _ => storage
-                    .next()
-                    .expect("a buffer per binding")
-                    .as_entire_binding(),
-            }),
-        });
-        let mut encoder = gpu.device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, &group, &[]);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
-        gpu.queue.submit([encoder.finish()]);
     }
 }
 

@@ -111,6 +111,18 @@ pub(crate) enum Module {
 }
 
 impl Module {
+    /// Every module.
+    pub const ALL: [Module; 8] = [
+        Module::Convert,
+        Module::Sort,
+        Module::Scan,
+        Module::Balanced,
+        Module::Accumulate,
+        Module::Merge,
+        Module::Reduce,
+        Module::SelfTest,
+    ];
+
     /// The files this module adds after the prelude, in order.
     pub fn files(self, arithmetic: Arithmetic) -> Vec<ShaderFile> {
         match self {
@@ -185,7 +197,12 @@ impl Module {
     }
 }
 
-/// One entry point: what it is called, its module, its phase and its bindings.
+/// One entry point: what it is called, its module, its phase, its bindings and when it is
+/// compiled.
+///
+/// Every stage does nothing harmful at zero counts: with every field of its uniform blocks
+/// zero, each thread returns at once or touches only workgroup memory or the first words of
+/// its buffers (the warm-up, `warm_up.rs`, dispatches each stage so, unchecked).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Stage {
     /// The entry point's name in WGSL.
@@ -196,6 +213,10 @@ pub(crate) struct Stage {
     pub phase: Phase,
     /// Every binding it uses, no other.
     pub bindings: &'static [Binding],
+    /// Compiled by the first call that uses it rather than with the device: the host-list
+    /// path's accumulation and merge, which only calls that plan their buckets on the host
+    /// (SRE, `BucketSort::Host`) run.
+    pub on_first_use: bool,
 }
 
 use Access::{Atomic, Read, ReadWrite, Uniform};
@@ -246,13 +267,6 @@ impl StageId {
     pub fn def(self) -> &'static Stage {
         &Stage::ALL[self as usize]
     }
-
-    /// Whether the stage is compiled by the first call that uses it rather than with the
-    /// context: the host-list path's accumulation and merge, which only calls that plan
-    /// their buckets on the host (SRE, `BucketSort::Host`) run.
-    pub fn built_on_first_use(self) -> bool {
-        matches!(self, StageId::Accumulate | StageId::Merge)
-    }
 }
 
 impl Stage {
@@ -269,6 +283,7 @@ impl Stage {
                 // The call's status words (shader::contract), read back with the sums.
                 b("status", Atomic, Source::Slot(Slot::Status)),
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "count_digits",
@@ -281,6 +296,7 @@ impl Stage {
                 b("counters", Atomic, Source::Slot(Slot::Scan)),
                 PARAMS,
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "scatter_digits",
@@ -297,6 +313,7 @@ impl Stage {
                 b("entry_buckets", ReadWrite, Source::Slot(Slot::EntryBuckets)),
                 PARAMS,
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "scan_blocks",
@@ -306,6 +323,7 @@ impl Stage {
                 b("scan", ReadWrite, Source::Slot(Slot::Scan)),
                 b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "scan_add",
@@ -315,12 +333,14 @@ impl Stage {
                 b("scan", ReadWrite, Source::Slot(Slot::Scan)),
                 b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "init_buckets",
             module: Module::Balanced,
             phase: Phase::Sort,
             bindings: &[b("buckets", ReadWrite, Source::Slot(Slot::Buckets)), PARAMS],
+            on_first_use: false,
         },
         Stage {
             entry: "accumulate_balanced",
@@ -337,6 +357,7 @@ impl Stage {
                 b("out_sums", ReadWrite, Source::Slot(Slot::ItemSumsA)),
                 PARAMS,
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "carry_level",
@@ -352,6 +373,7 @@ impl Stage {
                 PARAMS,
                 b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "accumulate",
@@ -364,6 +386,7 @@ impl Stage {
                 b("chunk_sums", ReadWrite, Source::Slot(Slot::ChunkSums)),
                 PARAMS,
             ],
+            on_first_use: true,
         },
         Stage {
             entry: "merge",
@@ -376,6 +399,7 @@ impl Stage {
                 b("merge_out", ReadWrite, Given),
                 b("mparams", Uniform("MergeParams"), Level(Slot::MergeParams)),
             ],
+            on_first_use: true,
         },
         Stage {
             entry: "reduce_segments",
@@ -388,6 +412,7 @@ impl Stage {
                 // The bucket offsets (GPU bucket sort) to skip empty windows.
                 b("window_offsets", Read, Source::Slot(Slot::Scan)),
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "reduce_windows",
@@ -398,6 +423,7 @@ impl Stage {
                 b("window_sums", ReadWrite, Source::Slot(Slot::Sums)),
                 PARAMS,
             ],
+            on_first_use: false,
         },
         Stage {
             entry: "selftest",
@@ -408,6 +434,7 @@ impl Stage {
                 b("output", ReadWrite, Given),
                 b("tparams", Uniform("SelfTestParams"), Given),
             ],
+            on_first_use: false,
         },
     ];
 

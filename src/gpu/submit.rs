@@ -5,7 +5,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
-use super::layout::{Job, JobBases, JobLayout, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT};
+use super::layout::{
+    Job, JobBases, JobLayout, JobPlan, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT,
+};
 use super::pipelines::Pass;
 use super::pool::Lease;
 use super::readback::MapReceiver;
@@ -98,6 +100,11 @@ impl GpuContext {
         wait: bool,
         timeout: Duration,
     ) -> Result<Option<InFlight>> {
+        if matches!(job.plan, JobPlan::HostLists(_)) {
+            // Built by the call's planning on this device; a job planned for another one
+            // (replaced since) builds them here rather than find them missing.
+            self.build_host_list_stages(timeout)?;
+        }
         let lay = self.layout(job)?;
         let t = Instant::now();
         let uploads = self.uploads(job, &lay);
