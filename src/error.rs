@@ -67,7 +67,9 @@ pub enum MsmError {
     #[error("timed out: {0}")]
     Timeout(String),
     /// The device failed the known-answer test: at engine creation, or a device made to
-    /// replace a lost one ([`crate::DeviceLoss::Recreate`]), which then serves no call.
+    /// replace a lost one ([`crate::DeviceLoss::Recreate`]), which then serves no call; or
+    /// (from a call, with [`crate::SelfTest::Refuse`]) the host-list stages failed theirs on
+    /// their first use, and calls that plan their buckets on the host are refused.
     #[error("the adapter {adapter} failed the known-answer self-test: {detail}")]
     SelfTestFailed {
         /// Adapter name.

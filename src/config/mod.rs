@@ -116,13 +116,16 @@ pub enum SreMode {
 /// this says, unless it is `Off`; failing, it is not used).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SelfTest {
-    /// Run it; a device that fails it is refused with [`MsmError::SelfTestFailed`].
+    /// Run it; a device that fails it is refused with [`MsmError::SelfTestFailed`], and so
+    /// is every call that would use host-list stages that failed theirs on first use.
     #[default]
     Refuse,
     /// Run it; a device that fails it is dropped and the engine runs on the CPU paths (the
-    /// report's route says why).
+    /// report's route says why). Host-list stages that fail theirs (on their first use)
+    /// leave their calls to the device's bucket sort instead.
     FallBackToCpu,
-    /// Do not run it.
+    /// Do not run it (a device's host-list stages that another engine found failing are
+    /// still not used: their calls run on the bucket sort).
     Off,
 }
 

@@ -1,11 +1,13 @@
 //! Fault injection for the tests: a device lost now, during the next call or during a
 //! replacement's known-answer test, a validation error in the next submission, and
-//! known-answer tests that fail. The
-//! switches are always there (off); the methods that set them exist only with the
+//! known-answer tests that fail (at creation, or the host-list stages' on first use).
+//!
+//! The switches are always there (off); the methods that set them exist only with the
 //! `fault-injection` feature, which the package's tests, examples and benches turn on
-//! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it off). The GPU half: `GpuContext::invalid_next`
-//! (`src/gpu/mod.rs`), set by `inject_validation_error` (`src/gpu/device.rs`) and read by
-//! the next submission (`src/gpu/submit.rs`).
+//! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it
+//! off). The GPU half: `GpuContext::invalid_next` (`src/gpu/mod.rs`), set by
+//! `inject_validation_error` (`src/gpu/device.rs`) and read by the next submission
+//! (`src/gpu/submit.rs`).
 
 use std::sync::atomic::AtomicBool;
 #[cfg(feature = "fault-injection")]

@@ -1,9 +1,14 @@
-//! The known-answer test an engine runs on its device when it is created, and on every device
-//! made to replace a lost one before any call uses it: a few small MSMs
-//! over adversarial inputs at several window sizes, computed on the GPU path and by
-//! arkworks. A device that disagrees (a miscompiled shader, a driver bug) is refused with
-//! [`crate::MsmError::SelfTestFailed`], or replaced by the CPU paths, per
-//! [`crate::config::SelfTest`].
+//! The known-answer test: a few small MSMs over adversarial inputs at several window sizes,
+//! computed on the GPU path and by arkworks. An engine runs it on its device when it is
+//! created, and on every device made to replace a lost one before any call uses it, over the
+//! stages compiled with the device (the GPU bucket sort). A device that disagrees (a
+//! miscompiled shader, a driver bug) is refused with [`crate::MsmError::SelfTestFailed`], or
+//! replaced by the CPU paths, per [`crate::config::SelfTest`].
+//!
+//! The host-list stages, compiled by the first call that plans its buckets on the host, are
+//! tested by that call on the host lists, once per device
+//! ([`GpuMsm::host_list_stages_ready`]): stages that disagree refuse the call, or (falling
+//! back, or with the test off) leave it to the device's bucket sort.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! |---|---|
 //! | `mod.rs` | the public facade: creation, accessors, `load_bases`, `msm` |
 //! | `device.rs` | the device over its life: readiness, replacement after a loss |
-//! | `known_answer.rs` | the known-answer test every new device passes before use |
+//! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
 //! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`) |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
@@ -145,8 +145,9 @@ impl GpuMsm {
         self.self_test_time
     }
 
-    /// An engine with `config` on this engine's device and pipelines (no new adapter or
-    /// compilation); [`Bases`] loaded by either engine work on both. `config` must keep the
+    /// An engine with `config` on this engine's device and pipelines (no new adapter; the
+    /// host-list stages, shared too, are compiled by the first call of either engine that
+    /// needs them); [`Bases`] loaded by either engine work on both. `config` must keep the
     /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {

@@ -137,7 +137,8 @@ pub(super) fn scoped<T>(
 }
 
 impl GpuContext {
-    /// Picks the adapter, creates the device and compiles every stage.
+    /// Picks the adapter, creates the device, opens its pipeline cache and compiles the
+    /// stages every call uses (the host-list stages wait for their first use).
     ///
     /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
     /// on a software adapter), so that a configuration that cannot work is refused at once:

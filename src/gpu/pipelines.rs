@@ -22,7 +22,7 @@ pub(super) struct Pipelines {
     on_first_use: OnceLock<HashMap<StageId, wgpu::ComputePipeline>>,
     /// Held while the host-list stages compile, so that they compile once.
     building: Mutex<()>,
-    /// How long compiling the host-list stages took (zero until they are).
+    /// How long compiling the host-list stages took (`None` until they are).
     first_use_time: OnceLock<Duration>,
 }
 

@@ -228,8 +228,10 @@ pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 20;
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
-/// Threads per workgroup in every stage.
+/// Threads per workgroup in every stage: a power of two (the reductions' trees in
+/// workgroup memory, `shaders/reduce.wgsl` and `scan.wgsl`, halve it level by level).
 pub const WORKGROUP_SIZE: u32 = 64;
+const _: () = assert!(WORKGROUP_SIZE.is_power_of_two());
 
 /// Packed words of the canonical form of a field element's arkworks representation.
 fn bigint_words(b: &BigInt<6>) -> [u32; PACKED_WORDS] {
