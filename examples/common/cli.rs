@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 use gpu_msm::inputs::ScalarDistribution;
 use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
-use gpu_msm::{AdapterChoice, Arithmetic, Backend, MsmConfig, SreMode};
+use gpu_msm::{AdapterChoice, Arithmetic, Backend, MsmConfig, PipelineCacheDir, SreMode};
 
 /// Largest log2 of a point count the examples accept (2^26 points of 96 bytes is 6 GiB of
 /// bases, past what one binding holds on most adapters).
@@ -78,6 +78,10 @@ pub struct EngineArgs {
     /// the adapter's own limits]
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..))]
     pub max_binding: Option<u64>,
+    /// Keep the driver's pipeline cache in DIR, or `off` [default: ~/.cache/gpu-msm, or
+    /// $XDG_CACHE_HOME/gpu-msm]
+    #[arg(long, value_name = "DIR|off")]
+    pub pipeline_cache: Option<String>,
 }
 
 impl EngineArgs {
@@ -98,6 +102,11 @@ impl EngineArgs {
                     ..webgpu
                 }
             }),
+            pipeline_cache: match self.pipeline_cache.as_deref() {
+                None => PipelineCacheDir::UserCache,
+                Some("off") => PipelineCacheDir::Off,
+                Some(dir) => PipelineCacheDir::Dir(dir.into()),
+            },
             ..Default::default()
         }
     }
