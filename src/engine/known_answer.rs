@@ -22,7 +22,7 @@ use super::GpuMsm;
 use crate::config::{BucketSort, MsmConfig, SelfTest};
 
 use crate::error::{MsmError, Result};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, HostListCheck};
 use crate::inputs::{random_bases, random_scalars};
 use crate::report::Backend;
 use crate::routing::AdapterFacts;
@@ -159,15 +159,6 @@ impl GpuMsm {
         ));
         Ok(())
     }
-}
-
-/// What the host-list stages' known-answer test found on a device.
-#[derive(Debug, Clone)]
-pub(crate) enum HostListCheck {
-    /// They agree with arkworks (the test's time).
-    Passed(Duration),
-    /// They disagree: what differed. Kept for the device's life.
-    Failed(String),
 }
 
 impl GpuMsm {

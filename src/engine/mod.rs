@@ -252,7 +252,7 @@ impl GpuMsm {
         Startup {
             host_list_stages: host_list,
             host_list_self_test: match checked {
-                Some(known_answer::HostListCheck::Passed(t)) => Some(t),
+                Some(crate::gpu::HostListCheck::Passed(t)) => Some(t),
                 _ => None,
             },
             ..self.created

@@ -50,6 +50,7 @@ use std::time::Duration;
 
 pub use layout::REDUCTION_RUN_LENGTH;
 pub(crate) use layout::{Job, JobBases, JobPlan};
+pub(crate) use pipelines::HostListCheck;
 use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
 pub use resident::StoredBases;
@@ -92,8 +93,7 @@ pub struct GpuContext {
     progress: Arc<AtomicU64>,
     /// The known-answer test of the host-list stages on this device, run by the first call
     /// that needs them (`GpuMsm::host_list_stages_ready`): its verdict.
-    pub(crate) host_list_stages_checked:
-        std::sync::OnceLock<crate::engine::known_answer::HostListCheck>,
+    pub(crate) host_list_stages_checked: std::sync::OnceLock<HostListCheck>,
     /// Held while that test runs, so that it runs once.
     pub(crate) host_list_stages_checking: std::sync::Mutex<()>,
     /// The driver's pipeline cache and its file, where the device has one.

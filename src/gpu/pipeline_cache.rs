@@ -30,7 +30,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::device::scoped;
 use super::shader::field::Arithmetic;
 use super::stages::Module;
 use crate::config::PipelineCacheDir;
@@ -178,15 +177,20 @@ impl DiskCache {
             // `PipelineCache::get_data` for this adapter, driver, crate version and shaders
             // (key and checksum match); wgpu checks its header against the adapter and the
             // driver's cache identity, and the driver its own.
-            scoped(device, "pipeline cache", || {
-                Ok(unsafe {
-                    device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
-                        label: Some("gpu-msm pipelines"),
-                        data,
-                        fallback: true,
-                    })
+            // Its own error scope (not `device::scoped`, which would make the two files
+            // import each other): wgpu reports refused data as a validation error.
+            let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let cache = unsafe {
+                device.create_pipeline_cache(&wgpu::PipelineCacheDescriptor {
+                    label: Some("gpu-msm pipelines"),
+                    data,
+                    fallback: true,
                 })
-            })
+            };
+            match pollster::block_on(scope.pop()) {
+                None => Ok(cache),
+                Some(e) => Err(e),
+            }
         };
         let cache = match make(data) {
             Ok(c) => c,

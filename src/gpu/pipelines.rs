@@ -41,6 +41,16 @@ impl Pipelines {
     }
 }
 
+/// What the host-list stages' known-answer test found on a device
+/// (`GpuContext::host_list_stages_checked`, run by the engine on their first use).
+#[derive(Debug, Clone)]
+pub(crate) enum HostListCheck {
+    /// They agree with arkworks (the test's time).
+    Passed(Duration),
+    /// They disagree: what differed. Kept for the device's life.
+    Failed(String),
+}
+
 /// The MSM stages (every stage but the self-test kernel), in table order.
 pub(super) fn msm_stages() -> impl Iterator<Item = StageId> {
     StageId::ALL
@@ -137,7 +147,11 @@ impl GpuContext {
             .min(ids.len());
         let worker = || -> Result<Vec<(StageId, wgpu::ComputePipeline)>> {
             let mut out = Vec::new();
-            while let Some(&id) = next.lock().unwrap_or_else(|e| e.into_inner()).next() {
+            loop {
+                // Its own statement: the lock is released before the compile.
+                let Some(&id) = next.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                    return Ok(out);
+                };
                 let stage = id.def();
                 let p = scoped(&self.device, "pipeline creation", || {
                     Ok(create_pipeline(
@@ -152,7 +166,6 @@ impl GpuContext {
                 made(id, &p);
                 out.push((id, p));
             }
-            Ok(out)
         };
         let parts: Vec<_> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
