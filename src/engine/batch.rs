@@ -54,13 +54,26 @@ impl GpuMsm {
     /// vector in flight holds. Its outcome is the device's; each vector's planning reads it
     /// (and reports any error).
     fn host_list_stages_before_batch(&self, scalars: &[&[Fr]]) {
-        let may = self.config.sre != crate::SreMode::Off
-            || self.config.bucket_sort == crate::BucketSort::Host;
         let longest = scalars.iter().map(|s| s.len()).max().unwrap_or(0);
         let on_gpu = matches!(self.route_call(longest), Ok((crate::Backend::Gpu, _)));
-        if let (true, true, Some(gpu)) = (may, on_gpu, self.gpu()) {
+        if let (true, true, Some(gpu)) = (self.may_plan_on_host(), on_gpu, self.gpu()) {
             let _ = self.host_list_stages_ready(&gpu);
         }
+    }
+
+    /// Whether a vector's planning may still run the host-list stages' known-answer test
+    /// (no verdict on the device yet): the batch then collects the vector in flight first.
+    fn host_list_check_pending(&self) -> bool {
+        self.may_plan_on_host()
+            && self.config.self_test != crate::SelfTest::Off
+            && self
+                .gpu()
+                .is_some_and(|g| g.host_list_stages_checked.get().is_none())
+    }
+
+    /// Whether this engine's calls may plan their buckets on the host.
+    fn may_plan_on_host(&self) -> bool {
+        self.config.sre != crate::SreMode::Off || self.config.bucket_sort == crate::BucketSort::Host
     }
 
     /// A batch on a set held whole on this device: vector k + 1's host work and submission
@@ -77,6 +90,13 @@ impl GpuMsm {
         for (k, s) in scalars.iter().enumerate() {
             // The host work of vector k, done while vector k - 1 is in flight, is not part
             // of vector k - 1's report.
+            if self.host_list_check_pending() {
+                // Its calls must not wait for room the vector in flight holds.
+                if let (Some(q), Some(gpu)) = (in_flight.take(), device.as_deref()) {
+                    let j = q.index;
+                    out[j] = Some(self.collect(gpu, q)?);
+                }
+            }
             let t = Instant::now();
             let route = self.route_call(s.len()).map_err(at(k))?;
             let step = self

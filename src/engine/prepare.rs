@@ -24,6 +24,9 @@ use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
 
+/// What a GPU call on the device's bucket sort adds to its route.
+pub(super) const ON_DEVICE: &str = "; bucket sort on the GPU";
+
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
 pub(super) enum Prepared<'a> {
     Done(G1Projective, Box<MsmReport>),
@@ -109,8 +112,16 @@ impl GpuMsm {
             None if on_host => self
                 .host_lists(&mut report, bases, scalars, placement)?
                 .map(|(c, plan, merged)| (c, CallPlan::HostLists(plan), merged)),
+            // SRE's window was never checked against the bucket sort's buffers: the bucket
+            // sort picks its own then, as slicing did.
             _ => Some((
-                self.device_sort(&gpu, &mut report, n, host, placement.c)?,
+                self.device_sort(
+                    &gpu,
+                    &mut report,
+                    n,
+                    host,
+                    placement.c.filter(|_| placement.sre.is_none()),
+                )?,
                 CallPlan::DeviceSort,
                 Vec::new(),
             )),
@@ -214,7 +225,7 @@ impl GpuMsm {
         report.window_bits = Some(c);
         report.num_windows = w;
         report.num_buckets = w * buckets_per_window(c);
-        report.route += "; bucket sort on the GPU";
+        report.route += ON_DEVICE;
         Ok(c)
     }
 

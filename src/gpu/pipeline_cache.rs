@@ -117,15 +117,25 @@ fn keys(info: &wgpu::AdapterInfo, arithmetic: Arithmetic, checks: bool) -> (u64,
 /// [`MAX_FILE_BYTES`].
 fn read_regular_file(path: &Path) -> Option<Vec<u8>> {
     let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() {
+        return None;
+    }
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        // A link or a FIFO swapped in since the check above is not followed, nor waited on
+        // (O_NOFOLLOW | O_NONBLOCK, x86-64 Linux values; elsewhere the check above stands).
+        use std::os::unix::fs::OpenOptionsExt;
+        open.custom_flags(0o400000 | 0o4000);
+    }
+    let file = open.open(path).ok()?;
+    let meta = file.metadata().ok()?;
     if !meta.file_type().is_file() || meta.len() > MAX_FILE_BYTES {
         return None;
     }
     let mut out = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut out)
-        .ok()?;
+    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut out).ok()?;
     (out.len() as u64 <= MAX_FILE_BYTES).then_some(out)
 }
 
@@ -231,11 +241,13 @@ impl DiskCache {
             std::process::id(),
             SAVES.fetch_add(1, Ordering::Relaxed)
         ));
-        let written = std::fs::OpenOptions::new()
+        // Created new (never through a planted link); removed on failure only if ours.
+        let mut file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&encode(data, self.key)))
+            .open(&tmp)?;
+        let written = file
+            .write_all(&encode(data, self.key))
             .and_then(|()| std::fs::rename(&tmp, &self.path));
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
