@@ -147,28 +147,30 @@ impl GpuMsm {
             overlapped: setup,
         };
         call.report.phases.stage_setup = setup;
-        if matches!(call.plan, CallPlan::HostLists(_))
-            && !call.gpu.job_fits(&Self::job(&call.gpu, &call))
-        {
-            let why = match call.merged.len() {
-                0 => "the host's bucket lists do not fit (adapter limits or memory budget)"
-                    .to_string(),
-                m => format!(
-                    "SRE's {m} merged points do not fit beside the {n} bases (adapter limits \
-                     or memory budget)"
-                ),
-            };
-            self.to_device_sort(&mut call, host, &why)?;
-        }
+        self.fit_host_lists(&mut call, host)?;
         Ok(Prepared::Gpu(Box::new(call)))
     }
 
     /// Runs a call planned for the host's bucket lists on the device's bucket sort instead
-    /// (exact, and within what slicing checked for it): SRE's merged points (more bases
-    /// than the call's n, for which slicing sized it) or the lists do not fit.
-    fn to_device_sort(&self, call: &mut GpuCall, host: bool, why: &str) -> Result<()> {
+    /// (exact, and within what slicing checked for it) when its job does not fit: SRE's
+    /// merged points (more bases than the call's n, for which slicing sized it) or the
+    /// lists exceed the adapter's limits or the memory budget.
+    fn fit_host_lists(&self, call: &mut GpuCall, host: bool) -> Result<()> {
+        if !matches!(call.plan, CallPlan::HostLists(_))
+            || call.gpu.job_fits(&Self::job(&call.gpu, call))
+        {
+            return Ok(());
+        }
+        let why = match call.merged.len() {
+            0 => "the host's bucket lists do not fit (adapter limits or memory budget)".to_string(),
+            m => format!(
+                "SRE's {m} merged points do not fit beside the {} bases (adapter limits or \
+                 memory budget)",
+                call.n
+            ),
+        };
         let report = &mut call.report;
-        not_applied(report, why);
+        not_applied(report, &why);
         report.num_entries = 0;
         call.c = self.device_sort(&call.gpu, report, call.n, host, None)?;
         call.plan = CallPlan::DeviceSort;
