@@ -60,7 +60,12 @@ fn main() {
     let scalars = inputs::random_scalars(max, 2);
     println!("| profile | pipelines | known-answer test (first dispatches: JIT) | first MSM (2^10 or less) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
-    for a in Arithmetic::ALL {
+    let profiles: Vec<Arithmetic> = if cli.profiles.is_empty() {
+        Arithmetic::ALL.to_vec()
+    } else {
+        cli.profiles.iter().map(|&a| a.into()).collect()
+    };
+    for a in profiles {
         let engine = match GpuMsm::with_config(MsmConfig {
             force_backend: Some(Backend::Gpu),
             arithmetic: Some(a),

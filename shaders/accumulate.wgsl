@@ -27,6 +27,7 @@ fn accumulate(@builtin(global_invocation_id) gid: vec3<u32>,
         acc = point_add_mixed(acc, entry_base(entries[e]));
     }
     let w = point_to_words(acc);
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         chunk_sums[i * params.num_chunks + k] = w[i];
     }

@@ -25,6 +25,7 @@ const NO_KEY: u32 = 0xffffffffu;
 
 fn store_bucket(g: u32, p: Point) {
     let w = point_to_words(p);
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         buckets[i * params.total_buckets + g] = w[i];
     }
@@ -36,12 +37,14 @@ fn store_item(k: u32, count: u32, head_key: u32, head: Point, tail_key: u32, tai
     out_keys[2u * k + 1u] = tail_key;
     if (head_key != NO_KEY) {
         let h = point_to_words(head);
+        // unroll
         for (var i = 0u; i < POINT_WORDS; i++) {
             out_sums[i * 2u * count + 2u * k] = h[i];
         }
     }
     if (tail_key != NO_KEY) {
         let t = point_to_words(tail);
+        // unroll
         for (var i = 0u; i < POINT_WORDS; i++) {
             out_sums[i * 2u * count + 2u * k + 1u] = t[i];
         }
@@ -50,6 +53,7 @@ fn store_item(k: u32, count: u32, head_key: u32, head: Point, tail_key: u32, tai
 
 fn load_half(k: u32, half: u32, count: u32) -> Point {
     var w: PointWords;
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         w[i] = in_sums[i * 2u * count + 2u * k + half];
     }

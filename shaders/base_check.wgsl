@@ -18,6 +18,7 @@ fn packed_below_p(w: Packed) -> bool {
 // Whether the uploaded (x, y) is a base the stages may use.
 fn upload_is_valid(x: Packed, y: Packed) -> bool {
     var any = 0u;
+    // unroll
     for (var k = 0u; k < PACKED_WORDS; k++) {
         any |= x[k] | y[k];
     }

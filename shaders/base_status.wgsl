@@ -15,6 +15,7 @@ fn check_upload(i: u32, x: Packed, y: Packed) {
 // `bases` binding (BASE_WORDS words a base).
 fn upload_coord(i: u32, c: u32) -> Packed {
     var w: Packed;
+    // unroll
     for (var k = 0u; k < PACKED_WORDS; k++) {
         w[k] = bases[i * BASE_WORDS + c * PACKED_WORDS + k];
     }

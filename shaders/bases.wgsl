@@ -5,6 +5,7 @@
 // Base idx's stored words (the profile's form: BASE_WORDS words).
 fn stored_base(idx: u32) -> BaseWords {
     var w: BaseWords;
+    // unroll
     for (var k = 0u; k < BASE_WORDS; k++) {
         w[k] = bases[idx * BASE_WORDS + k];
     }

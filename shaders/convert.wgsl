@@ -18,6 +18,7 @@ fn convert(@builtin(global_invocation_id) gid: vec3<u32>,
     let base = i * BASE_WORDS;
     let cx = fp_pack(fp_from_arkworks(fp_unpack(x)));
     let cy = fp_pack(fp_from_arkworks(fp_unpack(y)));
+    // unroll
     for (var k = 0u; k < PACKED_WORDS; k++) {
         bases[base + k] = cx[k];
         bases[base + PACKED_WORDS + k] = cy[k];

@@ -22,6 +22,7 @@ fn load_coord(i: u32, c: u32) -> Fp {
 
 fn store_coord(i: u32, c: u32, v: Fp) {
     let w = fp_pack(v);
+    // unroll
     for (var k = 0u; k < PACKED_WORDS; k++) {
         bases[i * BASE_WORDS + c * PACKED_WORDS + k] = w[k];
     }

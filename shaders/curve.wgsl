@@ -45,6 +45,7 @@ fn affine_neg(p: Affine) -> Affine {
 fn affine_from_words(w: BaseWords) -> Affine {
     var x: Packed;
     var y: Packed;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         x[i] = w[i];
         y[i] = w[PACKED_WORDS + i];
@@ -56,6 +57,7 @@ fn affine_from_words(w: BaseWords) -> Affine {
 // must never see it, so the GPU bucket sort places nothing for it.
 fn stored_base_is_identity(w: BaseWords) -> bool {
     var acc = 0u;
+    // unroll
     for (var i = 0u; i < BASE_WORDS; i++) {
         acc |= w[i];
     }
@@ -66,6 +68,7 @@ fn point_from_words(w: PointWords) -> Point {
     var x: Packed;
     var y: Packed;
     var z: Packed;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         x[i] = w[i];
         y[i] = w[PACKED_WORDS + i];
@@ -79,6 +82,7 @@ fn point_to_words(p: Point) -> PointWords {
     let y = fp_pack(p.y);
     let z = fp_pack(p.z);
     var w: PointWords;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         w[i] = x[i];
         w[PACKED_WORDS + i] = y[i];

@@ -51,6 +51,7 @@ fn affine_from_words(w: BaseWords) -> Affine {
     var a: Packed;
     var b: Packed;
     var c: Packed;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         a[i] = w[i];
         b[i] = w[PACKED_WORDS + i];
@@ -64,6 +65,7 @@ fn affine_from_words(w: BaseWords) -> Affine {
 fn stored_base_is_identity(w: BaseWords) -> bool {
     let one = fp_pack(FP_ONE);
     var differ = 0u;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         differ |= (w[i] ^ one[i]) | (w[PACKED_WORDS + i] ^ one[i]) | w[2u * PACKED_WORDS + i];
     }
@@ -75,6 +77,7 @@ fn point_from_words(w: PointWords) -> Point {
     var y: Packed;
     var z: Packed;
     var t: Packed;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         x[i] = w[i];
         y[i] = w[PACKED_WORDS + i];
@@ -90,6 +93,7 @@ fn point_to_words(p: Point) -> PointWords {
     let z = fp_pack(p.z);
     let t = fp_pack(p.t);
     var w: PointWords;
+    // unroll
     for (var i = 0u; i < PACKED_WORDS; i++) {
         w[i] = x[i];
         w[PACKED_WORDS + i] = y[i];

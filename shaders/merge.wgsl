@@ -20,12 +20,14 @@ fn merge(@builtin(global_invocation_id) gid: vec3<u32>,
     let end = groups[mparams.group_base + g + 1u];
     for (var k = groups[mparams.group_base + g]; k < end; k++) {
         var w: PointWords;
+        // unroll
         for (var i = 0u; i < POINT_WORDS; i++) {
             w[i] = merge_in[i * mparams.num_inputs + k];
         }
         acc = point_add(acc, point_from_words(w));
     }
     let w = point_to_words(acc);
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         merge_out[i * mparams.num_groups + g] = w[i];
     }

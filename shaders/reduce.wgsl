@@ -21,6 +21,7 @@
 
 fn load_bucket(g: u32) -> Point {
     var w: PointWords;
+    // unroll
     for (var k = 0u; k < POINT_WORDS; k++) {
         w[k] = buckets[k * params.total_buckets + g];
     }
@@ -29,6 +30,7 @@ fn load_bucket(g: u32) -> Point {
 
 fn load_partial(t: u32) -> Point {
     var w: PointWords;
+    // unroll
     for (var k = 0u; k < POINT_WORDS; k++) {
         w[k] = partials[k * params.total_segments + t];
     }
@@ -156,6 +158,7 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
     }
     if (lane == 0u && w < params.num_windows) {
         let words = point_to_words(acc);
+        // unroll
         for (var k = 0u; k < POINT_WORDS; k++) {
             window_sums[w * POINT_WORDS + k] = words[k];
         }

@@ -31,6 +31,7 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
         pts[st.dst] = point_program(pts[st.x], pts[st.y], start, len);
     }
     let words = point_to_words(pts[P_A]);
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         partials[i * params.total_segments + t] = words[i];
     }

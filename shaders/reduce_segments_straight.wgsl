@@ -44,6 +44,7 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
         }
     }
     let words = point_to_words(a);
+    // unroll
     for (var i = 0u; i < POINT_WORDS; i++) {
         partials[i * params.total_segments + t] = words[i];
     }

@@ -364,6 +364,9 @@ pub struct ProfilesCli {
     /// Pick the first adapter whose name contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
+    /// Profiles to run (comma-separated) [default: all three]
+    #[arg(long, value_delimiter = ',', value_enum)]
+    pub profiles: Vec<ArithmeticArg>,
     /// Write every profile's shader modules, as the engine compiles them, to
     /// DIR/<profile>/<module>.wgsl and exit (no GPU needed)
     #[arg(long, value_name = "DIR")]

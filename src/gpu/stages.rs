@@ -9,7 +9,7 @@
 //! (convert, when bases are loaded), `selftest.rs` (the self-test kernel).
 
 use super::shader::field::Arithmetic;
-use super::shader::{files, prelude, ShaderFile};
+use super::shader::{files, prelude, unroll, ShaderFile};
 use super::slots::Slot;
 
 /// Which phase of a call a stage belongs to (its time is reported under it).
@@ -193,7 +193,8 @@ impl Module {
                 .iter()
                 .map(|f| format!("// ---- shaders/{} ----\n{}", f.name, f.text)),
         );
-        parts.join("\n")
+        // The markers are ours: a bad one fails every test that builds a module.
+        unroll::expand(&parts.join("\n")).unwrap_or_else(|e| panic!("{self:?}: {e}"))
     }
 }
 

@@ -303,7 +303,7 @@ fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
 }
 
 /// -p^-1 mod 2^32, by Newton iteration on the lowest word.
-fn neg_p_inv_word() -> u32 {
+pub(super) fn neg_p_inv_word() -> u32 {
     let p0 = Fq::MODULUS.0[0] as u32;
     let mut inv = 1u32;
     for _ in 0..5 {

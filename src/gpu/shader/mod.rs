@@ -9,15 +9,19 @@
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
 //! | `field.rs` | field constants, word layouts, arkworks <-> shader words |
+//! | `mul32.rs` | the wide profiles' multiplication, generated straight-line |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
+//! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
 //! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof |
 
 pub mod contract;
 pub mod edwards;
 pub mod field;
+pub mod mul32;
 pub mod profile;
 pub mod program;
+pub mod unroll;
 
 use field::Arithmetic;
 
@@ -98,7 +102,7 @@ pub fn prelude(arithmetic: Arithmetic) -> String {
     [
         arithmetic.wgsl_header().as_str(),
         contract::wgsl().as_str(),
-        arithmetic.field_file().text,
+        arithmetic.field_wgsl().as_str(),
         files::FIELD_OPS.text,
         arithmetic.curve_file().text,
         arithmetic.formulas_wgsl().as_str(),

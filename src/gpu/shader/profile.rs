@@ -52,11 +52,14 @@ impl Arithmetic {
         }
     }
 
-    /// The WGSL field implementation.
-    pub fn field_file(self) -> ShaderFile {
+    /// The field's WGSL: its file, and for the wide profiles the generated straight-line
+    /// multiplication.
+    pub fn field_wgsl(self) -> String {
         match self {
-            Arithmetic::Limbs13 => files::FIELD13,
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => files::FIELD32,
+            Arithmetic::Limbs13 => files::FIELD13.text.into(),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
+                [files::FIELD32.text, &super::mul32::wgsl()].join("\n")
+            }
         }
     }
 
