@@ -4,7 +4,7 @@
 //! from GPU_MSM_BENCH_SCALARS (`uniform`, `distinct:K`, `bits:B`; default uniform).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gpu_msm::digits::{best_window_bits, DigitMatrix};
+use gpu_msm::digits::{best_window_bits, AddCosts, DigitMatrix};
 use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::sre::{self, SreOptions, SreStrategy};
 use gpu_msm::{GpuMsm, MsmConfig, SreMode};
@@ -30,7 +30,7 @@ fn bench(c: &mut Criterion) {
         let n = 1usize << log_n;
         let bases = inputs::random_bases(n, 1);
         let scalars = inputs::scalars(dist, n, 2);
-        let auto_c = best_window_bits(n);
+        let auto_c = best_window_bits(n, AddCosts::RCB);
         for (label, window) in [("auto-c", None), ("c4", Some(4)), ("c8", Some(8))] {
             let cw = window.unwrap_or(auto_c);
             for (mode_name, mode) in [("off", SreMode::Off), ("indexed", SreMode::On(on))] {

@@ -12,7 +12,7 @@ use ark_bls12_377::G1Projective;
 use ark_ec::PrimeGroup;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use gpu_msm::cpu;
-use gpu_msm::digits::{best_window_bits, num_windows, BucketPlan, DigitMatrix};
+use gpu_msm::digits::{best_window_bits, num_windows, AddCosts, BucketPlan, DigitMatrix};
 use gpu_msm::gpu::field::{affine_upload_words, UPLOAD_WORDS};
 use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::sre::{self, SreOptions, SreStrategy};
@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(16);
     let n = 1usize << log_n;
-    let cw = best_window_bits(n);
+    let cw = best_window_bits(n, AddCosts::RCB);
     let bases = inputs::random_bases(n, 1);
     let scalars = inputs::random_scalars(n, 2);
     let repeated = inputs::scalars(ScalarDistribution::FewDistinct(16), n, 3);

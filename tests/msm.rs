@@ -32,7 +32,8 @@ fn gpu_path_at_threshold_sizes() {
         let report = check("random", gpu_engine(), &bases, &scalars);
         assert_eq!(report.backend, Backend::Gpu);
         let c = report.window_bits.unwrap();
-        assert_eq!(c, digits::best_window_bits(n));
+        let costs = digits::AddCosts::of(report.arithmetic.unwrap());
+        assert_eq!(c, digits::best_window_bits(n, costs));
         assert_eq!(report.num_windows, digits::num_windows(c));
         assert!(report.num_entries <= n * report.num_windows as usize);
     }

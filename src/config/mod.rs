@@ -178,7 +178,8 @@ pub struct MsmConfig {
     /// Where the CPU/GPU crossovers for routing come from (`examples/crossover.rs` writes
     /// them). Default: the file named by `GPU_MSM_CALIBRATION`, if set.
     pub calibration: CalibrationSource,
-    /// Window size c in bits; `None` lets [`crate::digits::best_window_bits`] choose.
+    /// Window size c in bits; `None` lets the cost model choose
+    /// ([`crate::digits::best_window_bits`], weighted by the profile's addition costs).
     pub window_bits: Option<u32>,
     /// Adapter selection.
     pub adapter: AdapterChoice,

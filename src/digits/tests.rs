@@ -1,6 +1,6 @@
 use super::bucket_plan::chunk;
 use super::*;
-use crate::config::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use crate::config::{Arithmetic, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::inputs::{random_bases, random_scalars};
 use ark_bls12_377::{G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
@@ -51,18 +51,30 @@ fn signed_digits_reconstruct_every_window_size() {
 
 #[test]
 fn cost_model_picks_a_valid_minimum() {
+    for costs in [AddCosts::RCB, AddCosts::EDWARDS] {
+        for log_n in 0..24 {
+            let n = 1usize << log_n;
+            let c = best_window_bits(n, costs);
+            assert!((2..=MAX_WINDOW_BITS).contains(&c));
+            for other in 2..=MAX_WINDOW_BITS {
+                assert!(pippenger_cost(n, c, costs) <= pippenger_cost(n, other, costs));
+            }
+        }
+        // Bigger inputs never pick a smaller window.
+        let picks: Vec<u32> = (0..24).map(|l| best_window_bits(1 << l, costs)).collect();
+        assert!(picks.windows(2).all(|w| w[0] <= w[1]), "{picks:?}");
+        assert_eq!(best_window_bits(1 << 20, costs), 16);
+    }
+    // Dearer projective additions (relative to mixed ones) never pick a larger window: the
+    // reduction's share grows.
     for log_n in 0..24 {
         let n = 1usize << log_n;
-        let c = best_window_bits(n);
-        assert!((2..=MAX_WINDOW_BITS).contains(&c));
-        for other in 2..=MAX_WINDOW_BITS {
-            assert!(pippenger_cost(n, c) <= pippenger_cost(n, other));
-        }
+        assert!(best_window_bits(n, AddCosts::EDWARDS) <= best_window_bits(n, AddCosts::RCB));
     }
-    // Bigger inputs never pick a smaller window.
-    let picks: Vec<u32> = (0..24).map(|l| best_window_bits(1 << l)).collect();
-    assert!(picks.windows(2).all(|w| w[0] <= w[1]), "{picks:?}");
-    assert_eq!(best_window_bits(1 << 20), 16);
+    // The weights are the profiles' formulas' own.
+    assert_eq!(AddCosts::of(Arithmetic::Limbs32Edwards), AddCosts::EDWARDS);
+    assert_eq!(AddCosts::of(Arithmetic::Limbs32), AddCosts::RCB);
+    assert_eq!(AddCosts::of(Arithmetic::Limbs13), AddCosts::RCB);
 }
 
 /// The plan, summed bucket by bucket on the CPU, gives arkworks' MSM.

@@ -2,17 +2,39 @@
 //! and the window size that minimises it.
 
 use super::SCALAR_BITS;
-use crate::config::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use crate::config::{Arithmetic, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 
-/// Field multiplications in one mixed (projective + affine) addition, as the cost model
-/// counts them: the Renes-Costello-Batina formulas of the `Limbs13` and `Limbs32` profiles.
-/// The default `Limbs32Edwards` profile does 7 (and 9 per addition); the window choice
-/// still uses these counts (a per-profile cost model is future work), so it is the same on
-/// every profile.
-pub const MIXED_ADD_MULS: u64 = 11;
-/// Field multiplications in one projective addition, as the cost model counts them (see
-/// [`MIXED_ADD_MULS`]).
-pub const ADD_MULS: u64 = 12;
+/// Field multiplications in a profile's two bucket additions: the cost model's weights.
+/// Each profile's step tables are tested to cost exactly this (`program.rs`, `edwards.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddCosts {
+    /// One mixed addition (a bucket plus a stored base): the accumulation's.
+    pub mixed_add: u64,
+    /// One projective addition: the carry levels' and the reduction's.
+    pub add: u64,
+}
+
+impl AddCosts {
+    /// The Renes-Costello-Batina complete formulas of `Limbs13` and `Limbs32`.
+    pub const RCB: AddCosts = AddCosts {
+        mixed_add: 11,
+        add: 12,
+    };
+    /// The twisted Edwards formulas of `Limbs32Edwards`, bases stored precomputed.
+    pub const EDWARDS: AddCosts = AddCosts {
+        mixed_add: 7,
+        add: 9,
+    };
+
+    /// The costs of a profile's formulas.
+    pub fn of(arithmetic: Arithmetic) -> AddCosts {
+        if arithmetic.is_edwards() {
+            AddCosts::EDWARDS
+        } else {
+            AddCosts::RCB
+        }
+    }
+}
 
 /// Number of signed c-bit windows for a `SCALAR_BITS`-bit scalar.
 ///
@@ -41,26 +63,26 @@ pub fn windows_for_bits(bits: u32, c: u32) -> u32 {
 /// Field multiplications of the GPU pipeline for n points at window size c: n mixed
 /// additions per window into the buckets, then two projective additions per bucket for the
 /// running sums of the reduction.
-pub fn pippenger_cost(n: usize, c: u32) -> u64 {
-    pippenger_cost_for_bits(n, c, SCALAR_BITS)
+pub fn pippenger_cost(n: usize, c: u32, costs: AddCosts) -> u64 {
+    pippenger_cost_for_bits(n, c, SCALAR_BITS, costs)
 }
 
 /// [`pippenger_cost`] for scalars of at most `bits` bits (only the windows they need).
-pub fn pippenger_cost_for_bits(n: usize, c: u32, bits: u32) -> u64 {
+pub fn pippenger_cost_for_bits(n: usize, c: u32, bits: u32, costs: AddCosts) -> u64 {
     let w = windows_for_bits(bits, c) as u64;
     let b = buckets_per_window(c) as u64;
-    w * (n as u64 * MIXED_ADD_MULS + 2 * b * ADD_MULS)
+    w * (n as u64 * costs.mixed_add + 2 * b * costs.add)
 }
 
 /// The window size c that minimises [`pippenger_cost`] for n points.
-pub fn best_window_bits(n: usize) -> u32 {
-    best_window_bits_for(n, SCALAR_BITS)
+pub fn best_window_bits(n: usize, costs: AddCosts) -> u32 {
+    best_window_bits_for(n, SCALAR_BITS, costs)
 }
 
 /// The window size c that minimises [`pippenger_cost_for_bits`] for n scalars of at most
-/// `bits` bits.
-pub fn best_window_bits_for(n: usize, bits: u32) -> u32 {
+/// `bits` bits (the smaller c on a tie).
+pub fn best_window_bits_for(n: usize, bits: u32, costs: AddCosts) -> u32 {
     (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS)
-        .min_by_key(|&c| (pippenger_cost_for_bits(n, c, bits.max(1)), c))
+        .min_by_key(|&c| (pippenger_cost_for_bits(n, c, bits.max(1), costs), c))
         .expect("non-empty range")
 }

@@ -13,7 +13,7 @@ use super::{GpuMsm, NEXT_DEVICE};
 use crate::config::{
     BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
 };
-use crate::digits::best_window_bits;
+use crate::digits::SCALAR_BITS;
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
 use crate::sre::policy::SrePolicy;
@@ -26,7 +26,7 @@ pub(super) fn check_one_point_fits(
     gpu: &GpuContext,
     known_answer: bool,
 ) -> Result<()> {
-    let c = config.window_bits.unwrap_or_else(|| best_window_bits(1));
+    let c = super::prepare::window_bits(config, gpu, 1, SCALAR_BITS);
     let mut calls = vec![(1, c)];
     if known_answer {
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));

@@ -24,7 +24,7 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
-use crate::digits::best_window_bits;
+use crate::digits::SCALAR_BITS;
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
@@ -46,6 +46,7 @@ use checks::check_bases;
 use device::check_one_point_fits;
 use device::{DeviceCell, DeviceState};
 use faults::Hooks;
+use prepare::window_bits;
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
@@ -321,11 +322,9 @@ impl GpuMsm {
             .max_call_len(bases.len(), false, reserve)
             .filter(|&p| p > 0)
             .or_else(|| {
-                let c = self
-                    .config
-                    .window_bits
-                    .unwrap_or_else(|| best_window_bits(bases.len()));
-                gpu.as_ref().map(|g| g.max_call_points(c))
+                gpu.as_ref().map(|g| {
+                    g.max_call_points(window_bits(&self.config, g, bases.len(), SCALAR_BITS))
+                })
             })
             .unwrap_or(bases.len());
         let part_len = self

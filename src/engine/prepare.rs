@@ -12,11 +12,11 @@ use ark_ff::Zero;
 use super::checks::check_bases;
 use super::GpuMsm;
 use crate::bases::BasesRef;
-use crate::config::BucketSort;
+use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
 use crate::digits::{
-    best_window_bits, best_window_bits_for, buckets_per_window, num_windows, scalar_integers,
-    windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+    best_window_bits_for, buckets_per_window, num_windows, scalar_integers, windows_for_bits,
+    AddCosts, BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
@@ -60,6 +60,14 @@ pub(super) enum CallPlan {
     DeviceSort,
 }
 
+/// The window size of an n-point GPU call on scalars of at most `bits` bits:
+/// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
+pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
+    config
+        .window_bits
+        .unwrap_or_else(|| best_window_bits_for(n.max(1), bits, AddCosts::of(gpu.arithmetic)))
+}
+
 impl GpuMsm {
     /// Validation, the base checks and all host work before the GPU, on the path `route`
     /// chose: the CPU paths run the call here.
@@ -92,7 +100,9 @@ impl GpuMsm {
         let gpu = self.gpu_context()?;
         let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
-            self.sre.plan(&self.config, bases, scalars, &mut report)
+            let costs = AddCosts::of(gpu.arithmetic);
+            self.sre
+                .plan(&self.config, bases, scalars, costs, &mut report)
         };
         let host = matches!(src, BasesRef::Host(_));
         let on_host = placement.sre.is_some()
@@ -110,7 +120,7 @@ impl GpuMsm {
         }
         let plan = match fallback {
             None if on_host => self
-                .host_lists(&mut report, bases, scalars, placement)?
+                .host_lists(&gpu, &mut report, bases, scalars, placement)?
                 .map(|(c, plan, merged)| (c, CallPlan::HostLists(plan), merged)),
             // SRE's window was never checked against the bucket sort's buffers: the bucket
             // sort picks its own then, as slicing did.
@@ -211,9 +221,7 @@ impl GpuMsm {
         host: bool,
         c: Option<u32>,
     ) -> Result<u32> {
-        let c = c
-            .or(self.config.window_bits)
-            .unwrap_or_else(|| best_window_bits(n));
+        let c = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
         if !gpu.fits_call(n, host, c, 0) {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points on {} bases at c = {c} need more than the adapter's limits \
@@ -236,6 +244,7 @@ impl GpuMsm {
     /// digit is nonzero (no GPU work at all).
     fn host_lists(
         &self,
+        gpu: &GpuContext,
         report: &mut MsmReport,
         bases: &[G1Affine],
         scalars: &[Fr],
@@ -254,8 +263,8 @@ impl GpuMsm {
                     Some(d) => d,
                     None => {
                         let (ints, bits) = scalar_integers(bases, scalars);
-                        let c = c.or(self.config.window_bits);
-                        let c = c.unwrap_or_else(|| best_window_bits_for(scalars.len(), bits));
+                        let c = c
+                            .unwrap_or_else(|| window_bits(&self.config, gpu, scalars.len(), bits));
                         DigitMatrix::from_scalar_integers(&ints, c, windows_for_bits(bits, c))
                     }
                 };

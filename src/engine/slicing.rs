@@ -6,9 +6,10 @@ use std::time::Instant;
 use ark_bls12_377::{Fr, G1Projective};
 use ark_ff::Zero;
 
+use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, BasesRef};
-use crate::digits::best_window_bits;
+use crate::digits::SCALAR_BITS;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
 
@@ -18,11 +19,9 @@ impl GpuMsm {
     /// engine picks for it: what to budget for ([`crate::MsmConfig::memory_budget`]). `None`
     /// without a GPU, or when the call exceeds the adapter's buffer limits.
     pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
-        let c = self
-            .config
-            .window_bits
-            .unwrap_or_else(|| best_window_bits(n.max(1)));
-        self.gpu()?.call_bytes(n, !resident, c).ok()
+        let gpu = self.gpu()?;
+        let c = window_bits(&self.config, &gpu, n, SCALAR_BITS);
+        gpu.call_bytes(n, !resident, c).ok()
     }
 
     /// Most points, up to n, that one GPU call on host bases takes on this engine's
@@ -41,10 +40,7 @@ impl GpuMsm {
             return Some(0);
         }
         let fits = |m: usize| {
-            let c = self
-                .config
-                .window_bits
-                .unwrap_or_else(|| best_window_bits(m.max(1)));
+            let c = window_bits(&self.config, &gpu, m, SCALAR_BITS);
             gpu.fits_call(m, host, c, reserve)
         };
         if fits(n) {

@@ -28,7 +28,7 @@ use ark_bls12_377::{Fr, G1Affine};
 
 use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
 use crate::config::MAX_WINDOW_BITS;
-use crate::digits::{best_window_bits, num_windows, pippenger_cost, DigitMatrix};
+use crate::digits::{best_window_bits, num_windows, pippenger_cost, AddCosts, DigitMatrix};
 
 /// Share of the predicted MSM time (with SRE) that the searches of one call, pilots
 /// included, may take.
@@ -67,6 +67,8 @@ pub struct Rates {
     pub call_ns_per_mul: f64,
     /// Host time per merged point, ns.
     pub merge_ns: f64,
+    /// The engine's addition costs, the weights of [`pippenger_cost`].
+    pub costs: AddCosts,
 }
 
 /// What `Auto` decided for one call.
@@ -97,7 +99,7 @@ pub struct Decision {
 
 /// Predicted whole-call time of plain Pippenger at window c.
 pub fn plain_ns(r: &Rates, n: usize, c: u32) -> f64 {
-    r.call_ns_per_mul * pippenger_cost(n, c) as f64
+    r.call_ns_per_mul * pippenger_cost(n, c, r.costs) as f64
 }
 
 /// Predicted whole-call time at window c with SRE saving `saved` additions by `pairs` merged
@@ -122,16 +124,18 @@ struct Pilot {
 }
 
 /// Decides for `bases`/`scalars`; `fixed_c` restricts the window to the configured one.
-/// Without `rates` it runs plain (nothing measured yet).
+/// Without `rates` it runs plain (nothing measured yet) at the cost model's window for
+/// `costs`, the engine's addition costs.
 pub fn decide(
     bases: &[G1Affine],
     scalars: &[Fr],
     rates: Option<Rates>,
     fixed_c: Option<u32>,
+    costs: AddCosts,
 ) -> Decision {
     let start = Instant::now();
     let n = scalars.len();
-    let c0 = fixed_c.unwrap_or_else(|| best_window_bits(n));
+    let c0 = fixed_c.unwrap_or_else(|| best_window_bits(n, costs));
     let Some(r) = rates else {
         return Decision {
             window_bits: c0,
@@ -320,20 +324,22 @@ mod tests {
         entry_ns: 2000.0,
         call_ns_per_mul: 250.0,
         merge_ns: DEFAULT_MERGE_NS,
+        costs: AddCosts::RCB,
     };
     /// A fast GPU: additions a thousand times cheaper than a host merge.
     const FAST_GPU: Rates = Rates {
         entry_ns: 1.0,
         call_ns_per_mul: 0.15,
         merge_ns: DEFAULT_MERGE_NS,
+        costs: AddCosts::RCB,
     };
 
     #[test]
     fn nothing_measured_means_plain() {
         let (b, k) = (random_bases(100, 1), random_scalars(100, 2));
-        let d = decide(&b, &k, None, None);
+        let d = decide(&b, &k, None, None, AddCosts::RCB);
         assert!(!d.search);
-        assert_eq!(d.window_bits, best_window_bits(100));
+        assert_eq!(d.window_bits, best_window_bits(100, AddCosts::RCB));
     }
 
     #[test]
@@ -341,14 +347,14 @@ mod tests {
         let n = 4096;
         let b = random_bases(n, 1);
         let k = vec![random_scalars(1, 2)[0]; n];
-        let d = decide(&b, &k, Some(SLOW_GPU), None);
+        let d = decide(&b, &k, Some(SLOW_GPU), None, AddCosts::RCB);
         assert!(d.search, "{}", d.reason);
         assert!(d.sre_ns < d.plain_ns);
         // The pilots stay inside their budget (with slack for one pilot's last clock check).
         assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_PILOT_BUDGET * d.plain_ns);
         // On a GPU whose additions cost a thousandth of a host merge, it cannot pay, and the
         // bound says so before any pilot runs.
-        let d = decide(&b, &k, Some(FAST_GPU), None);
+        let d = decide(&b, &k, Some(FAST_GPU), None, AddCosts::RCB);
         assert!(!d.search, "{}", d.reason);
         assert_eq!(d.pilot_stats, SreStats::default(), "{}", d.reason);
     }
@@ -358,9 +364,9 @@ mod tests {
         let n = 4096;
         let (b, k) = (random_bases(n, 1), random_scalars(n, 2));
         for r in [SLOW_GPU, FAST_GPU] {
-            let d = decide(&b, &k, Some(r), None);
+            let d = decide(&b, &k, Some(r), None, AddCosts::RCB);
             assert!(!d.search, "{}", d.reason);
-            assert_eq!(d.window_bits, best_window_bits(n));
+            assert_eq!(d.window_bits, best_window_bits(n, AddCosts::RCB));
         }
     }
 }

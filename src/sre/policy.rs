@@ -10,7 +10,7 @@ use ark_bls12_377::{Fr, G1Affine};
 use super::auto::{self, Rates, DEFAULT_MERGE_NS};
 use super::SrePlan;
 use crate::config::{MsmConfig, SreMode};
-use crate::digits::{pippenger_cost_for_bits, DigitMatrix, SCALAR_BITS};
+use crate::digits::{pippenger_cost_for_bits, AddCosts, DigitMatrix, SCALAR_BITS};
 use crate::report::{MsmReport, SreReport};
 
 /// What a GPU call places in buckets: the window size (`None`: chosen from the scalars'
@@ -35,6 +35,7 @@ impl SrePolicy {
         config: &MsmConfig,
         bases: &[G1Affine],
         scalars: &[Fr],
+        costs: AddCosts,
         report: &mut MsmReport,
     ) -> Placement {
         let n = bases.len();
@@ -48,7 +49,7 @@ impl SrePolicy {
             SreMode::On(opts) => {
                 let c = config
                     .window_bits
-                    .unwrap_or_else(|| crate::digits::best_window_bits(n));
+                    .unwrap_or_else(|| crate::digits::best_window_bits(n, costs));
                 let t = Instant::now();
                 let d = DigitMatrix::new(bases, scalars, c);
                 report.phases.digits += t.elapsed();
@@ -66,7 +67,7 @@ impl SrePolicy {
                     sre: Some(plan),
                 }
             }
-            SreMode::Auto => self.auto(config, bases, scalars, report),
+            SreMode::Auto => self.auto(config, bases, scalars, costs, report),
         }
     }
 
@@ -75,11 +76,12 @@ impl SrePolicy {
         config: &MsmConfig,
         bases: &[G1Affine],
         scalars: &[Fr],
+        costs: AddCosts,
         report: &mut MsmReport,
     ) -> Placement {
         let n = bases.len();
         let rates = self.rates_near(n);
-        let dec = auto::decide(bases, scalars, rates, config.window_bits);
+        let dec = auto::decide(bases, scalars, rates, config.window_bits, costs);
         let mut rep = SreReport {
             options: auto::AUTO_OPTIONS,
             stats: dec.pilot_stats,
@@ -164,8 +166,9 @@ impl SrePolicy {
         let call = p.total.saturating_sub(p.sre_search + p.merged_points);
         let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
         let full_width = rep.num_windows == crate::digits::num_windows(c);
+        let costs = rep.arithmetic.map_or(AddCosts::RCB, AddCosts::of);
         let call_ns_per_mul =
-            call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, SCALAR_BITS) as f64;
+            call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, SCALAR_BITS, costs) as f64;
         let applied = rep.sre.as_ref().is_some_and(|s| s.applied);
         let Ok(mut map) = self.rates.lock() else {
             return;
@@ -193,6 +196,7 @@ impl SrePolicy {
                     _ => mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
                 },
                 merge_ns,
+                costs,
             },
         );
     }

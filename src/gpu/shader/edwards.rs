@@ -399,6 +399,12 @@ mod tests {
     fn costs() {
         assert_eq!(mul_count(MADD), 7);
         assert_eq!(mul_count(ADD), 9);
+        // The cost model weighs this profile's additions so.
+        let te = crate::digits::AddCosts::EDWARDS;
+        assert_eq!(
+            (mul_count(ADD) as u64, mul_count(MADD) as u64),
+            (te.add, te.mixed_add)
+        );
         assert_eq!(mul_count(DOUBLE), 8);
         for prog in [MADD, ADD, DOUBLE] {
             for st in prog {

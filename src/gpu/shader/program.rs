@@ -386,6 +386,10 @@ mod tests {
     fn program_costs_and_registers() {
         assert_eq!(mul_count(ADD), 12);
         assert_eq!(mul_count(ADD_MIXED), 11);
+        // The cost model weighs these profiles' additions so.
+        let rcb = crate::digits::AddCosts::RCB;
+        assert_eq!(mul_count(ADD) as u64, rcb.add);
+        assert_eq!(mul_count(ADD_MIXED) as u64, rcb.mixed_add);
         assert_eq!(mul_count(DOUBLE), 8);
         for prog in [ADD, ADD_MIXED, DOUBLE] {
             for st in prog {
