@@ -13,8 +13,9 @@
 // carry_level: a segmented reduction of the items, CARRY_FANIN items per thread per level:
 // the thread merges equal neighbouring keys of its items in order; again a run that is
 // neither its first nor its last is complete and written, the first and last become the
-// output item. The last level (one thread) writes both. Each bucket is written exactly once;
-// init_buckets sets every bucket to the identity first, which is what an empty one keeps.
+// output item. The last level (one thread) writes both. Each bucket with entries is written
+// exactly once; an empty one is never written, and the reduction (reduce.wgsl) reads it as the
+// identity from its offsets.
 //
 // Items and bucket sums are stored limb-major: word i of (item k, half h) of a level of
 // `count` items sits at i * 2 count + 2 k + h; word i of bucket g at i * total_buckets + g.
@@ -58,15 +59,6 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
         w[i] = in_sums[i * 2u * count + 2u * k + half];
     }
     return point_from_words(w);
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn init_buckets(@builtin(global_invocation_id) gid: vec3<u32>,
-                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = thread_index(gid, nwg);
-    if (g < params.total_buckets) {
-        store_bucket(g, point_identity());
-    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -4,8 +4,10 @@
 // The host uploads the scalars as arkworks keeps them (Fr in Montgomery form, 8 words each)
 // and does no work per scalar.
 //
-// Both kernels recompute a scalar's digits (one Montgomery reduction and W windows, cheap
-// next to the bucket additions) rather than store an n x W digit matrix. Digits are the
+// count_digits reduces each scalar out of Montgomery form once and writes the integer back
+// over it (zero where the base places nothing), so scatter_digits reads neither the scalar's
+// Montgomery form nor the base; both recompute the W digits from the integer rather than
+// store an n x W digit matrix. Digits are the
 // host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
@@ -70,16 +72,16 @@ fn scalar_integer(i: u32) -> array<u32, 8> {
     return k;
 }
 
-// Bits [start, start + c) of k.
-fn window_of(k: array<u32, 8>, start: u32, c: u32) -> u32 {
+// Bits [start, start + c) of scalar i's integer, as count_digits stored it.
+fn window_of(i: u32, start: u32, c: u32) -> u32 {
     let word = start / 32u;
     let off = start % 32u;
     if (word >= 8u) {
         return 0u;
     }
-    var v = k[word] >> off;
+    var v = scalars[i * 8u + word] >> off;
     if (off + c > 32u && word + 1u < 8u) {
-        v |= k[word + 1u] << (32u - off);
+        v |= scalars[i * 8u + word + 1u] << (32u - off);
     }
     return v & ((1u << c) - 1u);
 }
@@ -96,9 +98,9 @@ struct Digit {
     carry: u32,
 }
 
-fn digit(k: array<u32, 8>, w: u32, carry: u32) -> Digit {
+fn digit(i: u32, w: u32, carry: u32) -> Digit {
     let c = params.window_bits;
-    let raw = window_of(k, w * c, c) + carry;
+    let raw = window_of(i, w * c, c) + carry;
     let half = 1u << (c - 1u);
     if (raw > half) {
         return Digit((1u << c) - raw, SIGN_BIT, 1u);
@@ -114,13 +116,19 @@ fn digit(k: array<u32, 8>, w: u32, carry: u32) -> Digit {
 fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = thread_index(gid, nwg);
-    if (i >= params.num_points || base_places_nothing(i)) {
+    if (i >= params.num_points) {
         return;
     }
-    let k = scalar_integer(i);
+    var k = scalar_integer(i);
+    if (base_places_nothing(i)) {
+        k = array<u32, 8>();
+    }
+    for (var j = 0u; j < 8u; j++) {
+        scalars[i * 8u + j] = k[j];
+    }
     var carry = 0u;
     for (var w = 0u; w < params.num_windows; w++) {
-        let d = digit(k, w, carry);
+        let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             atomicAdd(&counters[w * params.buckets_per_window + d.magnitude - 1u], 1u);
@@ -132,13 +140,12 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
 fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = thread_index(gid, nwg);
-    if (i >= params.num_points || base_places_nothing(i)) {
+    if (i >= params.num_points) {
         return;
     }
-    let k = scalar_integer(i);
     var carry = 0u;
     for (var w = 0u; w < params.num_windows; w++) {
-        let d = digit(k, w, carry);
+        let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             let g = w * params.buckets_per_window + d.magnitude - 1u;

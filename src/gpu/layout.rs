@@ -15,11 +15,11 @@ use crate::error::{MsmError, Result};
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
 /// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
-/// reduce windows; or, with the GPU bucket sort, convert, init, count, the scan levels up and
-/// back, scatter, accumulate, the carry levels and the two reduction passes.
+/// reduce windows; or, with the GPU bucket sort, convert, count, the scan levels up and back,
+/// scatter, accumulate, the carry levels and the two reduction passes.
 pub(super) const MAX_PASSES: usize = {
     let host = 4 + MAX_MERGE_LEVELS;
-    let gpu = 7 + 2 * sort::MAX_SCAN_LEVELS + sort::MAX_CARRY_LEVELS;
+    let gpu = 6 + 2 * sort::MAX_SCAN_LEVELS + sort::MAX_CARRY_LEVELS;
     if host > gpu {
         host
     } else {
@@ -229,7 +229,7 @@ impl GpuContext {
         let slices = sort::accumulation_threads(n, windows);
         let params = Params {
             num_slices: slices,
-            skip_empty_windows: 1,
+            device_sort: 1,
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;

@@ -98,8 +98,9 @@ impl GpuContext {
         }
     }
 
-    /// The GPU bucket sort's passes: buckets to the identity, count, prefix sum, scatter,
-    /// balanced accumulation and the carry levels, which leave every bucket sum in place.
+    /// The GPU bucket sort's passes: count, prefix sum, scatter, balanced accumulation and
+    /// the carry levels, which leave every nonempty bucket's sum in place (the reduction
+    /// reads the empty ones as the identity).
     fn sort_passes(
         &self,
         ws: &mut Workspace,
@@ -109,9 +110,7 @@ impl GpuContext {
         out: &mut Vec<Pass>,
     ) {
         let threads = |t: u64| self.dispatch_dims(t);
-        let buckets = params.total_buckets as u64;
         let n = params.num_points as u64;
-        out.push(self.pass(ws, StageId::InitBuckets, Binds::NONE, threads(buckets)));
         out.push(self.pass(ws, StageId::CountDigits, on_bases, threads(n)));
         for (i, lv) in sort.scan.iter().enumerate() {
             let at = Binds {

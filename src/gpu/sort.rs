@@ -179,8 +179,8 @@ mod tests {
         }
         for b in 0..buckets {
             assert_eq!(sums[b], want[b], "bucket {b}, {threads} threads");
-            // Every nonempty bucket written exactly once; empty ones never (they keep the
-            // identity that init_buckets wrote).
+            // Every nonempty bucket written exactly once; empty ones never (the reduction
+            // reads them as the identity).
             assert_eq!(
                 writes[b],
                 (want[b] > 0) as u32,

@@ -233,7 +233,6 @@ pub(crate) enum StageId {
     ScatterDigits,
     ScanBlocks,
     ScanAdd,
-    InitBuckets,
     AccumulateBalanced,
     CarryLevel,
     Accumulate,
@@ -245,7 +244,7 @@ pub(crate) enum StageId {
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 13] = {
+    pub const ALL: [StageId; 12] = {
         use StageId::*;
         [
             Convert,
@@ -253,7 +252,6 @@ impl StageId {
             ScatterDigits,
             ScanBlocks,
             ScanAdd,
-            InitBuckets,
             AccumulateBalanced,
             CarryLevel,
             Accumulate,
@@ -272,7 +270,7 @@ impl StageId {
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 12] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -292,7 +290,9 @@ impl Stage {
             phase: Phase::Sort,
             bindings: &[
                 b("bases", Read, Bases),
-                b("scalars", Read, Source::Slot(Slot::Scalars)),
+                // Uploaded in Montgomery form; count_digits writes each one's integer back
+                // (zero where its base places nothing), which scatter_digits reads.
+                b("scalars", ReadWrite, Source::Slot(Slot::Scalars)),
                 // Bucket counts: scan level 0.
                 b("counters", Atomic, Source::Slot(Slot::Scan)),
                 PARAMS,
@@ -304,8 +304,7 @@ impl Stage {
             module: Module::Sort,
             phase: Phase::Sort,
             bindings: &[
-                b("bases", Read, Bases),
-                b("scalars", Read, Source::Slot(Slot::Scalars)),
+                b("scalars", ReadWrite, Source::Slot(Slot::Scalars)),
                 // Per-bucket cursors.
                 b("counters", Atomic, Source::Slot(Slot::Counters)),
                 // Bucket offsets: the scanned counts.
@@ -334,13 +333,6 @@ impl Stage {
                 b("scan", ReadWrite, Source::Slot(Slot::Scan)),
                 b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
-            on_first_use: false,
-        },
-        Stage {
-            entry: "init_buckets",
-            module: Module::Balanced,
-            phase: Phase::Sort,
-            bindings: &[b("buckets", ReadWrite, Source::Slot(Slot::Buckets)), PARAMS],
             on_first_use: false,
         },
         Stage {
@@ -538,7 +530,6 @@ mod tests {
             (StageId::ScatterDigits, "scatter_digits"),
             (StageId::ScanBlocks, "scan_blocks"),
             (StageId::ScanAdd, "scan_add"),
-            (StageId::InitBuckets, "init_buckets"),
             (StageId::AccumulateBalanced, "accumulate_balanced"),
             (StageId::CarryLevel, "carry_level"),
             (StageId::Accumulate, "accumulate"),

@@ -57,9 +57,10 @@ shader_struct! {
         window_bits,
         /// Balanced accumulation threads T (each adds at most ceil(E / T) entries).
         num_slices,
-        /// 1 when the reduction may skip windows without entries (it reads the bucket
-        /// offsets of the GPU bucket sort); 0 on the host's bucket lists.
-        skip_empty_windows,
+        /// 1 on the GPU bucket sort: the reduction reads its bucket offsets, skips windows
+        /// without entries and reads an empty bucket (never written) as the identity; 0 on
+        /// the host's bucket lists, whose merge writes every bucket.
+        device_sort,
         /// Padding to a multiple of 16 bytes.
         pad0,
         /// Padding.
