@@ -137,6 +137,8 @@ pub struct MsmReport {
     /// GPU buffers the call created: zero in the steady state, where the pooled buffers of
     /// earlier calls are large enough.
     pub buffers_allocated: u32,
+    /// Compute dispatches the GPU ran for the call (all slices together; zero off the GPU).
+    pub dispatches: u32,
     /// Host time: the whole call minus the time the host was blocked waiting for the GPU
     /// (the CPU work a faster GPU cannot hide).
     pub host_time: Duration,
@@ -186,6 +188,7 @@ impl MsmReport {
     pub(crate) fn plus_slice(mut self, other: MsmReport) -> MsmReport {
         self.num_entries += other.num_entries;
         self.buffers_allocated += other.buffers_allocated;
+        self.dispatches += other.dispatches;
         self.host_time += other.host_time;
         self.phases += other.phases;
         self
@@ -225,13 +228,14 @@ impl fmt::Display for MsmReport {
             }
             writeln!(
                 f,
-                "bases        {}; {} buffers allocated",
+                "bases        {}; {} buffers allocated; {} dispatches",
                 if self.resident_bases {
                     "resident"
                 } else {
                     "uploaded by the call"
                 },
-                self.buffers_allocated
+                self.buffers_allocated,
+                self.dispatches
             )?;
         }
         let p = &self.phases;

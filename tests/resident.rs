@@ -29,6 +29,7 @@ fn prefixes_of_resident_bases() {
         if len > 0 {
             assert_eq!(rep.backend, Backend::Gpu);
             assert!(rep.resident_bases);
+            assert_eq!(rep.dispatches, counted_dispatches(&rep), "prefix {len}");
         }
     }
     assert_eq!(
@@ -47,6 +48,34 @@ fn prefixes_of_resident_bases() {
     drop(h2);
     let s = &all[..n];
     assert_eq!(e.msm(&bases, s).unwrap(), reference(&bases, s));
+}
+
+/// The dispatches `gpu_msm::gpu::counts` says a resident call on the GPU bucket sort runs.
+fn counted_dispatches(rep: &gpu_msm::MsmReport) -> u32 {
+    let c = rep.window_bits.unwrap();
+    gpu_msm::gpu::counts::CallCounts::device_sort(rep.n, c, rep.arithmetic.unwrap()).dispatches()
+}
+
+/// The op counts' dispatches are the engine's, where the scan and carry levels change.
+#[test]
+fn dispatch_counts_match_the_engine() {
+    let e = gpu_engine();
+    let n = 5000;
+    let bases = random_bases(n, 11);
+    let handle = e.load_bases(&bases).unwrap();
+    let all = random_scalars(n, 12);
+    // 2^12 at c = 9: 1856 accumulation threads, three carry levels; 5000 at c = 10 (26
+    // windows): 2032 threads.
+    for len in [1, 64, 1 << 12, n] {
+        let (got, rep) = e.msm_with_report(&handle, &all[..len]).unwrap();
+        assert_eq!(got, reference(&bases[..len], &all[..len]), "n = {len}");
+        assert!(
+            rep.route.contains("bucket sort on the GPU"),
+            "{}",
+            rep.route
+        );
+        assert_eq!(rep.dispatches, counted_dispatches(&rep), "n = {len}");
+    }
 }
 
 #[test]

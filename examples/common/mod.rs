@@ -105,6 +105,7 @@ pub fn report_json(r: &MsmReport) -> serde_json::Value {
         "gpu_timing": r.gpu_timing.map(|t| format!("{t:?}")),
         "resident_bases": r.resident_bases,
         "buffers_allocated": r.buffers_allocated,
+        "dispatches": r.dispatches,
         "host_time_ms": ms(r.host_time),
         "sre": r.sre.as_ref().map(|s| serde_json::json!({
             "applied": s.applied,

@@ -163,6 +163,7 @@ fn add_gpu_times(report: &mut MsmReport, times: &GpuTimes) {
     }
     report.host_time = report.phases.total.saturating_sub(times.wait);
     report.buffers_allocated = times.buffers_allocated;
+    report.dispatches = times.dispatches;
     tracing::info!(
         target: "gpu_msm",
         timing = ?report.gpu_timing,

@@ -204,6 +204,7 @@ impl GpuMsm {
             sre: None,
             resident_bases: matches!(src, BasesRef::Resident(_) | BasesRef::ResidentPart(..)),
             buffers_allocated: 0,
+            dispatches: 0,
             host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
         }

@@ -19,11 +19,13 @@
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
 //! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn |
 //! | `sort.rs` | the GPU bucket sort's level plans and its CPU model |
+//! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
 //! | `testing.rs` | read-back helpers for the tests |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, formulas |
 
 mod capacity;
+pub mod counts;
 mod device;
 mod layout;
 mod passes;

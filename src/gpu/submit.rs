@@ -40,6 +40,8 @@ pub struct GpuTimes {
     pub wait: Duration,
     /// Buffers this call created (zero when the pooled ones were large enough).
     pub buffers_allocated: u32,
+    /// Compute dispatches the call submitted.
+    pub dispatches: u32,
 }
 
 /// What a finished call read back.
@@ -193,6 +195,7 @@ impl GpuContext {
             .timestamps
             .then(|| self.request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
         times.buffers_allocated = ws.allocated;
+        times.dispatches = passes.len() as u32;
         Ok(InFlight {
             ws,
             submission,

@@ -1,0 +1,249 @@
+//! What one call on the GPU bucket sort does, counted from its plan and the formulas'
+//! costs: its dispatches, field multiplications and device-memory bytes, pass by pass. These
+//! are the proxies `docs/PERF.md` reports until a GPU measures time (`examples/op_counts.rs`
+//! prints them); the tests check the dispatch count against the passes the engine builds.
+//!
+//! The counts are for bases already resident (the prover's case) and uniform scalars: every
+//! one of the n W digits is taken as nonzero (an upper bound, off by about 2^-c), every
+//! bucket as nonempty, and every carry-level boundary as one addition (a bucket that spans
+//! it; at most two per item).
+
+use super::layout::REDUCTION_RUN_LENGTH;
+use super::shader::field::Arithmetic;
+use super::sort::{accumulation_threads, carry_levels, scan_levels};
+use crate::digits::{buckets_per_window, num_windows, AddCosts, SCALAR_BITS};
+
+/// One pass kind of the call: how many dispatches, the additions it does and the bytes it
+/// reads and writes in device memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassCounts {
+    /// The stage's entry point.
+    pub stage: &'static str,
+    /// Dispatches of this stage in the call.
+    pub dispatches: u32,
+    /// Mixed additions (a bucket plus a stored base).
+    pub mixed_adds: u64,
+    /// Projective additions (doublings included: the formulas are complete).
+    pub adds: u64,
+    /// Bytes read from device memory (atomics count as a read and a write).
+    pub bytes_read: u64,
+    /// Bytes written to device memory.
+    pub bytes_written: u64,
+}
+
+/// One resident call of n points at window size c on the GPU bucket sort.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallCounts {
+    /// Points.
+    pub n: usize,
+    /// Window size.
+    pub window_bits: u32,
+    /// Windows (every scalar bit).
+    pub windows: u32,
+    /// Bucket entries (n W, the upper bound).
+    pub entries: u64,
+    /// The profile the counts are for.
+    pub arithmetic: Arithmetic,
+    /// The passes, in order.
+    pub passes: Vec<PassCounts>,
+    /// Doublings and additions of the host's window reduction (c W doublings, W additions).
+    pub host_adds: u64,
+}
+
+impl CallCounts {
+    /// The counts of an n-point resident call at window size c on `arithmetic`.
+    pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> CallCounts {
+        let a = arithmetic;
+        let w = num_windows(c);
+        let b = buckets_per_window(c) as u64;
+        let buckets = w as u64 * b;
+        let entries = n as u64 * w as u64;
+        let (n64, base, point) = (
+            n as u64,
+            a.base_words() as u64 * 4,
+            a.point_words() as u64 * 4,
+        );
+        let pass = |stage, dispatches, mixed_adds, adds, bytes_read, bytes_written| PassCounts {
+            stage,
+            dispatches,
+            mixed_adds,
+            adds,
+            bytes_read,
+            bytes_written,
+        };
+        let mut passes = Vec::new();
+        // Montgomery form in, integer out; the base is read to see whether it is the
+        // identity; one atomic per digit.
+        passes.push(pass(
+            "count_digits",
+            1,
+            0,
+            0,
+            n64 * (32 + base) + entries * 4,
+            n64 * 32 + entries * 4,
+        ));
+        let (scan, _) = scan_levels(buckets as u32 + 1);
+        let scanned: u64 = scan.iter().map(|l| l.count_in as u64).sum();
+        passes.push(pass(
+            "scan_blocks",
+            scan.len() as u32,
+            0,
+            0,
+            scanned * 4,
+            scanned * 4,
+        ));
+        let added: u64 = scan.iter().rev().skip(1).map(|l| l.count_in as u64).sum();
+        passes.push(pass(
+            "scan_add",
+            scan.len() as u32 - 1,
+            0,
+            0,
+            added * 4,
+            added * 4,
+        ));
+        // The integer, an offset and an atomic per digit; the entry and its bucket written.
+        passes.push(pass(
+            "scatter_digits",
+            1,
+            0,
+            0,
+            n64 * 32 + entries * 12,
+            entries * 12,
+        ));
+        let threads = accumulation_threads(n, w) as u64;
+        let item = 2 * (point + 4);
+        passes.push(pass(
+            "accumulate_balanced",
+            1,
+            entries,
+            0,
+            entries * (8 + base),
+            buckets.min(entries) * point + threads * item,
+        ));
+        let carry = carry_levels(threads as u32);
+        let carried: u64 = carry.iter().map(|l| l.count_in as u64).sum();
+        passes.push(pass(
+            "carry_level",
+            carry.len() as u32,
+            0,
+            carried,
+            carried * item,
+            carry.iter().map(|l| l.count_out as u64).sum::<u64>() * item,
+        ));
+        let (segment_adds, segments) = reduction_adds(c);
+        passes.push(pass(
+            "reduce_segments",
+            1,
+            0,
+            w as u64 * segment_adds,
+            buckets * (point + 8),
+            w as u64 * segments * point,
+        ));
+        passes.push(pass(
+            "reduce_windows",
+            1,
+            0,
+            w as u64 * segments,
+            w as u64 * segments * point,
+            w as u64 * point,
+        ));
+        CallCounts {
+            n,
+            window_bits: c,
+            windows: w,
+            entries,
+            arithmetic,
+            passes,
+            host_adds: w as u64 * (c as u64 + 1),
+        }
+    }
+
+    /// Dispatches of the call.
+    pub fn dispatches(&self) -> u32 {
+        self.passes.iter().map(|p| p.dispatches).sum()
+    }
+
+    /// Field multiplications on the device, by the profile's addition costs.
+    pub fn field_muls(&self) -> u64 {
+        let costs = AddCosts::of(self.arithmetic);
+        self.passes
+            .iter()
+            .map(|p| p.mixed_adds * costs.mixed_add + p.adds * costs.add)
+            .sum()
+    }
+
+    /// Bytes read from device memory.
+    pub fn bytes_read(&self) -> u64 {
+        self.passes.iter().map(|p| p.bytes_read).sum()
+    }
+
+    /// Bytes written to device memory.
+    pub fn bytes_written(&self) -> u64 {
+        self.passes.iter().map(|p| p.bytes_written).sum()
+    }
+}
+
+/// Additions of one window's segments (`shaders/reduce.wgsl`'s schedule: per segment of J
+/// buckets, 2J - 1 for the running sums, log2 S doublings, bits(s + 1) doublings and
+/// popcount(s + 1) additions for (s + 1) T, and the last a += acc), and its segment count S.
+fn reduction_adds(c: u32) -> (u64, u64) {
+    let b = buckets_per_window(c);
+    let run = REDUCTION_RUN_LENGTH.min(b);
+    let s = b / run;
+    let log2_s = s.trailing_zeros() as u64;
+    let adds = (1..=s as u64)
+        .map(|k| {
+            let bits = 64 - k.leading_zeros() as u64;
+            2 * run as u64 - 1 + log2_s + bits + k.count_ones() as u64 + 1
+        })
+        .sum();
+    (adds, s as u64)
+}
+
+/// The window size the engine picks for an n-point call on `arithmetic` (the cost model's).
+pub fn window_bits(n: usize, arithmetic: Arithmetic) -> u32 {
+    crate::digits::best_window_bits_for(n.max(1), SCALAR_BITS, AddCosts::of(arithmetic))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::sort::scan_block;
+
+    #[test]
+    fn counts_follow_the_plan() {
+        // 2^20 at c = 16: 16 windows of 2^15 buckets; scan of 2^19 + 1 counts in blocks of
+        // 1024 (two levels, one add-back); 2^18 accumulation threads, carried by 16 per level
+        // (five levels).
+        assert_eq!(scan_block(), 1024);
+        let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards);
+        assert_eq!((k.windows, k.entries), (16, 16 << 20));
+        let d: Vec<(&str, u32)> = k.passes.iter().map(|p| (p.stage, p.dispatches)).collect();
+        assert_eq!(
+            d,
+            [
+                ("count_digits", 1),
+                ("scan_blocks", 2),
+                ("scan_add", 1),
+                ("scatter_digits", 1),
+                ("accumulate_balanced", 1),
+                ("carry_level", 5),
+                ("reduce_segments", 1),
+                ("reduce_windows", 1)
+            ]
+        );
+        assert_eq!(k.dispatches(), 13);
+        // Accumulation: one mixed addition (7 multiplications) per entry, most of the total.
+        let acc = 7 * (16u64 << 20);
+        assert!(k.field_muls() > acc && k.field_muls() < acc + acc / 5);
+        // The reduction of one window: S = 2048 segments of 16 buckets, each 31 additions
+        // for its running sums, 11 doublings for S A, and bits(s + 1) doublings plus
+        // popcount(s + 1) additions for (s + 1) T, plus one.
+        let (adds, s) = reduction_adds(16);
+        assert_eq!(s, 2048);
+        let by_hand: u64 = (1..=2048u64)
+            .map(|k| 31 + 11 + (64 - k.leading_zeros() as u64) + k.count_ones() as u64 + 1)
+            .sum();
+        assert_eq!(adds, by_hand);
+    }
+}
