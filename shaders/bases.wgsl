@@ -2,12 +2,17 @@
 // load one. Bindings are declared by src/gpu/stages.rs.
 
 
-// Base idx's stored words (the profile's form: BASE_WORDS words).
+// Base idx's stored words (the profile's form: BASE_WORDS words, BASE_QUADS loads of 16
+// bytes).
 fn stored_base(idx: u32) -> BaseWords {
     var w: BaseWords;
     // unroll
-    for (var k = 0u; k < BASE_WORDS; k++) {
-        w[k] = bases[idx * BASE_WORDS + k];
+    for (var k = 0u; k < BASE_QUADS; k++) {
+        let q = bases[idx * BASE_QUADS + k];
+        w[4u * k] = q.x;
+        w[4u * k + 1u] = q.y;
+        w[4u * k + 2u] = q.z;
+        w[4u * k + 3u] = q.w;
     }
     return w;
 }

@@ -32,6 +32,9 @@ pub(crate) enum Phase {
 pub(crate) enum Access {
     /// `var<storage, read> name: array<u32>`.
     Read,
+    /// `var<storage, read> name: array<vec4<u32>>`: the stored bases as the stages that add
+    /// them read them, 16 bytes a load (every stored base is a whole number of them).
+    ReadQuads,
     /// `var<storage, read_write> name: array<u32>`.
     ReadWrite,
     /// `var<storage, read_write> name: array<atomic<u32>>`.
@@ -169,13 +172,14 @@ impl Module {
         for (i, bind) in self.bindings().iter().enumerate() {
             let access = bind.access.on(arithmetic);
             let var = match access {
-                Access::Read => "var<storage, read>",
+                Access::Read | Access::ReadQuads => "var<storage, read>",
                 Access::ReadWrite | Access::Atomic => "var<storage, read_write>",
                 Access::Uniform(_) => "var<uniform>",
                 Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
             };
             let ty = match access {
                 Access::Read | Access::ReadWrite => "array<u32>",
+                Access::ReadQuads => "array<vec4<u32>>",
                 Access::Atomic => "array<atomic<u32>>",
                 Access::Uniform(t) => t,
                 Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
@@ -220,7 +224,7 @@ pub(crate) struct Stage {
     pub on_first_use: bool,
 }
 
-use Access::{Atomic, Read, ReadWrite, Uniform};
+use Access::{Atomic, Read, ReadQuads, ReadWrite, Uniform};
 use Source::{Bases, Given, Level};
 
 const PARAMS: Binding = b("params", Uniform("Params"), Source::Slot(Slot::Params));
@@ -289,7 +293,7 @@ impl Stage {
             module: Module::Sort,
             phase: Phase::Sort,
             bindings: &[
-                b("bases", Read, Bases),
+                b("bases", ReadQuads, Bases),
                 // Uploaded in Montgomery form; count_digits writes each one's integer back
                 // (zero where its base places nothing), which scatter_digits reads.
                 b("scalars", ReadWrite, Source::Slot(Slot::Scalars)),
@@ -340,7 +344,7 @@ impl Stage {
             module: Module::Balanced,
             phase: Phase::Accumulate,
             bindings: &[
-                b("bases", Read, Bases),
+                b("bases", ReadQuads, Bases),
                 b("offsets", Read, Source::Slot(Slot::Scan)),
                 b("entries", Read, Source::Slot(Slot::Entries)),
                 b("entry_buckets", Read, Source::Slot(Slot::EntryBuckets)),
@@ -373,7 +377,7 @@ impl Stage {
             module: Module::Accumulate,
             phase: Phase::Accumulate,
             bindings: &[
-                b("bases", Read, Bases),
+                b("bases", ReadQuads, Bases),
                 b("chunk_offsets", Read, Source::Slot(Slot::ChunkOffsets)),
                 b("entries", Read, Source::Slot(Slot::Entries)),
                 b("chunk_sums", ReadWrite, Source::Slot(Slot::ChunkSums)),
@@ -441,7 +445,9 @@ impl Stage {
                 ty: wgpu::BindingType::Buffer {
                     ty: match bind.access.on(arithmetic) {
                         Access::Uniform(_) => wgpu::BufferBindingType::Uniform,
-                        Access::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                        Access::Read | Access::ReadQuads => {
+                            wgpu::BufferBindingType::Storage { read_only: true }
+                        }
                         Access::ReadWrite | Access::Atomic => {
                             wgpu::BufferBindingType::Storage { read_only: false }
                         }
