@@ -13,6 +13,19 @@ use super::GpuContext;
 use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
 use crate::error::{MsmError, Result};
 
+/// Scalars one rayon task writes into the staging buffer (1 MiB): large enough that a
+/// task's start costs nothing next to its copy, small enough to spread 2^20 over 16 cores.
+const SCALARS_PER_PART: usize = 1 << 15;
+
+/// One part of the mapped scalars section, for a rayon task.
+struct SendPart<'a>(wgpu::WriteOnly<'a, [[u8; 32]]>);
+
+// SAFETY: a `WriteOnly<'a, [T]>` is exclusive, write-only access to its elements, like
+// `&'a mut [T]`, which is `Send` for `T: Send`; wgpu implements `Send` for `WriteOnly<'a, T>`
+// with `T: Send` only for sized `T` (its impl lacks `?Sized`), not for slices. The parts come
+// from `split_at`, so no two overlap, and the mapping outlives them (`'a`).
+unsafe impl Send for SendPart<'_> {}
+
 /// The uploads of a job on the GPU bucket sort, besides its parameters and points: the
 /// level parameters and the scalars.
 pub(super) fn sort_uploads(levels: usize, scalars: usize) -> [(Slot, u64); 2] {
@@ -71,19 +84,28 @@ impl Uploads<'_> {
     }
 
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
-    /// straight into the mapped staging buffer.
+    /// straight into the mapped staging buffer, in parts of [`SCALARS_PER_PART`] written on
+    /// every core of rayon's pool.
     pub(super) fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
         let JobPlan::DeviceSort { scalars, .. } = self.plan else {
             unreachable!("scalars are uploaded for the GPU bucket sort only")
         };
-        let (chunks, _) = out.into_chunks::<32>();
-        chunks.write_iter(scalars.iter().map(|s| {
-            let mut b = [0u8; 32];
-            for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
-                o.copy_from_slice(&l.to_le_bytes());
-            }
-            b
-        }));
+        let (mut rest, _) = out.into_chunks::<32>();
+        let mut parts = Vec::with_capacity(scalars.len().div_ceil(SCALARS_PER_PART));
+        for from in (0..scalars.len()).step_by(SCALARS_PER_PART) {
+            let (part, tail) = rest.split_at(SCALARS_PER_PART.min(scalars.len() - from));
+            parts.push((&scalars[from..from + part.len()], SendPart(part)));
+            rest = tail;
+        }
+        parts.into_par_iter().for_each(|(scalars, SendPart(part))| {
+            part.write_iter(scalars.iter().map(|s| {
+                let mut b = [0u8; 32];
+                for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
+                    o.copy_from_slice(&l.to_le_bytes());
+                }
+                b
+            }))
+        });
     }
 
     /// Writes section `slot` into `out` (its bytes).

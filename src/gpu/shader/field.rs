@@ -227,7 +227,7 @@ pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
 /// (lavapipe) keeps 2^20-point MSMs in one binding with Limbs32 rather than losing them.
 pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 20;
 // The stages that add bases read them 16 bytes at a time.
-const _: () = assert!((2 * PACKED_WORDS) % 4 == 0 && (3 * PACKED_WORDS) % 4 == 0);
+const _: () = assert!((2 * PACKED_WORDS).is_multiple_of(4) && (3 * PACKED_WORDS).is_multiple_of(4));
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
