@@ -26,7 +26,7 @@ const DISPATCH_S: f64 = 5e-6;
 #[derive(Parser)]
 struct Cli {
     /// log2 of the point counts (comma-separated)
-    #[arg(long, value_delimiter = ',', default_value = "16,20,24,26")]
+    #[arg(long, value_delimiter = ',', default_value = "16,20,24,26", value_parser = clap::value_parser!(u32).range(1..=30))]
     logs: Vec<u32>,
     /// Also print every pass's counts
     #[arg(long)]

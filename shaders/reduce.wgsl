@@ -22,7 +22,7 @@
 // Bucket g's sum. On the GPU bucket sort only buckets with entries were written: an empty
 // one (equal offsets) is the identity, whatever its buffer holds.
 fn load_bucket(g: u32) -> Point {
-    if (params.device_sort != 0u && window_offsets[g] == window_offsets[g + 1u]) {
+    if (params.device_sort != 0u && bucket_offsets[g] == bucket_offsets[g + 1u]) {
         return point_identity();
     }
     var w: PointWords;
@@ -59,7 +59,7 @@ fn segment(t: u32) -> Segment {
     let k = s + 1u;
     let kbits = 32u - countLeadingZeros(k);
     let b = params.buckets_per_window;
-    if (params.device_sort != 0u && window_offsets[w * b] == window_offsets[(w + 1u) * b]) {
+    if (params.device_sort != 0u && bucket_offsets[w * b] == bucket_offsets[(w + 1u) * b]) {
         // No entry in the window (small scalars on the GPU bucket sort): its share is the
         // identity, one addition of identities in the loop's last step.
         return Segment(w * b + s, k, kbits, 0u, 0u, 0u);

@@ -7,7 +7,12 @@
 // count_digits reduces each scalar out of Montgomery form once and writes the integer back
 // over it (zero where the base places nothing), so scatter_digits reads neither the scalar's
 // Montgomery form nor the base; both recompute the W digits from the integer rather than
-// store an n x W digit matrix. Digits are the
+// store an n x W digit matrix. So count_digits must run exactly once per upload of the
+// scalars, before scatter_digits (sort_passes in src/gpu/passes.rs).
+//
+// This file's loops are deliberately not marked `// unroll` (src/gpu/shader/unroll.rs):
+// written out, scalar_integer made the sort 30-45% slower on lavapipe at 2^20 (docs/PERF.md),
+// and drivers unroll 8-word loops themselves. Digits are the
 // host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
@@ -98,6 +103,15 @@ struct Digit {
     carry: u32,
 }
 
+// The bucket of a nonzero digit of window w, and the entry that places point i there.
+fn bucket_of(w: u32, d: Digit) -> u32 {
+    return w * params.buckets_per_window + d.magnitude - 1u;
+}
+
+fn entry_of(i: u32, d: Digit) -> u32 {
+    return i | d.sign;
+}
+
 fn digit(i: u32, w: u32, carry: u32) -> Digit {
     let c = params.window_bits;
     let raw = window_of(i, w * c, c) + carry;
@@ -106,6 +120,18 @@ fn digit(i: u32, w: u32, carry: u32) -> Digit {
         return Digit((1u << c) - raw, SIGN_BIT, 1u);
     }
     return Digit(raw, 0u, 0u);
+}
+
+// Scalar i's integer written over its Montgomery form, or zero where its base places
+// nothing: what both kernels' digits read from then on.
+fn store_integer(i: u32) {
+    var k = scalar_integer(i);
+    if (base_places_nothing(i)) {
+        k = array<u32, 8>();
+    }
+    for (var j = 0u; j < 8u; j++) {
+        scalars[i * 8u + j] = k[j];
+    }
 }
 
 // count_digits and scatter_digits keep their own loops: one function shared by both with a
@@ -119,19 +145,13 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     if (i >= params.num_points) {
         return;
     }
-    var k = scalar_integer(i);
-    if (base_places_nothing(i)) {
-        k = array<u32, 8>();
-    }
-    for (var j = 0u; j < 8u; j++) {
-        scalars[i * 8u + j] = k[j];
-    }
+    store_integer(i);
     var carry = 0u;
     for (var w = 0u; w < params.num_windows; w++) {
         let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
-            atomicAdd(&counters[w * params.buckets_per_window + d.magnitude - 1u], 1u);
+            atomicAdd(&counters[bucket_of(w, d)], 1u);
         }
     }
 }
@@ -148,9 +168,9 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
         let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
-            let g = w * params.buckets_per_window + d.magnitude - 1u;
+            let g = bucket_of(w, d);
             let at = offsets[g] + atomicAdd(&counters[g], 1u);
-            entries[at] = i | d.sign;
+            entries[at] = entry_of(i, d);
             entry_buckets[at] = g;
         }
     }

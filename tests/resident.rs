@@ -29,6 +29,11 @@ fn prefixes_of_resident_bases() {
         if len > 0 {
             assert_eq!(rep.backend, Backend::Gpu);
             assert!(rep.resident_bases);
+            assert!(
+                rep.route.contains("bucket sort on the GPU"),
+                "{}",
+                rep.route
+            );
             assert_eq!(rep.dispatches, counted_dispatches(&rep), "prefix {len}");
         }
     }
@@ -50,7 +55,8 @@ fn prefixes_of_resident_bases() {
     assert_eq!(e.msm(&bases, s).unwrap(), reference(&bases, s));
 }
 
-/// The dispatches `gpu_msm::gpu::counts` says a resident call on the GPU bucket sort runs.
+/// The dispatches `gpu_msm::gpu::counts` says a call runs: one unsliced call on resident
+/// bases (no convert pass) on the GPU bucket sort; the caller checks the route.
 fn counted_dispatches(rep: &gpu_msm::MsmReport) -> u32 {
     let c = rep.window_bits.unwrap();
     gpu_msm::gpu::counts::CallCounts::device_sort(rep.n, c, rep.arithmetic.unwrap()).dispatches()

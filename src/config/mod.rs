@@ -27,8 +27,10 @@ pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 11;
 /// Smallest window size, in bits, that the engine accepts.
 pub const MIN_WINDOW_BITS: u32 = 1;
 
-/// Largest window size, in bits: 2^15 buckets per window, and a bucket magnitude that still
-/// fits the 16-bit range the reduction stage assumes.
+/// Largest window size, in bits: 2^15 buckets per window. No stage assumes a bucket
+/// magnitude of 16 bits (an earlier comment said so); the cap is what is tested. Wider
+/// windows pay off only with precomputed bases (one bucket array for all windows), which
+/// is when they will be allowed and tested.
 pub const MAX_WINDOW_BITS: u32 = 16;
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a

@@ -79,6 +79,13 @@ pub fn best_window_bits(n: usize, costs: AddCosts) -> u32 {
     best_window_bits_for(n, SCALAR_BITS, costs)
 }
 
+/// The window size of a call on n scalars of at most `bits` bits: `configured`
+/// (`MsmConfig::window_bits`) if set, else the cost model's under `costs`, the engine's
+/// profile's. Every window choice of the engine and of SRE goes through here.
+pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCosts) -> u32 {
+    configured.unwrap_or_else(|| best_window_bits_for(n.max(1), bits, costs))
+}
+
 /// The window size c that minimises [`pippenger_cost_for_bits`] for n scalars of at most
 /// `bits` bits (the smaller c on a tie).
 pub fn best_window_bits_for(n: usize, bits: u32, costs: AddCosts) -> u32 {

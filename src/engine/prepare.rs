@@ -15,8 +15,8 @@ use crate::bases::BasesRef;
 use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
 use crate::digits::{
-    best_window_bits_for, buckets_per_window, num_windows, scalar_integers, windows_for_bits,
-    AddCosts, BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
+    buckets_per_window, choose_window, num_windows, scalar_integers, windows_for_bits, AddCosts,
+    BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
@@ -63,9 +63,7 @@ pub(super) enum CallPlan {
 /// The window size of an n-point GPU call on scalars of at most `bits` bits:
 /// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
 pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
-    config
-        .window_bits
-        .unwrap_or_else(|| best_window_bits_for(n.max(1), bits, AddCosts::of(gpu.arithmetic)))
+    choose_window(config.window_bits, n, bits, AddCosts::of(gpu.arithmetic))
 }
 
 impl GpuMsm {

@@ -200,9 +200,10 @@ fn reduction_adds(c: u32) -> (u64, u64) {
     (adds, s as u64)
 }
 
-/// The window size the engine picks for an n-point call on `arithmetic` (the cost model's).
+/// The window size the engine picks for an n-point call on `arithmetic` without a
+/// configured one (the cost model's).
 pub fn window_bits(n: usize, arithmetic: Arithmetic) -> u32 {
-    crate::digits::best_window_bits_for(n.max(1), SCALAR_BITS, AddCosts::of(arithmetic))
+    crate::digits::choose_window(None, n, SCALAR_BITS, AddCosts::of(arithmetic))
 }
 
 #[cfg(test)]

@@ -275,7 +275,6 @@ impl GpuContext {
             &[
                 ("convert", a.convert_threads(n as u64)),
                 ("decompose", n as u64),
-                ("init", buckets),
                 ("accumulate", slices as u64),
             ],
         )?;

@@ -22,7 +22,7 @@
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
 //! | `testing.rs` | read-back helpers for the tests |
-//! | `shader/` | WGSL generation: files, profiles, contract, field constants, formulas |
+//! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out |
 
 mod capacity;
 pub mod counts;

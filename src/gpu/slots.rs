@@ -35,7 +35,9 @@ pub(crate) enum Slot {
     TimestampResolve,
     /// Timestamps, mapped for reading.
     TimestampRead,
-    /// Scalars as arkworks keeps them (the GPU bucket sort's input).
+    /// Scalars as arkworks keeps them (the GPU bucket sort's input), uploaded per call;
+    /// `count_digits` overwrites each with its integer (zero where its base places
+    /// nothing), which `scatter_digits` reads.
     Scalars,
     /// The bucket counts and their prefix-sum levels (the GPU bucket sort).
     Scan,

@@ -32,8 +32,9 @@ pub(crate) enum Phase {
 pub(crate) enum Access {
     /// `var<storage, read> name: array<u32>`.
     Read,
-    /// `var<storage, read> name: array<vec4<u32>>`: the stored bases as the stages that add
-    /// them read them, 16 bytes a load (every stored base is a whole number of them).
+    /// `var<storage, read> name: array<vec4<u32>>`: the stored bases as the stages after
+    /// the convert stage read them, 16 bytes a load (every profile's stored base is a whole
+    /// number of them, asserted where `BASE_QUADS` is generated).
     ReadQuads,
     /// `var<storage, read_write> name: array<u32>`.
     ReadWrite,
@@ -189,7 +190,8 @@ impl Module {
         s
     }
 
-    /// The module's whole WGSL source for a profile: prelude, bindings, files.
+    /// The module's whole WGSL source for a profile: prelude, bindings, files, with the
+    /// loops marked `// unroll` written out (`shader/unroll.rs`).
     pub fn source(self, arithmetic: Arithmetic) -> String {
         let mut parts = vec![prelude(arithmetic), self.declarations(arithmetic)];
         parts.extend(
@@ -406,8 +408,8 @@ impl Stage {
                 b("buckets", Read, Source::Slot(Slot::Buckets)),
                 b("partials", ReadWrite, Source::Slot(Slot::Partials)),
                 PARAMS,
-                // The bucket offsets (GPU bucket sort) to skip empty windows.
-                b("window_offsets", Read, Source::Slot(Slot::Scan)),
+                // The bucket offsets (GPU bucket sort): empty buckets and windows.
+                b("bucket_offsets", Read, Source::Slot(Slot::Scan)),
             ],
             on_first_use: false,
         },

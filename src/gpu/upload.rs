@@ -13,18 +13,39 @@ use super::GpuContext;
 use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
 use crate::error::{MsmError, Result};
 
-/// Scalars one rayon task writes into the staging buffer (1 MiB): large enough that a
-/// task's start costs nothing next to its copy, small enough to spread 2^20 over 16 cores.
-const SCALARS_PER_PART: usize = 1 << 15;
+/// Fewest scalars (2 MiB) one thread of the scalar copy writes: below that a thread's start
+/// costs more than its share of the copy saves.
+const SCALARS_PER_THREAD: usize = 1 << 16;
 
-/// One part of the mapped scalars section, for a rayon task.
+/// One part of the mapped scalars section, for a thread of its own.
 struct SendPart<'a>(wgpu::WriteOnly<'a, [[u8; 32]]>);
 
 // SAFETY: a `WriteOnly<'a, [T]>` is exclusive, write-only access to its elements, like
 // `&'a mut [T]`, which is `Send` for `T: Send`; wgpu implements `Send` for `WriteOnly<'a, T>`
 // with `T: Send` only for sized `T` (its impl lacks `?Sized`), not for slices. The parts come
-// from `split_at`, so no two overlap, and the mapping outlives them (`'a`).
+// from `split_at`, so no two overlap, and the mapping outlives them (`'a`, and the scope
+// joins every thread before `write_scalars` returns).
 unsafe impl Send for SendPart<'_> {}
+
+impl SendPart<'_> {
+    /// Writes `src` (exactly as many scalars as the part holds) into the part.
+    fn write(self, src: &[ark_bls12_377::Fr]) {
+        debug_assert_eq!(self.0.len(), src.len());
+        self.0.write_iter(src.iter().map(|s| {
+            let mut b = [0u8; 32];
+            for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
+                o.copy_from_slice(&l.to_le_bytes());
+            }
+            b
+        }))
+    }
+}
+
+/// The cores the scalar copy may use (asked once: it reads the cgroup's limits).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
 
 /// The uploads of a job on the GPU bucket sort, besides its parameters and points: the
 /// level parameters and the scalars.
@@ -84,27 +105,29 @@ impl Uploads<'_> {
     }
 
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
-    /// straight into the mapped staging buffer, in parts of [`SCALARS_PER_PART`] written on
-    /// every core of rayon's pool.
+    /// straight into the mapped staging buffer: in equal parts of at least
+    /// [`SCALARS_PER_THREAD`], one per core, on scoped threads of their own (not rayon's
+    /// pool, whose workers could be busy in other calls waiting for this one's memory).
     pub(super) fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
         let JobPlan::DeviceSort { scalars, .. } = self.plan else {
             unreachable!("scalars are uploaded for the GPU bucket sort only")
         };
         let (mut rest, _) = out.into_chunks::<32>();
-        let mut parts = Vec::with_capacity(scalars.len().div_ceil(SCALARS_PER_PART));
-        for from in (0..scalars.len()).step_by(SCALARS_PER_PART) {
-            let (part, tail) = rest.split_at(SCALARS_PER_PART.min(scalars.len() - from));
-            parts.push((&scalars[from..from + part.len()], SendPart(part)));
-            rest = tail;
-        }
-        parts.into_par_iter().for_each(|(scalars, SendPart(part))| {
-            part.write_iter(scalars.iter().map(|s| {
-                let mut b = [0u8; 32];
-                for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
-                    o.copy_from_slice(&l.to_le_bytes());
-                }
-                b
-            }))
+        let threads = scalars.len().div_ceil(SCALARS_PER_THREAD).clamp(1, cores());
+        let per = scalars.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let mut parts = scalars.chunks(per).map(|src| {
+                let (part, tail) = std::mem::take(&mut rest).split_at(src.len());
+                rest = tail;
+                (src, SendPart(part))
+            });
+            let first = parts.next();
+            for (src, part) in parts.by_ref() {
+                scope.spawn(move || part.write(src));
+            }
+            if let Some((src, part)) = first {
+                part.write(src);
+            }
         });
     }
 

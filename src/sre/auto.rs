@@ -28,7 +28,9 @@ use ark_bls12_377::{Fr, G1Affine};
 
 use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
 use crate::config::MAX_WINDOW_BITS;
-use crate::digits::{best_window_bits, num_windows, pippenger_cost, AddCosts, DigitMatrix};
+use crate::digits::{
+    choose_window, num_windows, pippenger_cost, AddCosts, DigitMatrix, SCALAR_BITS,
+};
 
 /// Share of the predicted MSM time (with SRE) that the searches of one call, pilots
 /// included, may take.
@@ -67,7 +69,8 @@ pub struct Rates {
     pub call_ns_per_mul: f64,
     /// Host time per merged point, ns.
     pub merge_ns: f64,
-    /// The engine's addition costs, the weights of [`pippenger_cost`].
+    /// The addition costs these rates were learned under (the engine's profile, the same
+    /// as `decide`'s `costs`): the weights of [`pippenger_cost`].
     pub costs: AddCosts,
 }
 
@@ -135,7 +138,7 @@ pub fn decide(
 ) -> Decision {
     let start = Instant::now();
     let n = scalars.len();
-    let c0 = fixed_c.unwrap_or_else(|| best_window_bits(n, costs));
+    let c0 = choose_window(fixed_c, n, SCALAR_BITS, costs);
     let Some(r) = rates else {
         return Decision {
             window_bits: c0,
@@ -317,6 +320,7 @@ fn reason(c0: u32, t0: f64, notes: &[String], on_at: Option<u32>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digits::best_window_bits;
     use crate::inputs::{random_bases, random_scalars};
 
     /// Roughly lavapipe on dev-2c: GPU additions cost about what host ones do.

@@ -47,9 +47,7 @@ impl SrePolicy {
         match config.sre {
             SreMode::Off => plain(config.window_bits, None),
             SreMode::On(opts) => {
-                let c = config
-                    .window_bits
-                    .unwrap_or_else(|| crate::digits::best_window_bits(n, costs));
+                let c = crate::digits::choose_window(config.window_bits, n, SCALAR_BITS, costs);
                 let t = Instant::now();
                 let d = DigitMatrix::new(bases, scalars, c);
                 report.phases.digits += t.elapsed();
@@ -166,6 +164,7 @@ impl SrePolicy {
         let call = p.total.saturating_sub(p.sre_search + p.merged_points);
         let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
         let full_width = rep.num_windows == crate::digits::num_windows(c);
+        // A GPU call's report names its profile; RCB only for a report without one.
         let costs = rep.arithmetic.map_or(AddCosts::RCB, AddCosts::of);
         let call_ns_per_mul =
             call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, SCALAR_BITS, costs) as f64;

@@ -178,6 +178,10 @@ impl Arithmetic {
         let mut s = String::new();
         s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
         s += &format!("const BASE_WORDS: u32 = {}u;\n", self.base_words());
+        assert!(
+            self.base_words().is_multiple_of(4),
+            "bases are read 16 bytes at a time"
+        );
         s += &format!("const BASE_QUADS: u32 = {}u;\n", self.base_words() / 4);
         s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
         s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
@@ -226,8 +230,6 @@ pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
 /// (144 bytes a base against Limbs32's 96): 2^20, so that an adapter that binds 128 MiB
 /// (lavapipe) keeps 2^20-point MSMs in one binding with Limbs32 rather than losing them.
 pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 20;
-// The stages that add bases read them 16 bytes at a time.
-const _: () = assert!((2 * PACKED_WORDS).is_multiple_of(4) && (3 * PACKED_WORDS).is_multiple_of(4));
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
@@ -237,7 +239,7 @@ pub const WORKGROUP_SIZE: u32 = 64;
 const _: () = assert!(WORKGROUP_SIZE.is_power_of_two());
 
 /// Packed words of the canonical form of a field element's arkworks representation.
-fn bigint_words(b: &BigInt<6>) -> [u32; PACKED_WORDS] {
+pub(super) fn bigint_words(b: &BigInt<6>) -> [u32; PACKED_WORDS] {
     let mut w = [0u32; PACKED_WORDS];
     for (i, limb) in b.0.iter().enumerate() {
         w[2 * i] = *limb as u32;

@@ -1,7 +1,9 @@
 //! The shader-generation side, in one place: every WGSL file of `shaders/`, the profiles'
 //! choice among them ([`profile`]), the host/shader contract ([`contract`]), the field
-//! constants and word layouts ([`field`]), the curve formulas as step tables ([`program`],
-//! [`edwards`]), and the prelude every stage starts with. What each stage adds to the
+//! constants and word layouts ([`field`]), the wide profiles' generated multiplication
+//! ([`mul32`]), the curve formulas as step tables ([`program`], [`edwards`]), the prelude
+//! every stage starts with, and the writing-out of marked loops ([`unroll`], which
+//! `super::stages` applies to each module's whole source). What each stage adds to the
 //! prelude (its files and its bindings) is the stage table's (`super::stages`).
 //!
 //! | file | what it holds |

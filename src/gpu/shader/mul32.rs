@@ -8,25 +8,22 @@
 //! 64-bit products: for each word b_i, t += a b_i, then t += m p with m = t_0 (-p^-1) mod
 //! 2^32, and t shifts down one word. The running value lives in 14 scalar variables t0..t13.
 //! Every value stays fully reduced (< p): t < 2p at the end, and one conditional subtraction
-//! (`fp_reduce_once` of `shaders/field32.wgsl`) finishes.
+//! (`fp_reduce_once` of `shaders/field32.wgsl`) finishes. The shader itself is compared with
+//! arkworks on the device (`tests/shader_ops.rs`, every wide profile); here the same steps
+//! run on the host against arkworks, and the generated text is checked for its shape.
 
 use std::fmt::Write;
 
 use ark_bls12_377::Fq;
 use ark_ff::PrimeField;
 
-use super::field::{neg_p_inv_word, WIDE_LIMBS};
+use super::field::{bigint_words, neg_p_inv_word, WIDE_LIMBS};
 
 const N: usize = WIDE_LIMBS as usize;
 
 /// The modulus' 32-bit words, least significant first.
 fn p_words() -> [u32; N] {
-    let mut w = [0u32; N];
-    for (i, limb) in Fq::MODULUS.0.iter().enumerate() {
-        w[2 * i] = *limb as u32;
-        w[2 * i + 1] = (*limb >> 32) as u32;
-    }
-    w
+    bigint_words(&Fq::MODULUS)
 }
 
 /// WGSL of `fp_mul` and `fp_square` (the square is the product; the Edwards mixed addition,
@@ -94,9 +91,10 @@ pub fn wgsl() -> String {
     s
 }
 
-/// The same CIOS product on the host, word by word as the WGSL runs it (the oracle of the
-/// generated code's structure: same words, same carries).
-pub fn cios_reference(a: &[u32; N], b: &[u32; N]) -> [u32; N] {
+/// The same CIOS product on the host, word by word as the generated WGSL runs it (same
+/// words, same carries), tested against arkworks.
+#[cfg(test)]
+fn cios_reference(a: &[u32; N], b: &[u32; N]) -> [u32; N] {
     let p = p_words();
     let np0 = neg_p_inv_word();
     let mut t = [0u32; N + 2];
@@ -139,17 +137,11 @@ pub fn cios_reference(a: &[u32; N], b: &[u32; N]) -> [u32; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_ff::{BigInt, UniformRand};
+    use ark_ff::UniformRand;
 
+    /// arkworks' internal (Montgomery) words: x * 2^384 mod p.
     fn words(x: &Fq) -> [u32; N] {
-        // arkworks' internal (Montgomery) words: x * 2^384 mod p.
-        let BigInt(l) = x.0;
-        let mut w = [0u32; N];
-        for i in 0..6 {
-            w[2 * i] = l[i] as u32;
-            w[2 * i + 1] = (l[i] >> 32) as u32;
-        }
-        w
+        bigint_words(&x.0)
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! counter, the counter a `const`, so every index is a constant.
 //!
 //! A marked loop is exactly `for (var I = 0u; I < BOUND; I++) {` on the line after the
-//! marker, BOUND a literal (`12u`) or a `u32` constant the module defines (`const NAME: u32 =
-//! 12u;`), and its body must not `break`, `continue` or assign I. Marked loops may nest.
+//! marker, BOUND a literal (`12u`) or a `u32` constant the module defines once (`const NAME:
+//! u32 = 12u;`), its closing `}` alone on its line; its body has no `break` or `continue`
+//! (not even of an inner loop) and no block comment, and does not assign I (a `const`: naga
+//! refuses that). Marked loops may nest.
 
 /// The module's source with every marked loop written out, or what is wrong with a marker.
 pub fn expand(source: &str) -> Result<String, String> {
@@ -19,10 +21,16 @@ pub fn expand(source: &str) -> Result<String, String> {
         let (var, bound) = parse_header(lines.get(header).map_or("", |l| l.as_str()))?;
         let count = constant(source, &bound)?;
         let body = &lines[header + 1..end];
+        if lines[end].trim() != "}" {
+            return Err(format!(
+                "marked loop over {var} must end on a line of its own `}}`"
+            ));
+        }
         for l in body {
-            let t = l.trim_start();
-            if t.starts_with("break") || t.starts_with("continue") {
-                return Err(format!("unrolled loop over {var} has `{}`", t));
+            let code = l.split("//").next().unwrap_or("");
+            let words = code.split(|c: char| !is_ident(c));
+            if words.clone().any(|w| w == "break" || w == "continue") || code.contains("/*") {
+                return Err(format!("unrolled loop over {var} has `{}`", l.trim()));
             }
         }
         let indent = &lines[header][..lines[header].len() - lines[header].trim_start().len()];
@@ -94,11 +102,17 @@ fn constant(source: &str, bound: &str) -> Result<u32, String> {
         return Ok(v);
     }
     let decl = format!("const {bound}: u32 = ");
-    source
+    let values: Vec<Option<u32>> = source
         .lines()
-        .find_map(|l| l.trim().strip_prefix(&decl))
-        .and_then(|v| literal(v.trim_end_matches(';')))
-        .ok_or_else(|| format!("unrolled loop bound {bound} is not a u32 literal constant"))
+        .filter_map(|l| l.trim().strip_prefix(&decl))
+        .map(|v| literal(v.trim_end_matches(';')))
+        .collect();
+    match values[..] {
+        [Some(v)] => Ok(v),
+        _ => Err(format!(
+            "unrolled loop bound {bound} is not one u32 literal constant"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +139,10 @@ mod tests {
             "// unroll\nfor (var i = 0u; i < n; i++) {\n}\n",
             "// unroll\nlet x = 1u;\n",
             "// unroll\nfor (var i = 0u; i < 4u; i++) {\n    break;\n}\n",
+            "// unroll\nfor (var i = 0u; i < 4u; i++) {\n    if (x) { continue; }\n}\n",
+            "// unroll\nfor (var i = 0u; i < 4u; i++) {\n    a[i] = 0u; /* { */\n}\n",
+            "// unroll\nfor (var i = 0u; i < 4u; i++) {\n    a[i] = 0u;\n} x = 1u;\n",
+            "const N: u32 = 2u;\nconst N: u32 = 3u;\n// unroll\nfor (var i = 0u; i < N; i++) {\n}\n",
             "// unroll\nfor (var i = 0u; i < 4u; i++) {\n",
         ] {
             assert!(expand(bad).is_err(), "{bad}");
