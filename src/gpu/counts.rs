@@ -1,7 +1,8 @@
 //! What one call on the GPU bucket sort does, counted from its plan and the formulas'
 //! costs: its dispatches, field multiplications and device-memory bytes, pass by pass. These
 //! are the proxies `docs/PERF.md` reports until a GPU measures time (`examples/op_counts.rs`
-//! prints them); the tests check the dispatch count against the passes the engine builds.
+//! prints them). The passes are `sort::sort_pass_list`'s, the list the engine builds its
+//! passes from; `tests/resident.rs` checks the dispatch count against the engine's.
 //!
 //! The counts are for bases already resident (the prover's case) and uniform scalars: every
 //! one of the n W digits is taken as nonzero (an upper bound, off by about 2^-c), every
@@ -10,7 +11,7 @@
 
 use super::layout::REDUCTION_RUN_LENGTH;
 use super::shader::field::Arithmetic;
-use super::sort::{accumulation_threads, carry_levels, scan_levels};
+use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
 use crate::digits::{buckets_per_window, num_windows, AddCosts, SCALAR_BITS};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
@@ -63,90 +64,72 @@ impl CallCounts {
             a.base_words() as u64 * 4,
             a.point_words() as u64 * 4,
         );
-        let pass = |stage, dispatches, mixed_adds, adds, bytes_read, bytes_written| PassCounts {
-            stage,
-            dispatches,
-            mixed_adds,
-            adds,
-            bytes_read,
-            bytes_written,
-        };
-        let mut passes = Vec::new();
-        // Montgomery form in, integer out; the base is read to see whether it is the
-        // identity; one atomic per digit.
-        passes.push(pass(
-            "count_digits",
-            1,
-            0,
-            0,
-            n64 * (32 + base) + entries * 4,
-            n64 * 32 + entries * 4,
-        ));
         let (scan, _) = scan_levels(buckets as u32 + 1);
-        let scanned: u64 = scan.iter().map(|l| l.count_in as u64).sum();
-        passes.push(pass(
-            "scan_blocks",
-            scan.len() as u32,
-            0,
-            0,
-            scanned * 4,
-            scanned * 4,
-        ));
-        let added: u64 = scan.iter().rev().skip(1).map(|l| l.count_in as u64).sum();
-        passes.push(pass(
-            "scan_add",
-            scan.len() as u32 - 1,
-            0,
-            0,
-            added * 4,
-            added * 4,
-        ));
-        // The integer, an offset and an atomic per digit; the entry and its bucket written.
-        passes.push(pass(
-            "scatter_digits",
-            1,
-            0,
-            0,
-            n64 * 32 + entries * 12,
-            entries * 12,
-        ));
         let threads = accumulation_threads(n, w) as u64;
-        let item = 2 * (point + 4);
-        passes.push(pass(
-            "accumulate_balanced",
-            1,
-            entries,
-            0,
-            entries * (8 + base),
-            buckets.min(entries) * point + threads * item,
-        ));
         let carry = carry_levels(threads as u32);
-        let carried: u64 = carry.iter().map(|l| l.count_in as u64).sum();
-        passes.push(pass(
-            "carry_level",
-            carry.len() as u32,
-            0,
-            carried,
-            carried * item,
-            carry.iter().map(|l| l.count_out as u64).sum::<u64>() * item,
-        ));
         let (segment_adds, segments) = reduction_adds(c);
-        passes.push(pass(
-            "reduce_segments",
-            1,
-            0,
-            w as u64 * segment_adds,
-            buckets * (point + 8),
-            w as u64 * segments * point,
-        ));
-        passes.push(pass(
-            "reduce_windows",
-            1,
-            0,
-            w as u64 * segments,
-            w as u64 * segments * point,
-            w as u64 * point,
-        ));
+        let item = 2 * (point + 4);
+        let mut passes: Vec<PassCounts> = Vec::new();
+        for step in sort_pass_list(scan.len(), carry.len()) {
+            // (mixed additions, additions, bytes read, bytes written) of one dispatch.
+            let (mixed_adds, adds, bytes_read, bytes_written) = match step {
+                // Montgomery form in, integer out; the base read to see whether it is the
+                // identity; one atomic per digit.
+                SortPass::Count => (
+                    0,
+                    0,
+                    n64 * (32 + base) + entries * 4,
+                    n64 * 32 + entries * 4,
+                ),
+                SortPass::ScanBlocks(i) | SortPass::ScanAdd(i) => {
+                    let len = scan[i].count_in as u64 * 4;
+                    (0, 0, len, len)
+                }
+                // The integer, an offset and an atomic per digit; the entry and its bucket
+                // written.
+                SortPass::Scatter => (0, 0, n64 * 32 + entries * 12, entries * 12),
+                SortPass::Accumulate => (
+                    entries,
+                    0,
+                    entries * (8 + base),
+                    buckets.min(entries) * point + threads * item,
+                ),
+                SortPass::Carry(i) => {
+                    let (inp, out) = (carry[i].count_in as u64, carry[i].count_out as u64);
+                    (0, inp, inp * item, out * item)
+                }
+                SortPass::ReduceSegments => (
+                    0,
+                    w as u64 * segment_adds,
+                    buckets * (point + 8),
+                    w as u64 * segments * point,
+                ),
+                SortPass::ReduceWindows => (
+                    0,
+                    w as u64 * segments,
+                    w as u64 * segments * point,
+                    w as u64 * point,
+                ),
+            };
+            let stage = step.stage().def().entry;
+            match passes.last_mut() {
+                Some(p) if p.stage == stage => {
+                    p.dispatches += 1;
+                    p.mixed_adds += mixed_adds;
+                    p.adds += adds;
+                    p.bytes_read += bytes_read;
+                    p.bytes_written += bytes_written;
+                }
+                _ => passes.push(PassCounts {
+                    stage,
+                    dispatches: 1,
+                    mixed_adds,
+                    adds,
+                    bytes_read,
+                    bytes_written,
+                }),
+            }
+        }
         CallCounts {
             n,
             window_bits: c,

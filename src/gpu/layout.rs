@@ -19,7 +19,7 @@ pub const REDUCTION_RUN_LENGTH: u32 = 16;
 /// scatter, accumulate, the carry levels and the two reduction passes.
 pub(super) const MAX_PASSES: usize = {
     let host = 4 + MAX_MERGE_LEVELS;
-    let gpu = 6 + 2 * sort::MAX_SCAN_LEVELS + sort::MAX_CARRY_LEVELS;
+    let gpu = 1 + sort::sort_pass_count(sort::MAX_SCAN_LEVELS, sort::MAX_CARRY_LEVELS);
     if host > gpu {
         host
     } else {

@@ -6,6 +6,7 @@ use super::pipelines::Pass;
 use super::shader::contract::{LevelParams, MergeParams, Params};
 use super::shader::field::WORKGROUP_SIZE;
 use super::slots::Slot;
+use super::sort::{sort_pass_list, SortPass};
 use super::stages::{Binding, Source, StageId};
 use super::workspace::{GroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES_ID};
@@ -98,9 +99,10 @@ impl GpuContext {
         }
     }
 
-    /// The GPU bucket sort's passes: count, prefix sum, scatter, balanced accumulation and
-    /// the carry levels, which leave every nonempty bucket's sum in place (the reduction
-    /// reads the empty ones as the identity).
+    /// The GPU bucket sort's passes, as `sort::sort_pass_list` orders them: count, prefix
+    /// sum, scatter, balanced accumulation and the carry levels, which leave every nonempty
+    /// bucket's sum in place (the reduction reads the empty ones as the identity), then the
+    /// reduction.
     fn sort_passes(
         &self,
         ws: &mut Workspace,
@@ -109,28 +111,6 @@ impl GpuContext {
         on_bases: Binds,
         out: &mut Vec<Pass>,
     ) {
-        let threads = |t: u64| self.dispatch_dims(t);
-        let n = params.num_points as u64;
-        out.push(self.pass(ws, StageId::CountDigits, on_bases, threads(n)));
-        for (i, lv) in sort.scan.iter().enumerate() {
-            let at = Binds {
-                level: i,
-                ..Binds::NONE
-            };
-            let dims = threads(lv.count_out as u64 * WORKGROUP_SIZE as u64);
-            out.push(self.pass(ws, StageId::ScanBlocks, at, dims));
-        }
-        for (i, lv) in sort.scan.iter().enumerate().rev().skip(1) {
-            let at = Binds {
-                level: i,
-                ..Binds::NONE
-            };
-            let dims = threads(lv.count_in as u64);
-            out.push(self.pass(ws, StageId::ScanAdd, at, dims));
-        }
-        out.push(self.pass(ws, StageId::ScatterDigits, on_bases, threads(n)));
-        let slices = threads(params.num_slices as u64);
-        out.push(self.pass(ws, StageId::AccumulateBalanced, on_bases, slices));
         const EVEN: &[(&str, Slot)] = &[
             ("in_keys", Slot::ItemKeysA),
             ("in_sums", Slot::ItemSumsA),
@@ -143,17 +123,55 @@ impl GpuContext {
             ("out_keys", Slot::ItemKeysA),
             ("out_sums", Slot::ItemSumsA),
         ];
-        for (i, lv) in sort.carry.iter().enumerate() {
-            // The carry levels' parameter blocks follow the scan levels'.
-            let at = sort.scan.len() + i;
-            let binds = Binds {
-                level: at,
-                given: if i % 2 == 0 { EVEN } else { ODD },
-                ..Binds::NONE
+        let threads = |t: u64| self.dispatch_dims(t);
+        let n = params.num_points as u64;
+        let at = |level| Binds {
+            level,
+            ..Binds::NONE
+        };
+        for step in sort_pass_list(sort.scan.len(), sort.carry.len()) {
+            let pass = match step {
+                SortPass::Count => self.pass(ws, StageId::CountDigits, on_bases, threads(n)),
+                SortPass::ScanBlocks(i) => {
+                    let dims = threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64);
+                    self.pass(ws, StageId::ScanBlocks, at(i), dims)
+                }
+                SortPass::ScanAdd(i) => {
+                    let dims = threads(sort.scan[i].count_in as u64);
+                    self.pass(ws, StageId::ScanAdd, at(i), dims)
+                }
+                SortPass::Scatter => self.pass(ws, StageId::ScatterDigits, on_bases, threads(n)),
+                SortPass::Accumulate => {
+                    let slices = threads(params.num_slices as u64);
+                    self.pass(ws, StageId::AccumulateBalanced, on_bases, slices)
+                }
+                SortPass::Carry(i) => {
+                    // The carry levels' parameter blocks follow the scan levels'.
+                    let binds = Binds {
+                        level: sort.scan.len() + i,
+                        given: if i % 2 == 0 { EVEN } else { ODD },
+                        ..Binds::NONE
+                    };
+                    let dims = threads(sort.carry[i].count_out as u64);
+                    self.pass(ws, StageId::CarryLevel, binds, dims)
+                }
+                SortPass::ReduceSegments => self.reduce_segments(ws, params),
+                SortPass::ReduceWindows => self.reduce_windows(ws, params),
             };
-            let dims = threads(lv.count_out as u64);
-            out.push(self.pass(ws, StageId::CarryLevel, binds, dims));
+            out.push(pass);
         }
+    }
+
+    /// The reduction's first pass: the running sums of each window's segments.
+    fn reduce_segments(&self, ws: &mut Workspace, params: &Params) -> Pass {
+        let dims = self.dispatch_dims(params.total_segments as u64);
+        self.pass(ws, StageId::ReduceSegments, Binds::NONE, dims)
+    }
+
+    /// The reduction's second pass: one workgroup per window.
+    fn reduce_windows(&self, ws: &mut Workspace, params: &Params) -> Pass {
+        let dims = (params.num_windows, 1);
+        self.pass(ws, StageId::ReduceWindows, Binds::NONE, dims)
     }
 
     /// The host plan's passes: accumulation of the chunks, then the merge levels, the last
@@ -208,12 +226,12 @@ impl GpuContext {
         }
         match &lay.sort {
             Some(sort) => self.sort_passes(ws, sort, params, bases, &mut out),
-            None => self.host_passes(ws, lay, bases, &mut out),
+            None => {
+                self.host_passes(ws, lay, bases, &mut out);
+                out.push(self.reduce_segments(ws, params));
+                out.push(self.reduce_windows(ws, params));
+            }
         }
-        let dims = self.dispatch_dims(params.total_segments as u64);
-        out.push(self.pass(ws, StageId::ReduceSegments, Binds::NONE, dims));
-        let dims = (params.num_windows, 1);
-        out.push(self.pass(ws, StageId::ReduceWindows, Binds::NONE, dims));
         out
     }
 }

@@ -8,6 +8,7 @@ use super::shader::contract::LevelParams;
 pub use super::shader::contract::{
     sort_wgsl_constants as wgsl_constants, CARRY_FANIN, MIN_SLICE, SCAN_RUN,
 };
+use super::stages::StageId;
 use crate::digits::MAX_CHUNK_ENTRIES;
 
 /// Most entries one accumulation thread adds (its slice of the sorted entries), whatever the
@@ -57,6 +58,62 @@ pub fn scan_levels(count: u32) -> (Vec<LevelParams>, u32) {
         base += len;
         len = blocks;
     }
+}
+
+/// One dispatch of a call on the GPU bucket sort, in order: the one list that `passes.rs`
+/// builds the call's passes from, `counts.rs` counts and [`sort_pass_count`] bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortPass {
+    /// `count_digits`: each scalar's integer written back, the buckets counted.
+    Count,
+    /// `scan_blocks` on prefix-sum level `level`, the levels going up.
+    ScanBlocks(usize),
+    /// `scan_add` on level `level`, coming back down (every level but the last).
+    ScanAdd(usize),
+    /// `scatter_digits`: the entries placed.
+    Scatter,
+    /// `accumulate_balanced`: equal slices of the sorted entries.
+    Accumulate,
+    /// `carry_level` on carry level `level`.
+    Carry(usize),
+    /// `reduce_segments`: the running sums of each window's segments.
+    ReduceSegments,
+    /// `reduce_windows`: one window sum per workgroup.
+    ReduceWindows,
+}
+
+impl SortPass {
+    /// The stage the pass dispatches.
+    pub(crate) fn stage(self) -> StageId {
+        match self {
+            SortPass::Count => StageId::CountDigits,
+            SortPass::ScanBlocks(_) => StageId::ScanBlocks,
+            SortPass::ScanAdd(_) => StageId::ScanAdd,
+            SortPass::Scatter => StageId::ScatterDigits,
+            SortPass::Accumulate => StageId::AccumulateBalanced,
+            SortPass::Carry(_) => StageId::CarryLevel,
+            SortPass::ReduceSegments => StageId::ReduceSegments,
+            SortPass::ReduceWindows => StageId::ReduceWindows,
+        }
+    }
+}
+
+/// The passes of a call on the GPU bucket sort with `scan` prefix-sum levels and `carry`
+/// carry levels (a call that uploads its bases runs the convert pass first).
+pub fn sort_pass_list(scan: usize, carry: usize) -> Vec<SortPass> {
+    let mut out = vec![SortPass::Count];
+    out.extend((0..scan).map(SortPass::ScanBlocks));
+    out.extend((0..scan.saturating_sub(1)).rev().map(SortPass::ScanAdd));
+    out.extend([SortPass::Scatter, SortPass::Accumulate]);
+    out.extend((0..carry).map(SortPass::Carry));
+    out.extend([SortPass::ReduceSegments, SortPass::ReduceWindows]);
+    out
+}
+
+/// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
+pub const fn sort_pass_count(scan: usize, carry: usize) -> usize {
+    // Count, scatter, accumulate and the two reductions, the scan up and back, the carries.
+    5 + scan + scan.saturating_sub(1) + carry
 }
 
 /// Accumulation threads for n scalars in W windows (at most n W entries).
@@ -186,6 +243,25 @@ mod tests {
                 (want[b] > 0) as u32,
                 "bucket {b}, {threads} threads"
             );
+        }
+    }
+
+    #[test]
+    fn the_pass_list_and_its_count_agree() {
+        for scan in 1..=MAX_SCAN_LEVELS {
+            for carry in 1..=MAX_CARRY_LEVELS {
+                let list = sort_pass_list(scan, carry);
+                assert_eq!(list.len(), sort_pass_count(scan, carry));
+                // The scan comes back down from the level below the top to level 0.
+                let adds: Vec<usize> = list
+                    .iter()
+                    .filter_map(|p| match p {
+                        SortPass::ScanAdd(l) => Some(*l),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(adds, (0..scan - 1).rev().collect::<Vec<_>>());
+            }
         }
     }
 
