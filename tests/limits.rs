@@ -95,7 +95,7 @@ fn crosses_every_call_limit(e: &GpuMsm) {
 fn a_binding_limit_that_is_not_a_power_of_two_holds_in_every_profile() {
     let limits = odd_limits();
     // The default under these limits: Limbs32 where there are 64-bit integers (the
-    // Edwards bases would not bind 2^20 at once), else Limbs13.
+    // Edwards bases would not bind 2^16 at once), else Limbs13.
     let default = engine(limits.clone(), None).unwrap();
     let int64 = default.arithmetic() != Some(Arithmetic::Limbs13);
     // At the cost model's windows the buckets' binding sets the cap (c grows with n); at

@@ -64,8 +64,8 @@ pub struct EngineArgs {
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
     /// Arithmetic profile of the shaders [default: limbs32-edwards where the adapter has
-    /// 64-bit integers and binds 2^20 Edwards bases, limbs32 where it has 64-bit integers
-    /// only (lavapipe), else limbs13]
+    /// 64-bit integers and binds 2^16 Edwards bases (lavapipe too), limbs32 where it has
+    /// 64-bit integers but binds less, else limbs13]
     #[arg(long, value_enum)]
     pub arithmetic: Option<ArithmeticArg>,
     /// Let the engine route each MSM (on a software adapter that means the CPU) instead of

@@ -197,8 +197,8 @@ pub struct MsmConfig {
     pub force_backend: Option<Backend>,
     /// The shaders' arithmetic profile. `None` (the default) picks per adapter
     /// ([`Arithmetic::auto`]): 32-bit limbs with 64-bit products and twisted Edwards buckets
-    /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^20
-    /// Edwards bases, [`Arithmetic::Limbs32`] where it has `SHADER_INT64` only, else 13-bit
+    /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^16
+    /// Edwards bases (lavapipe does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` only, else 13-bit
     /// limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,

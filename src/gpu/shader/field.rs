@@ -227,9 +227,12 @@ pub const PACKED_WORDS: usize = 12;
 /// ([`Arithmetic::base_words`]).
 pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
-/// (144 bytes a base against Limbs32's 96): 2^20, so that an adapter that binds 128 MiB
-/// (lavapipe) keeps 2^20-point MSMs in one binding with Limbs32 rather than losing them.
-pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 20;
+/// (144 bytes a base against Limbs32's 96): 2^16. Larger calls are sliced at the binding
+/// limit (issue 11), and with slices of 2^16 points Edwards still does about 30% fewer
+/// multiplications per point than Limbs32 does on its 1.5 times longer slices. It was 2^20
+/// before slicing existed, which gave lavapipe (128 MiB, 932 k Edwards bases) Limbs32; since
+/// the written-out loops (issue 20) Edwards is also the faster of the two there (docs/PERF.md).
+pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 16;
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
@@ -387,7 +390,11 @@ mod tests {
             Arithmetic::Limbs32Edwards
         );
         assert_eq!(Arithmetic::auto(true, edwards - 1), Arithmetic::Limbs32);
-        assert_eq!(Arithmetic::auto(true, 128 << 20), Arithmetic::Limbs32); // lavapipe
+        assert_eq!(
+            Arithmetic::auto(true, 128 << 20),
+            Arithmetic::Limbs32Edwards
+        ); // lavapipe
+        assert_eq!(Arithmetic::auto(true, 4 << 20), Arithmetic::Limbs32);
         assert_eq!(Arithmetic::auto(false, u64::MAX), Arithmetic::Limbs13);
     }
 
