@@ -155,8 +155,8 @@ pub fn software_note(engine: &gpu_msm::GpuMsm) {
     if engine.is_software_adapter() {
         println!(
             "note: {} is a software adapter: the shaders run on this machine's CPU, so the GPU \
-             path is slower than arkworks here (about 2x with limbs32 arithmetic, 25x with \
-             limbs13, measured on 2 cores; docs/PERF.md)",
+             path is no faster than arkworks here (about 1-1.3x arkworks' time with the wide \
+             profiles, 25x with limbs13, measured on 2 cores; docs/PERF.md)",
             engine.adapter_name()
         );
     }
