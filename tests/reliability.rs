@@ -18,8 +18,9 @@ use gpu_msm::{
     SelfTest,
 };
 
-/// Bytes of the small budget: one 1000-point call needs about 2.3 MB (Limbs32 at c = 8
-/// on lavapipe), so two of them never fit at once and 8 threads must wait for each other.
+/// Bytes of the small budget: one 1000-point call needs about 2.3 MB with Limbs32 and 2.7 MB
+/// with Limbs32Edwards (lavapipe's default) at c = 8, so two of them never fit at once and 8
+/// threads must wait for each other.
 const SMALL_BUDGET: u64 = 4 << 20;
 
 /// An engine forced to the GPU path, with `config`'s budget, self-test and loss policy.
@@ -56,6 +57,12 @@ type Case = (usize, Vec<Fr>, Vec<Fr>, G1Projective, G1Projective);
 #[test]
 fn concurrent_calls_share_a_small_budget() {
     let e = with_budget(SMALL_BUDGET, SelfTest::Refuse);
+    // The premise, whatever the profile: one 1000-point call fits the budget, two do not.
+    let one = e.call_memory(1000, false).unwrap();
+    assert!(
+        one <= SMALL_BUDGET && 2 * one > SMALL_BUDGET,
+        "{one} bytes a call"
+    );
     let bases = random_bases(1000, 1);
     let resident = e.load_bases(&bases).unwrap();
     // Each thread: a one-shot call, a resident prefix and a batch of two, of mixed sizes.

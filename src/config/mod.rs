@@ -49,7 +49,7 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
 /// to finish a submission or map a buffer, or for room in the memory budget.
 ///
 /// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
-/// 1.4 M-point slice at its 128 MiB binding) took about 7 s, and a 2^26-point MSM on an H200
+/// 1.4 M-point Limbs32 slice at its 128 MiB binding, then the default) took about 7 s, and a 2^26-point MSM on an H200
 /// is estimated (not measured) under 2 s. A wait past it means a hung or lost GPU.
 pub const DEFAULT_GPU_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -198,7 +198,8 @@ pub struct MsmConfig {
     /// The shaders' arithmetic profile. `None` (the default) picks per adapter
     /// ([`Arithmetic::auto`]): 32-bit limbs with 64-bit products and twisted Edwards buckets
     /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^16
-    /// Edwards bases (lavapipe does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` only, else 13-bit
+    /// Edwards bases (lavapipe does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` but
+    /// binds fewer, else 13-bit
     /// limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,

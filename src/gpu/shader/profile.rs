@@ -19,8 +19,8 @@ impl Arithmetic {
 
     /// The profile an adapter gets by default: Limbs32Edwards where it has 64-bit integers
     /// and one storage binding holds [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases,
-    /// Limbs32 where it has 64-bit integers only (its bases take two thirds of the bytes, so
-    /// larger MSMs fit one binding), else Limbs13.
+    /// Limbs32 where it has 64-bit integers but binds fewer (its bases take two thirds of the
+    /// bytes, so larger MSMs fit one binding), else Limbs13.
     pub fn auto(int64: bool, max_binding_bytes: u64) -> Arithmetic {
         let edwards_bases =
             max_binding_bytes / (Arithmetic::Limbs32Edwards.base_words() * 4) as u64;
