@@ -29,12 +29,7 @@ fn prefixes_of_resident_bases() {
         if len > 0 {
             assert_eq!(rep.backend, Backend::Gpu);
             assert!(rep.resident_bases);
-            assert!(
-                rep.route.contains("bucket sort on the GPU"),
-                "{}",
-                rep.route
-            );
-            assert_eq!(rep.dispatches, counted_dispatches(&rep), "prefix {len}");
+            assert_counted_dispatches(&rep, &format!("prefix {len}"));
         }
     }
     assert_eq!(
@@ -55,11 +50,17 @@ fn prefixes_of_resident_bases() {
     assert_eq!(e.msm(&bases, s).unwrap(), reference(&bases, s));
 }
 
-/// The dispatches `gpu_msm::gpu::counts` says a call runs: one unsliced call on resident
-/// bases (no convert pass) on the GPU bucket sort; the caller checks the route.
-fn counted_dispatches(rep: &gpu_msm::MsmReport) -> u32 {
+/// Asserts that a call ran on the GPU bucket sort and ran the dispatches
+/// `gpu_msm::gpu::counts` counts for it (one unsliced call on resident bases: no convert).
+fn assert_counted_dispatches(rep: &gpu_msm::MsmReport, what: &str) {
+    assert!(
+        rep.route.contains("bucket sort on the GPU"),
+        "{what}: {}",
+        rep.route
+    );
     let c = rep.window_bits.unwrap();
-    gpu_msm::gpu::counts::CallCounts::device_sort(rep.n, c, rep.arithmetic.unwrap()).dispatches()
+    let counts = gpu_msm::gpu::counts::CallCounts::device_sort(rep.n, c, rep.arithmetic.unwrap());
+    assert_eq!(rep.dispatches, counts.dispatches(), "{what}");
 }
 
 /// The op counts' dispatches are the engine's, where the scan and carry levels change.
@@ -75,12 +76,7 @@ fn dispatch_counts_match_the_engine() {
     for len in [1, 64, 1 << 12, n] {
         let (got, rep) = e.msm_with_report(&handle, &all[..len]).unwrap();
         assert_eq!(got, reference(&bases[..len], &all[..len]), "n = {len}");
-        assert!(
-            rep.route.contains("bucket sort on the GPU"),
-            "{}",
-            rep.route
-        );
-        assert_eq!(rep.dispatches, counted_dispatches(&rep), "n = {len}");
+        assert_counted_dispatches(&rep, &format!("n = {len}"));
     }
 }
 

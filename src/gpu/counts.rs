@@ -9,10 +9,10 @@
 //! bucket as nonempty, and every carry-level boundary as one addition (a bucket that spans
 //! it; at most two per item).
 
-use super::layout::REDUCTION_RUN_LENGTH;
+use super::shader::contract::Params;
 use super::shader::field::Arithmetic;
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
-use crate::digits::{buckets_per_window, num_windows, AddCosts, SCALAR_BITS};
+use crate::digits::{num_windows, AddCosts, SCALAR_BITS};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
 /// reads and writes in device memory.
@@ -56,8 +56,9 @@ impl CallCounts {
     pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> CallCounts {
         let a = arithmetic;
         let w = num_windows(c);
-        let b = buckets_per_window(c) as u64;
-        let buckets = w as u64 * b;
+        // The shape the engine's layout gives the call: buckets and reduction segments.
+        let shape = Params::for_windows(0, n as u32, c, w);
+        let buckets = shape.total_buckets as u64;
         let entries = n as u64 * w as u64;
         let (n64, base, point) = (
             n as u64,
@@ -67,7 +68,7 @@ impl CallCounts {
         let (scan, _) = scan_levels(buckets as u32 + 1);
         let threads = accumulation_threads(n, w) as u64;
         let carry = carry_levels(threads as u32);
-        let (segment_adds, segments) = reduction_adds(c);
+        let (segment_adds, segments) = (reduction_adds(&shape), shape.segments as u64);
         let item = 2 * (point + 4);
         let mut passes: Vec<PassCounts> = Vec::new();
         for step in sort_pass_list(scan.len(), carry.len()) {
@@ -168,19 +169,16 @@ impl CallCounts {
 
 /// Additions of one window's segments (`shaders/reduce.wgsl`'s schedule: per segment of J
 /// buckets, 2J - 1 for the running sums, log2 S doublings, bits(s + 1) doublings and
-/// popcount(s + 1) additions for (s + 1) T, and the last a += acc), and its segment count S.
-fn reduction_adds(c: u32) -> (u64, u64) {
-    let b = buckets_per_window(c);
-    let run = REDUCTION_RUN_LENGTH.min(b);
-    let s = b / run;
-    let log2_s = s.trailing_zeros() as u64;
-    let adds = (1..=s as u64)
+/// popcount(s + 1) additions for (s + 1) T, and the last a += acc), J and S as `shape` has
+/// them.
+fn reduction_adds(shape: &Params) -> u64 {
+    let (run, log2_s) = (shape.run_length as u64, shape.log2_segments as u64);
+    (1..=shape.segments as u64)
         .map(|k| {
             let bits = 64 - k.leading_zeros() as u64;
-            2 * run as u64 - 1 + log2_s + bits + k.count_ones() as u64 + 1
+            2 * run - 1 + log2_s + bits + k.count_ones() as u64 + 1
         })
-        .sum();
-    (adds, s as u64)
+        .sum()
 }
 
 /// The window size the engine picks for an n-point call on `arithmetic` without a
@@ -223,7 +221,8 @@ mod tests {
         // The reduction of one window: S = 2048 segments of 16 buckets, each 31 additions
         // for its running sums, 11 doublings for S A, and bits(s + 1) doublings plus
         // popcount(s + 1) additions for (s + 1) T, plus one.
-        let (adds, s) = reduction_adds(16);
+        let shape = Params::for_windows(0, 1, 16, 1);
+        let (adds, s) = (reduction_adds(&shape), shape.segments);
         assert_eq!(s, 2048);
         let by_hand: u64 = (1..=2048u64)
             .map(|k| 31 + 11 + (64 - k.leading_zeros() as u64) + k.count_ones() as u64 + 1)

@@ -46,8 +46,9 @@ impl Params {
         }
     }
 
-    /// The parameters that depend on the window shape only.
-    fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
+    /// The parameters that depend on the window shape only (buckets, the reduction's
+    /// segments).
+    pub(super) fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
         let b = crate::digits::buckets_per_window(c);
         let run_length = REDUCTION_RUN_LENGTH.min(b);
         let segments = b / run_length;

@@ -130,48 +130,38 @@ impl GpuContext {
             ..Binds::NONE
         };
         for step in sort_pass_list(sort.scan.len(), sort.carry.len()) {
-            let pass = match step {
-                SortPass::Count => self.pass(ws, StageId::CountDigits, on_bases, threads(n)),
-                SortPass::ScanBlocks(i) => {
-                    let dims = threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64);
-                    self.pass(ws, StageId::ScanBlocks, at(i), dims)
-                }
-                SortPass::ScanAdd(i) => {
-                    let dims = threads(sort.scan[i].count_in as u64);
-                    self.pass(ws, StageId::ScanAdd, at(i), dims)
-                }
-                SortPass::Scatter => self.pass(ws, StageId::ScatterDigits, on_bases, threads(n)),
-                SortPass::Accumulate => {
-                    let slices = threads(params.num_slices as u64);
-                    self.pass(ws, StageId::AccumulateBalanced, on_bases, slices)
-                }
-                SortPass::Carry(i) => {
+            let (binds, dims) = match step {
+                SortPass::Count | SortPass::Scatter => (on_bases, threads(n)),
+                SortPass::ScanBlocks(i) => (
+                    at(i),
+                    threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64),
+                ),
+                SortPass::ScanAdd(i) => (at(i), threads(sort.scan[i].count_in as u64)),
+                SortPass::Accumulate => (on_bases, threads(params.num_slices as u64)),
+                SortPass::Carry(i) => (
                     // The carry levels' parameter blocks follow the scan levels'.
-                    let binds = Binds {
+                    Binds {
                         level: sort.scan.len() + i,
                         given: if i % 2 == 0 { EVEN } else { ODD },
                         ..Binds::NONE
-                    };
-                    let dims = threads(sort.carry[i].count_out as u64);
-                    self.pass(ws, StageId::CarryLevel, binds, dims)
+                    },
+                    threads(sort.carry[i].count_out as u64),
+                ),
+                SortPass::ReduceSegments | SortPass::ReduceWindows => {
+                    (Binds::NONE, self.reduction_dims(params, step))
                 }
-                SortPass::ReduceSegments => self.reduce_segments(ws, params),
-                SortPass::ReduceWindows => self.reduce_windows(ws, params),
             };
-            out.push(pass);
+            out.push(self.pass(ws, step.stage(), binds, dims));
         }
     }
 
-    /// The reduction's first pass: the running sums of each window's segments.
-    fn reduce_segments(&self, ws: &mut Workspace, params: &Params) -> Pass {
-        let dims = self.dispatch_dims(params.total_segments as u64);
-        self.pass(ws, StageId::ReduceSegments, Binds::NONE, dims)
-    }
-
-    /// The reduction's second pass: one workgroup per window.
-    fn reduce_windows(&self, ws: &mut Workspace, params: &Params) -> Pass {
-        let dims = (params.num_windows, 1);
-        self.pass(ws, StageId::ReduceWindows, Binds::NONE, dims)
+    /// The dispatch size of one of the two reduction passes, which both paths end with.
+    fn reduction_dims(&self, params: &Params, step: SortPass) -> (u32, u32) {
+        match step {
+            SortPass::ReduceSegments => self.dispatch_dims(params.total_segments as u64),
+            SortPass::ReduceWindows => (params.num_windows, 1),
+            other => unreachable!("{other:?} is not a reduction pass"),
+        }
     }
 
     /// The host plan's passes: accumulation of the chunks, then the merge levels, the last
@@ -228,8 +218,10 @@ impl GpuContext {
             Some(sort) => self.sort_passes(ws, sort, params, bases, &mut out),
             None => {
                 self.host_passes(ws, lay, bases, &mut out);
-                out.push(self.reduce_segments(ws, params));
-                out.push(self.reduce_windows(ws, params));
+                for step in [SortPass::ReduceSegments, SortPass::ReduceWindows] {
+                    let dims = self.reduction_dims(params, step);
+                    out.push(self.pass(ws, step.stage(), Binds::NONE, dims));
+                }
             }
         }
         out

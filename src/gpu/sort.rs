@@ -76,7 +76,8 @@ pub enum SortPass {
     Accumulate,
     /// `carry_level` on carry level `level`.
     Carry(usize),
-    /// `reduce_segments`: the running sums of each window's segments.
+    /// `reduce_segments`: the running sums of each window's segments (this and the next end
+    /// the host-list path's calls too).
     ReduceSegments,
     /// `reduce_windows`: one window sum per workgroup.
     ReduceWindows,
