@@ -4,11 +4,16 @@
 //!
 //! cargo run --release --example op_counts -- --logs 16,20,24,26 [--passes]
 //!
+//! Each size gets two rows: bases loaded as `load_bases` stores them, and with the shifted
+//! copies (`Precompute`) the cost model picks when memory is no object
+//! (`digits::choose_precompute`), with the copies' bytes.
+//!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
 //! integer rate, every byte at its peak bandwidth, and a fixed cost per dispatch, summed
 //! (no overlap). Its constants are printed with it; `.ci/device-check` measures instead.
 
 use clap::Parser;
+use gpu_msm::digits::{choose_precompute, AddCosts};
 use gpu_msm::gpu::counts::{window_bits, CallCounts};
 use gpu_msm::Arithmetic;
 
@@ -40,13 +45,22 @@ fn gib(b: u64) -> f64 {
 fn main() {
     let cli = Cli::parse();
     println!(
-        "| profile | n | c | windows | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
+        "| profile | n | c | copies (GiB) | windows | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
-        for &log in &cli.logs {
+        let shapes = |n: usize| {
+            let (c, k) = choose_precompute(None, n, AddCosts::of(a), |_, _| true);
+            [(window_bits(n, a), 1), (c, k)]
+        };
+        for (log, (c, copies)) in cli
+            .logs
+            .iter()
+            .flat_map(|&log| shapes(1 << log).map(|s| (log, s)))
+        {
             let n = 1usize << log;
-            let k = CallCounts::device_sort(n, window_bits(n, a), a);
+            let k = CallCounts::precomputed(n, c, copies, a);
+            let set = gib(copies as u64 * a.base_words() as u64 * 4 * n as u64);
             let muls = k.field_muls() as f64;
             let bytes = (k.bytes_read() + k.bytes_written()) as f64;
             let (tm, tb, td) = (
@@ -55,8 +69,9 @@ fn main() {
                 k.dispatches() as f64 * DISPATCH_S * 1e3,
             );
             println!(
-                "| {a:?} | 2^{log} | {} | {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
+                "| {a:?} | 2^{log} | {} | {copies} ({set:.2}) | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
                 k.window_bits,
+                k.bucket_windows,
                 k.windows,
                 k.dispatches(),
                 muls / 1e6,
@@ -67,7 +82,7 @@ fn main() {
             if cli.passes {
                 for p in &k.passes {
                     println!(
-                        "|  | {} x{} | | | | mixed {} + add {} | {:.3} | {:.3} | |",
+                        "|  | {} x{} | | | | | mixed {} + add {} | {:.3} | {:.3} | |",
                         p.stage,
                         p.dispatches,
                         p.mixed_adds,

@@ -90,3 +90,16 @@ fn point_to_words(p: Point) -> PointWords {
     }
     return w;
 }
+
+// The stored form of the affine point (x, y) (the shift stage's copies).
+fn stored_words_from_xy(x: Fp, y: Fp) -> BaseWords {
+    let px = fp_pack(x);
+    let py = fp_pack(y);
+    var w: BaseWords;
+    // unroll
+    for (var i = 0u; i < PACKED_WORDS; i++) {
+        w[i] = px[i];
+        w[PACKED_WORDS + i] = py[i];
+    }
+    return w;
+}

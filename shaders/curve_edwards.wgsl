@@ -102,3 +102,19 @@ fn point_to_words(p: Point) -> PointWords {
     }
     return w;
 }
+
+// The stored (precomputed) form of the affine point (x, y): (y - x, y + x, k x y), as the
+// convert stage stores it (the shift stage's copies).
+fn stored_words_from_xy(x: Fp, y: Fp) -> BaseWords {
+    let a = fp_pack(fp_sub(y, x));
+    let b = fp_pack(fp_add(y, x));
+    let c = fp_pack(fp_mul(fp_mul(TE_K, x), y));
+    var w: BaseWords;
+    // unroll
+    for (var i = 0u; i < PACKED_WORDS; i++) {
+        w[i] = a[i];
+        w[PACKED_WORDS + i] = b[i];
+        w[2u * PACKED_WORDS + i] = c[i];
+    }
+    return w;
+}

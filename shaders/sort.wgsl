@@ -16,6 +16,11 @@
 // host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
 // point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
+//
+// On bases stored with shifted copies (src/config/load.rs, Precompute) the W = digit_windows
+// digit windows fold onto W' = num_windows windows of buckets: digit window w of point i
+// places copy w / W' of it (point (w / W') * copy_stride + i) in window w mod W'. Without
+// copies W' = W and every digit places copy 0.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
 // The bindings come from the stage table (src/gpu/stages.rs); the stored bases are read
@@ -103,13 +108,28 @@ struct Digit {
     carry: u32,
 }
 
-// The bucket of a nonzero digit of window w, and the entry that places point i there.
-fn bucket_of(w: u32, d: Digit) -> u32 {
-    return w * params.buckets_per_window + d.magnitude - 1u;
+// Where digit window w places its digits: window `local` of the buckets, copy `first`
+// (the index of copy w / W' of point 0). Advanced once per digit window.
+struct Fold {
+    local: u32,
+    first: u32,
 }
 
-fn entry_of(i: u32, d: Digit) -> u32 {
-    return i | d.sign;
+fn next_fold(f: Fold) -> Fold {
+    if (f.local + 1u == params.num_windows) {
+        return Fold(0u, f.first + params.copy_stride);
+    }
+    return Fold(f.local + 1u, f.first);
+}
+
+// The bucket of a nonzero digit of bucket window `local`, and the entry that places point
+// i's copy there.
+fn bucket_of(f: Fold, d: Digit) -> u32 {
+    return f.local * params.buckets_per_window + d.magnitude - 1u;
+}
+
+fn entry_of(f: Fold, i: u32, d: Digit) -> u32 {
+    return (f.first + i) | d.sign;
 }
 
 fn digit(i: u32, w: u32, carry: u32) -> Digit {
@@ -147,12 +167,14 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     }
     store_integer(i);
     var carry = 0u;
-    for (var w = 0u; w < params.num_windows; w++) {
+    var f = Fold(0u, 0u);
+    for (var w = 0u; w < params.digit_windows; w++) {
         let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
-            atomicAdd(&counters[bucket_of(w, d)], 1u);
+            atomicAdd(&counters[bucket_of(f, d)], 1u);
         }
+        f = next_fold(f);
     }
 }
 
@@ -164,14 +186,16 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
         return;
     }
     var carry = 0u;
-    for (var w = 0u; w < params.num_windows; w++) {
+    var f = Fold(0u, 0u);
+    for (var w = 0u; w < params.digit_windows; w++) {
         let d = digit(i, w, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
-            let g = bucket_of(w, d);
+            let g = bucket_of(f, d);
             let at = offsets[g] + atomicAdd(&counters[g], 1u);
-            entries[at] = entry_of(i, d);
+            entries[at] = entry_of(f, i, d);
             entry_buckets[at] = g;
         }
+        f = next_fold(f);
     }
 }

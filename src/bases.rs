@@ -28,18 +28,22 @@ struct Inner {
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
     part_len: usize,
+    /// The window size its parts' shifted copies are for, if they hold copies
+    /// (`config::Precompute`).
+    precomputed_c: Option<u32>,
     /// The indices of the bases outside G1, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
     outside_g1: OnceLock<Vec<usize>>,
 }
 
 impl Bases {
-    /// A set; `in_g1`: every base was checked to be in G1.
+    /// A set; `in_g1`: every base was checked to be in G1; `precomputed_c`: the window
+    /// size its parts' shifted copies are for, if they hold copies.
     pub(crate) fn new(
         device: u64,
         host: Vec<G1Affine>,
         parts: Vec<StoredBases>,
-        part_len: usize,
+        (part_len, precomputed_c): (usize, Option<u32>),
         in_g1: bool,
     ) -> Self {
         let outside_g1 = OnceLock::new();
@@ -52,6 +56,7 @@ impl Bases {
                 host,
                 parts,
                 part_len: part_len.max(1),
+                precomputed_c,
                 outside_g1,
             }),
         }
@@ -76,6 +81,21 @@ impl Bases {
     /// Bases per device part: calls longer than this run in slices, one per part.
     pub fn part_len(&self) -> usize {
         self.inner.part_len
+    }
+
+    /// Copies of each base the device parts hold (`config::Precompute`): 1 without
+    /// shifted copies, and on an engine without a GPU.
+    pub fn precomputed_copies(&self) -> u32 {
+        match self.inner.precomputed_c {
+            Some(_) => self.part(0).map_or(1, |p| p.shift().copies),
+            None => 1,
+        }
+    }
+
+    /// The window size every call on the device's bucket sort over this set runs at, where
+    /// its parts hold shifted copies.
+    pub fn precomputed_window_bits(&self) -> Option<u32> {
+        self.inner.precomputed_c
     }
 
     /// The number of device parts.
@@ -124,6 +144,7 @@ impl std::fmt::Debug for Bases {
         f.debug_struct("Bases")
             .field("len", &self.len())
             .field("device_bytes", &self.device_bytes())
+            .field("precomputed_copies", &self.precomputed_copies())
             .finish()
     }
 }

@@ -48,8 +48,8 @@ pub mod sre;
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{
-    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, MemoryBudget, MsmConfig, PipelineCacheDir,
-    PowerPreference, SelfTest, SreMode,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, LoadOptions, MemoryBudget, MsmConfig,
+    PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
 };
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};

@@ -118,8 +118,12 @@ pub struct MsmReport {
     pub n: usize,
     /// Window size c (GPU path).
     pub window_bits: Option<u32>,
-    /// Number of windows (GPU path).
+    /// Number of windows of buckets (GPU path): the digit windows divided among the
+    /// set's shifted copies where it has some (`precomputed_copies`).
     pub num_windows: u32,
+    /// Shifted copies of each base the call read (`config::Precompute`): 1 but on the
+    /// GPU bucket sort over a resident set loaded with copies.
+    pub precomputed_copies: u32,
     /// Buckets over all windows (GPU path).
     pub num_buckets: u32,
     /// (bucket, point) entries placed, that is mixed additions in bucket accumulation.

@@ -5,16 +5,19 @@
 //! |---|---|
 //! | `mod.rs` | `MsmConfig`, its options and tuning constants, and its validation |
 //! | `choices.rs` | the choices other modules re-export: `Backend`, `Arithmetic`, SRE's options, `CalibrationSource` |
+//! | `load.rs` | how a resident set is stored: `LoadOptions`, `Precompute` |
 
 use std::time::Duration;
 
 use crate::error::{MsmError, Result};
 
 mod choices;
+mod load;
 
 pub use choices::{
     Arithmetic, Backend, CalibrationSource, SreOptions, SreStrategy, PAPER_EARLY_STOP,
 };
+pub use load::{LoadOptions, Precompute};
 
 /// Below this many points the engine uses the CPU double-and-add path.
 ///

@@ -315,3 +315,55 @@ mod properties {
         }
     }
 }
+
+/// Folding W digit windows onto ceil(W / k) windows of buckets: every digit window lands
+/// in one bucket window as one copy, the copies are numbered from 0, and the window
+/// reduction over the bucket windows with the copies' shifts gives back every digit's
+/// weight 2^(c w).
+#[test]
+fn folded_windows_keep_every_digit_weight() {
+    for c in [2, 5, 13, 16] {
+        let w = num_windows(c);
+        for k in 1..=w {
+            let bw = bucket_windows(c, k);
+            assert!(bw * k >= w && (bw - 1) * k < w, "c = {c}, k = {k}");
+            for d in 0..w {
+                let (copy, local) = (d / bw, d % bw);
+                assert!(copy < k);
+                // Copy j is 2^(c W' j) P, bucket window `local` weighs 2^(c local).
+                assert_eq!(c * bw * copy + c * local, c * d);
+            }
+        }
+    }
+}
+
+#[test]
+fn precompute_costs_and_the_auto_choice() {
+    let e = AddCosts::EDWARDS;
+    for (n, c) in [(1 << 10, 10), (1 << 20, 16)] {
+        // One copy is the plain cost; more copies shrink only the reduction.
+        assert_eq!(precompute_cost(n, c, 1, e), pippenger_cost(n, c, e));
+        let w = num_windows(c);
+        let costs: Vec<u64> = (1..=w).map(|k| precompute_cost(n, c, k, e)).collect();
+        assert!(costs.windows(2).all(|p| p[1] <= p[0]));
+        assert!(costs[w as usize - 1] > w as u64 * n as u64 * e.mixed_add);
+    }
+    // Nothing fits: the plain set at the cost model's c.
+    let n = 1 << 16;
+    assert_eq!(
+        choose_precompute(None, n, e, |_, _| false),
+        (best_window_bits(n, e), 1)
+    );
+    // Anything fits: a shape within 1% of the fewest multiplications, fewest copies first.
+    let (c, k) = choose_precompute(None, n, e, |_, _| true);
+    let best = (2..=MAX_WINDOW_BITS)
+        .flat_map(|c| (1..=num_windows(c)).map(move |k| precompute_cost(n, c, k, e)))
+        .min()
+        .unwrap();
+    assert!(k > 1 && precompute_cost(n, c, k, e) * 100 <= best * 101);
+    assert!(precompute_cost(n, c, k - 1, e) * 100 > best * 101 || c != best_window_bits(n, e));
+    // A configured c is kept; copies only where allowed, and only where they save more
+    // than 1% (at 2^16 points and c = 8 the reduction is under 1% of the work).
+    assert_eq!(choose_precompute(Some(8), 64, e, |_, k| k <= 3), (8, 3));
+    assert_eq!(choose_precompute(Some(8), n, e, |_, k| k <= 3), (8, 1));
+}

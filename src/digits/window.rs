@@ -93,3 +93,47 @@ pub fn best_window_bits_for(n: usize, bits: u32, costs: AddCosts) -> u32 {
         .min_by_key(|&c| (pippenger_cost_for_bits(n, c, bits.max(1), costs), c))
         .expect("non-empty range")
 }
+
+/// Windows of buckets of a call at window size c on bases stored with `copies` shifted
+/// copies (`config::Precompute`): its `num_windows(c)` digit windows fold onto
+/// ceil(W / copies) of them, window w of point i adding into window w mod W' as copy
+/// w / W'.
+pub fn bucket_windows(c: u32, copies: u32) -> u32 {
+    num_windows(c).div_ceil(copies.max(1))
+}
+
+/// [`pippenger_cost`] on bases stored with `copies` shifted copies: the same n W mixed
+/// additions, the reduction over [`bucket_windows`] windows only.
+pub fn precompute_cost(n: usize, c: u32, copies: u32, costs: AddCosts) -> u64 {
+    let w = num_windows(c) as u64;
+    let b = buckets_per_window(c) as u64;
+    w * n as u64 * costs.mixed_add + bucket_windows(c, copies) as u64 * 2 * b * costs.add
+}
+
+/// The window size and copy count of `config::Precompute::Auto` for a set of n bases:
+/// among the pairs `fits` allows, those whose [`precompute_cost`] is within 1% of the
+/// fewest, the fewest copies, then the smaller c. `configured` (`MsmConfig::window_bits`)
+/// fixes c. Always an answer: one copy at the cost model's c is allowed whether it fits or
+/// not (it is the set without copies).
+pub fn choose_precompute(
+    configured: Option<u32>,
+    n: usize,
+    costs: AddCosts,
+    fits: impl Fn(u32, u32) -> bool,
+) -> (u32, u32) {
+    let sizes: Vec<u32> = match configured {
+        Some(c) => vec![c],
+        None => (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS).collect(),
+    };
+    let mut options = vec![(choose_window(configured, n, SCALAR_BITS, costs), 1)];
+    for &c in &sizes {
+        options.extend((2..=num_windows(c)).filter(|&k| fits(c, k)).map(|k| (c, k)));
+    }
+    let cost = |&(c, k): &(u32, u32)| precompute_cost(n.max(1), c, k, costs);
+    let least = options.iter().map(cost).min().expect("one option at least");
+    options
+        .into_iter()
+        .filter(|o| cost(o) * 100 <= least * 101)
+        .min_by_key(|&(c, k)| (k, c))
+        .expect("the least is within 1% of itself")
+}

@@ -4,7 +4,8 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `mod.rs` | the public facade: creation, accessors, `load_bases`, `msm` |
+//! | `mod.rs` | the public facade: creation, accessors, `msm` |
+//! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
 //! | `device.rs` | the device over its life: readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
@@ -19,12 +20,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_bls12_377::{Fr, G1Projective};
 
-use crate::bases::{slice_ranges, Bases, BasesRef, MsmBases};
+use crate::bases::{BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
-use crate::digits::SCALAR_BITS;
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
@@ -38,15 +38,14 @@ mod complete;
 mod device;
 mod faults;
 pub mod known_answer;
+mod load;
 mod prepare;
 mod route;
 mod slicing;
 
-use checks::check_bases;
 use device::check_one_point_fits;
-use device::{DeviceCell, DeviceState};
+use device::DeviceCell;
 use faults::Hooks;
-use prepare::window_bits;
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
@@ -298,55 +297,6 @@ impl GpuMsm {
 
     fn gpu_context(&self) -> Result<Arc<GpuContext>> {
         self.gpu().ok_or_else(no_gpu)
-    }
-
-    /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
-    /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
-    /// outside G1 is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
-    /// form on the device once, in parts whose calls fit beside the set. While a lost device
-    /// is not replaced, the set stays on the host and calls upload it; when the GPU is
-    /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
-    pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
-        let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
-        check_bases(bases, self.config.validate_subgroup)?;
-        // A lost device not replaced now: the set lives on the host, and calls on it upload
-        // its bases once there is a device again.
-        let on_device = matches!(self.device_ready()?, DeviceState::Ready);
-        // Parts as long as one call on them can take beside the whole set, so that calls
-        // on the set run one slice per part; the binding limit alone where the budget leaves
-        // no room for a call (such calls are then refused, the set loaded). A configured
-        // MsmConfig::max_slice_points only lowers that, as it does for one-shot calls.
-        let gpu = self.gpu().filter(|_| on_device);
-        let reserve = gpu.as_ref().map_or(0, |g| g.resident_bytes(bases.len()));
-        let cap = self
-            .max_call_len(bases.len(), false, reserve)
-            .filter(|&p| p > 0)
-            .or_else(|| {
-                gpu.as_ref().map(|g| {
-                    g.max_call_points(window_bits(&self.config, g, bases.len(), SCALAR_BITS))
-                })
-            })
-            .unwrap_or(bases.len());
-        let part_len = self
-            .config
-            .max_slice_points
-            .map_or(cap, |s| s.min(cap))
-            .max(1);
-        let parts = match gpu {
-            Some(g) if !g.is_lost() => slice_ranges(bases.len(), part_len)
-                .map(|part| g.store_bases(&bases[part], self.config.gpu_timeout))
-                .collect::<Result<Vec<_>>>()
-                .map_err(|e| Self::on_device(&g, e))?,
-            _ => Vec::new(),
-        };
-        let in_g1 = self.config.validate_subgroup;
-        Ok(Bases::new(
-            self.device,
-            bases.to_vec(),
-            parts,
-            part_len,
-            in_g1,
-        ))
     }
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar

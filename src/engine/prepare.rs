@@ -15,7 +15,7 @@ use crate::bases::BasesRef;
 use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
 use crate::digits::{
-    buckets_per_window, choose_window, num_windows, scalar_integers, windows_for_bits, AddCosts,
+    bucket_windows, buckets_per_window, choose_window, scalar_integers, windows_for_bits, AddCosts,
     BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
@@ -126,8 +126,7 @@ impl GpuMsm {
                 self.device_sort(
                     &gpu,
                     &mut report,
-                    n,
-                    host,
+                    (src, n),
                     placement.c.filter(|_| placement.sre.is_none()),
                 )?,
                 CallPlan::DeviceSort,
@@ -155,7 +154,7 @@ impl GpuMsm {
             overlapped: setup,
         };
         call.report.phases.stage_setup = setup;
-        self.fit_host_lists(&mut call, host)?;
+        self.fit_host_lists(&mut call)?;
         Ok(Prepared::Gpu(Box::new(call)))
     }
 
@@ -163,7 +162,7 @@ impl GpuMsm {
     /// (exact, and within what slicing checked for it) when its job does not fit: SRE's
     /// merged points (more bases than the call's n, for which slicing sized it) or the
     /// lists exceed the adapter's limits or the memory budget.
-    fn fit_host_lists(&self, call: &mut GpuCall, host: bool) -> Result<()> {
+    fn fit_host_lists(&self, call: &mut GpuCall) -> Result<()> {
         if !matches!(call.plan, CallPlan::HostLists(_))
             || call.gpu.job_fits(&Self::job(&call.gpu, call))
         {
@@ -180,7 +179,7 @@ impl GpuMsm {
         let report = &mut call.report;
         not_applied(report, &why);
         report.num_entries = 0;
-        call.c = self.device_sort(&call.gpu, report, call.n, host, None)?;
+        call.c = self.device_sort(&call.gpu, report, (call.bases, call.n), None)?;
         call.plan = CallPlan::DeviceSort;
         call.merged = Vec::new();
         Ok(())
@@ -194,6 +193,7 @@ impl GpuMsm {
             n,
             window_bits: None,
             num_windows: 0,
+            precomputed_copies: 1,
             num_buckets: 0,
             num_entries: 0,
             gpu_timing: None,
@@ -210,18 +210,27 @@ impl GpuMsm {
 
     /// The device-sort path's window size: everything per scalar happens on the GPU, at
     /// window size `c` (the policy's, the configured one or the cost model's) over every
-    /// scalar bit. A call that does not fit is refused before any upload (one-shot calls
-    /// were sliced to fit); `host`: the call uploads its bases.
+    /// scalar bit, or at the set's on a resident set stored with shifted copies. A call that
+    /// does not fit is refused before any upload (one-shot calls were sliced to fit).
     fn device_sort(
         &self,
         gpu: &GpuContext,
         report: &mut MsmReport,
-        n: usize,
-        host: bool,
+        (src, n): (BasesRef, usize),
         c: Option<u32>,
     ) -> Result<u32> {
-        let c = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
-        if !gpu.fits_call(n, host, c, 0) {
+        let host = matches!(src, BasesRef::Host(_));
+        let (c, copies) = match src {
+            BasesRef::Resident(set) | BasesRef::ResidentPart(set, _) => set
+                .precomputed_window_bits()
+                .map(|c| (c, set.precomputed_copies())),
+            BasesRef::Host(_) => None,
+        }
+        .unwrap_or_else(|| {
+            let c = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
+            (c, 1)
+        });
+        if !gpu.fits_call(n, host, (c, copies), 0) {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points on {} bases at c = {c} need more than the adapter's limits \
                  or the memory budget allow ({:?}); run fewer points per call or raise \
@@ -230,11 +239,15 @@ impl GpuMsm {
                 gpu.memory_usage()
             )));
         }
-        let w = num_windows(c);
+        let w = bucket_windows(c, copies);
         report.window_bits = Some(c);
         report.num_windows = w;
+        report.precomputed_copies = copies;
         report.num_buckets = w * buckets_per_window(c);
         report.route += ON_DEVICE;
+        if copies > 1 {
+            report.route += &format!("; bases precomputed, {copies} copies");
+        }
         Ok(c)
     }
 

@@ -21,7 +21,7 @@ impl GpuMsm {
     pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
         let gpu = self.gpu()?;
         let c = window_bits(&self.config, &gpu, n, SCALAR_BITS);
-        gpu.call_bytes(n, !resident, c).ok()
+        gpu.call_bytes(n, !resident, c, 1).ok()
     }
 
     /// Most points, up to n, that one GPU call on host bases takes on this engine's
@@ -29,19 +29,28 @@ impl GpuMsm {
     /// beside resident bases, each call at its own window size (the cost model's, or
     /// `MsmConfig::window_bits`). `None` without a GPU, zero when not one point fits.
     pub fn max_slice_points(&self, n: usize) -> Option<usize> {
-        self.max_call_len(n, true, 0)
+        self.max_call_len(n, true, 0, None)
     }
 
     /// The most points, up to n, whose call fits the adapter's limits and the budget with
-    /// `reserve` more bytes held (bases uploaded by the call if `host`).
-    pub(super) fn max_call_len(&self, n: usize, host: bool, reserve: u64) -> Option<usize> {
+    /// `reserve` more bytes held (bases uploaded by the call if `host`), each at the window
+    /// size the engine picks for it, or at `shape` (window size, copies) on a set stored
+    /// with shifted copies.
+    pub(super) fn max_call_len(
+        &self,
+        n: usize,
+        host: bool,
+        reserve: u64,
+        shape: Option<(u32, u32)>,
+    ) -> Option<usize> {
         let gpu = self.gpu()?;
         if n == 0 {
             return Some(0);
         }
         let fits = |m: usize| {
-            let c = window_bits(&self.config, &gpu, m, SCALAR_BITS);
-            gpu.fits_call(m, host, c, reserve)
+            let shape =
+                shape.unwrap_or_else(|| (window_bits(&self.config, &gpu, m, SCALAR_BITS), 1));
+            gpu.fits_call(m, host, shape, reserve)
         };
         if fits(n) {
             return Some(n);

@@ -122,9 +122,7 @@ impl GpuContext {
     /// storage-binding and buffer limits.
     pub(crate) fn max_call_points(&self, c: u32) -> usize {
         let limits = self.device.limits();
-        let bind = limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size);
+        let bind = self.max_binding_bytes();
         let a = self.arithmetic;
         let w = crate::digits::num_windows(c) as u64;
         let per_point = [
@@ -147,10 +145,10 @@ impl GpuContext {
     }
 
     /// Device bytes an n-point call on the GPU bucket sort holds in a fresh workspace at
-    /// window size c (points uploaded by the call if `host`): what it reserves against the
-    /// memory budget.
-    pub(crate) fn call_bytes(&self, n: usize, host: bool, c: u32) -> Result<u64> {
-        let lay = self.sort_layout(n, host, c)?;
+    /// window size c (points uploaded by the call if `host`, else read from a part stored
+    /// with `copies` shifted copies): what it reserves against the memory budget.
+    pub(crate) fn call_bytes(&self, n: usize, host: bool, c: u32, copies: u32) -> Result<u64> {
+        let lay = self.sort_layout(n, host, c, copies)?;
         let levels = lay
             .sort
             .as_ref()
@@ -169,16 +167,22 @@ impl GpuContext {
     /// memory budget, whatever else is held now: whether the configuration can run it at all.
     pub(crate) fn fits_budget(&self, n: usize, host: bool, c: u32) -> bool {
         let budget = self.pool.usage().budget;
-        n <= self.max_call_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= budget)
+        n <= self.max_call_points(c) && self.call_bytes(n, host, c, 1).is_ok_and(|b| b <= budget)
     }
 
     /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
     /// limits, and the memory budget beside the resident bases and `reserve` more bytes
-    /// (waiting, if it must, for other calls).
-    pub(crate) fn fits_call(&self, n: usize, host: bool, c: u32, reserve: u64) -> bool {
+    /// (waiting, if it must, for other calls); `copies`: as [`GpuContext::call_bytes`].
+    pub(crate) fn fits_call(
+        &self,
+        n: usize,
+        host: bool,
+        (c, copies): (u32, u32),
+        reserve: u64,
+    ) -> bool {
         let u = self.pool.usage();
         let room = u.budget.saturating_sub(u.resident.saturating_add(reserve));
-        n <= self.max_call_points(c) && self.call_bytes(n, host, c).is_ok_and(|b| b <= room)
+        n <= self.max_call_points(c) && self.call_bytes(n, host, c, copies).is_ok_and(|b| b <= room)
     }
 
     /// Whether `job` fits the adapter's limits and the memory budget beside the resident
@@ -195,6 +199,14 @@ impl GpuContext {
         let u = self.pool.usage();
         let room = u.budget.saturating_sub(u.resident);
         self.pool.empty_workspace().footprint_with(&needs) <= room
+    }
+
+    /// The most bytes one storage binding holds on this adapter (and one buffer).
+    pub(crate) fn max_binding_bytes(&self) -> u64 {
+        let limits = self.device.limits();
+        limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size)
     }
 
     /// Bytes `n` bases take on the device, stored.

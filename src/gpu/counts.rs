@@ -12,7 +12,7 @@
 use super::shader::contract::Params;
 use super::shader::field::Arithmetic;
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
-use crate::digits::{num_windows, AddCosts, SCALAR_BITS};
+use crate::digits::{bucket_windows, num_windows, AddCosts, SCALAR_BITS};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
 /// reads and writes in device memory.
@@ -39,34 +39,47 @@ pub struct CallCounts {
     pub n: usize,
     /// Window size.
     pub window_bits: u32,
-    /// Windows (every scalar bit).
+    /// Digit windows (every scalar bit).
     pub windows: u32,
+    /// Shifted copies of each base in the resident set (`config::Precompute`; 1: none).
+    pub copies: u32,
+    /// Windows of buckets: the digit windows folded onto ceil(W / copies).
+    pub bucket_windows: u32,
     /// Bucket entries (n W, the upper bound).
     pub entries: u64,
     /// The profile the counts are for.
     pub arithmetic: Arithmetic,
     /// The passes, in order.
     pub passes: Vec<PassCounts>,
-    /// Doublings and additions of the host's window reduction (c W doublings, W additions).
+    /// Doublings and additions of the host's window reduction (c W' doublings, W'
+    /// additions over the W' windows of buckets).
     pub host_adds: u64,
 }
 
 impl CallCounts {
     /// The counts of an n-point resident call at window size c on `arithmetic`.
     pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> CallCounts {
+        Self::precomputed(n, c, 1, arithmetic)
+    }
+
+    /// The counts of an n-point call at window size c on a resident set stored with
+    /// `copies` shifted copies (1: none).
+    pub fn precomputed(n: usize, c: u32, copies: u32, arithmetic: Arithmetic) -> CallCounts {
         let a = arithmetic;
-        let w = num_windows(c);
+        let digit_windows = num_windows(c);
+        let bw = bucket_windows(c, copies);
         // The shape the engine's layout gives the call: buckets and reduction segments.
-        let shape = Params::for_windows(0, n as u32, c, w);
+        let shape = Params::for_windows(0, n as u32, c, bw);
         let buckets = shape.total_buckets as u64;
-        let entries = n as u64 * w as u64;
+        let entries = n as u64 * digit_windows as u64;
         let (n64, base, point) = (
             n as u64,
             a.base_words() as u64 * 4,
             a.point_words() as u64 * 4,
         );
         let (scan, _) = scan_levels(buckets as u32 + 1);
-        let threads = accumulation_threads(n, w) as u64;
+        let threads = accumulation_threads(n, digit_windows) as u64;
+        let w = bw;
         let carry = carry_levels(threads as u32);
         let (segment_adds, segments) = (reduction_adds(&shape), shape.segments as u64);
         let item = 2 * (point + 4);
@@ -134,7 +147,9 @@ impl CallCounts {
         CallCounts {
             n,
             window_bits: c,
-            windows: w,
+            windows: digit_windows,
+            copies,
+            bucket_windows: bw,
             entries,
             arithmetic,
             passes,
@@ -228,5 +243,26 @@ mod tests {
             .map(|k| 31 + 11 + (64 - k.leading_zeros() as u64) + k.count_ones() as u64 + 1)
             .sum();
         assert_eq!(adds, by_hand);
+    }
+
+    #[test]
+    fn copies_shrink_the_reduction_only() {
+        let a = Arithmetic::Limbs32Edwards;
+        let plain = CallCounts::device_sort(1 << 20, 16, a);
+        let k = CallCounts::precomputed(1 << 20, 16, 16, a);
+        assert_eq!((k.windows, k.bucket_windows, k.copies), (16, 1, 16));
+        assert_eq!(k.entries, plain.entries);
+        let adds = |c: &CallCounts, stage: &str| {
+            let p = c.passes.iter().find(|p| p.stage == stage).unwrap();
+            (p.mixed_adds, p.adds)
+        };
+        assert_eq!(
+            adds(&k, "accumulate_balanced"),
+            adds(&plain, "accumulate_balanced")
+        );
+        let (_, reduce) = adds(&k, "reduce_segments");
+        assert_eq!(reduce * 16, adds(&plain, "reduce_segments").1);
+        assert!(k.field_muls() < plain.field_muls());
+        assert_eq!(k.host_adds * 16, plain.host_adds);
     }
 }

@@ -63,6 +63,7 @@ impl Params {
             total_segments: windows * segments,
             first_point,
             window_bits: c,
+            digit_windows: windows,
             ..Default::default()
         }
     }
@@ -131,6 +132,12 @@ pub(super) struct JobLayout {
 }
 
 impl JobLayout {
+    /// The layout with the stored part's copies `stride` bases apart.
+    fn with_stride(mut self, stride: usize) -> Self {
+        self.params.copy_stride = stride as u32;
+        self
+    }
+
     /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
     /// sort ([`READ_ENTRIES_AT`]) and the call's status words ([`READ_STATUS_AT`]).
     pub(super) fn read_bytes(&self) -> u64 {
@@ -152,8 +159,12 @@ impl GpuContext {
             JobPlan::HostLists(plan) => self.host_layout(job, plan),
             JobPlan::DeviceSort { window_bits, .. } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let host = matches!(job.bases, JobBases::Host(_));
-                self.sort_layout(job.bases.len(), host, window_bits)
+                let (host, copies, stride) = match job.bases {
+                    JobBases::Host(_) => (true, 1, 0),
+                    JobBases::Resident(r, _) => (false, r.shift.copies, r.len),
+                };
+                let lay = self.sort_layout(job.bases.len(), host, window_bits, copies)?;
+                Ok(lay.with_stride(stride))
             }
         }
     }
@@ -223,14 +234,25 @@ impl GpuContext {
         })
     }
 
-    /// The layout of a job on the GPU bucket sort, every size from n and c alone: n bases
-    /// (uploaded by the call if `host`).
-    pub(super) fn sort_layout(&self, n: usize, host: bool, c: u32) -> Result<JobLayout> {
-        let windows = crate::digits::num_windows(c);
-        let slices = sort::accumulation_threads(n, windows);
+    /// The layout of a job on the GPU bucket sort, every size from n, c and the copies of
+    /// its bases alone: n bases (uploaded by the call if `host`), stored with `copies`
+    /// shifted copies (`config::Precompute`; 1: none), their W = `num_windows(c)` digit
+    /// windows folded onto `bucket_windows(c, copies)` windows of buckets. The copies' stride
+    /// is the stored part's ([`JobLayout::with_stride`]).
+    pub(super) fn sort_layout(
+        &self,
+        n: usize,
+        host: bool,
+        c: u32,
+        copies: u32,
+    ) -> Result<JobLayout> {
+        let digit_windows = crate::digits::num_windows(c);
+        let windows = crate::digits::bucket_windows(c, copies);
+        let slices = sort::accumulation_threads(n, digit_windows);
         let params = Params {
             num_slices: slices,
             device_sort: 1,
+            digit_windows,
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;
@@ -245,7 +267,7 @@ impl GpuContext {
         }
         let a = self.arithmetic;
         let sum_bytes = a.sums_bytes(windows as u64);
-        let max_entries = n as u64 * windows as u64;
+        let max_entries = n as u64 * digit_windows as u64;
         let items = a.sums_bytes(2 * slices as u64);
         let sizes = vec![
             (Slot::Bases, a.stored_base_bytes(n)),

@@ -55,7 +55,7 @@ pub(crate) use layout::{Job, JobBases, JobPlan};
 pub(crate) use pipelines::HostListCheck;
 use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
-pub use resident::StoredBases;
+pub use resident::{Shift, StoredBases};
 /// The former name of [`StoredBases`].
 #[deprecated(note = "renamed StoredBases")]
 pub type ResidentPoints = StoredBases;

@@ -24,6 +24,8 @@ pub(super) struct Pipelines {
     building: Mutex<()>,
     /// How long compiling the host-list stages took (`None` until they are).
     first_use_time: OnceLock<Duration>,
+    /// The shift stage ([`Phase::Load`]), compiled by the first load with shifted copies.
+    shift: OnceLock<wgpu::ComputePipeline>,
 }
 
 impl Pipelines {
@@ -32,6 +34,10 @@ impl Pipelines {
     pub(super) fn get(&self, id: StageId) -> &wgpu::ComputePipeline {
         match self.ready.get(&id) {
             Some(p) => p,
+            None if id == StageId::Shift => self
+                .shift
+                .get()
+                .expect("the shift stage is used before it was built"),
             None => self
                 .on_first_use
                 .get()
@@ -51,11 +57,12 @@ pub(crate) enum HostListCheck {
     Failed(String),
 }
 
-/// The MSM stages (every stage but the self-test kernel), in table order.
+/// The MSM stages (every stage but the self-test kernel and the shift stage), in table
+/// order.
 pub(super) fn msm_stages() -> impl Iterator<Item = StageId> {
     StageId::ALL
         .into_iter()
-        .filter(|id| id.def().phase != Phase::SelfTest)
+        .filter(|id| !matches!(id.def().phase, Phase::SelfTest | Phase::Load))
 }
 
 impl GpuContext {
@@ -68,7 +75,28 @@ impl GpuContext {
             on_first_use: OnceLock::new(),
             building: Mutex::new(()),
             first_use_time: OnceLock::new(),
+            shift: OnceLock::new(),
         })
+    }
+
+    /// Compiles the shift stage if no load has yet (a load with shifted copies waits for
+    /// it; one that comes meanwhile waits at most `timeout`).
+    pub(crate) fn build_shift_stage(&self, timeout: Duration) -> Result<()> {
+        let p = self.pipelines();
+        if p.shift.get().is_some() {
+            return Ok(());
+        }
+        let _one = super::lock_within(&p.building, timeout, "to compile the shift stage")?;
+        if p.shift.get().is_none() {
+            let built = self.compile_parallel(
+                &[StageId::Shift],
+                &self.shader_modules(&[StageId::Shift])?,
+                &|_, _| {},
+            )?;
+            let _ = p.shift.set(built[&StageId::Shift].clone());
+            self.save_pipeline_cache();
+        }
+        Ok(())
     }
 
     /// Compiles the host-list stages if no call has yet: the first call that plans its

@@ -266,7 +266,9 @@ impl<'a> ShaderOps<'a> {
     /// stored words ([`Arithmetic::base_words`] per base), to compare with
     /// [`Arithmetic::affine_to_shader_words`].
     pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
-        let resident = self.gpu.store_bases(bases, DEFAULT_GPU_TIMEOUT)?;
+        let resident = self
+            .gpu
+            .store_bases(bases, super::Shift::NONE, DEFAULT_GPU_TIMEOUT)?;
         let words = self.gpu.read_stored_bases(&resident)?;
         Ok(words
             .chunks_exact(self.arithmetic().base_words())

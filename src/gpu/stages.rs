@@ -6,7 +6,7 @@
 //! A binding's number is its place among its module's bindings, in table order.
 //!
 //! Which file encodes each stage's passes: `passes.rs` (every MSM stage), `resident.rs`
-//! (convert, when bases are loaded), `selftest.rs` (the self-test kernel).
+//! (convert and shift, when bases are loaded), `selftest.rs` (the self-test kernel).
 
 use super::shader::field::Arithmetic;
 use super::shader::{files, prelude, unroll, ShaderFile};
@@ -25,6 +25,9 @@ pub(crate) enum Phase {
     Reduce,
     /// Not part of an MSM call (the self-test kernel).
     SelfTest,
+    /// Not part of an MSM call: the shift stage, run when a set is loaded with shifted
+    /// copies, compiled on its first use (`pipelines.rs`).
+    Load,
 }
 
 /// How a stage uses a binding; the WGSL type follows from it.
@@ -112,11 +115,13 @@ pub(crate) enum Module {
     Reduce,
     /// The self-test kernel (runs the base check too).
     SelfTest,
+    /// The shifted copies of a resident set (`config::Precompute`).
+    Shift,
 }
 
 impl Module {
     /// Every module.
-    pub const ALL: [Module; 8] = [
+    pub const ALL: [Module; 9] = [
         Module::Convert,
         Module::Sort,
         Module::Scan,
@@ -125,6 +130,7 @@ impl Module {
         Module::Merge,
         Module::Reduce,
         Module::SelfTest,
+        Module::Shift,
     ];
 
     /// The files this module adds after the prelude, in order.
@@ -142,6 +148,7 @@ impl Module {
             Module::Merge => vec![files::MERGE],
             Module::Reduce => vec![files::REDUCE, arithmetic.reduce_segments_file()],
             Module::SelfTest => vec![files::BASE_CHECK, files::SELFTEST],
+            Module::Shift => vec![files::SHIFT],
         }
     }
 
@@ -246,11 +253,12 @@ pub(crate) enum StageId {
     ReduceSegments,
     ReduceWindows,
     SelfTest,
+    Shift,
 }
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 12] = {
+    pub const ALL: [StageId; 13] = {
         use StageId::*;
         [
             Convert,
@@ -265,6 +273,7 @@ impl StageId {
             ReduceSegments,
             ReduceWindows,
             SelfTest,
+            Shift,
         ]
     };
 
@@ -276,7 +285,7 @@ impl StageId {
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 12] = [
+    pub const ALL: [Stage; 13] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -435,6 +444,19 @@ impl Stage {
             ],
             on_first_use: false,
         },
+        Stage {
+            entry: "shift",
+            module: Module::Shift,
+            phase: Phase::Load,
+            bindings: &[
+                // The resident part's buffer: copy - 1 read, copy written.
+                b("bases", ReadWrite, Given),
+                b("sparams", Uniform("ShiftParams"), Given),
+                // The load's status word: a base whose copy is not a point of the stored form.
+                b("status", Atomic, Given),
+            ],
+            on_first_use: false,
+        },
     ];
 
     /// The explicit bind-group layout entries of this stage (the shader's signature).
@@ -545,6 +567,7 @@ mod tests {
             (StageId::ReduceSegments, "reduce_segments"),
             (StageId::ReduceWindows, "reduce_windows"),
             (StageId::SelfTest, "selftest"),
+            (StageId::Shift, "shift"),
         ];
         assert_eq!(ids.len(), Stage::ALL.len());
         for (k, (id, entry)) in ids.into_iter().enumerate() {

@@ -78,7 +78,7 @@ pub(super) fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]
             Phase::Sort => times.bucket_sort += d,
             Phase::Accumulate => times.bucket_accumulation += d,
             Phase::Reduce => times.bucket_reduction += d,
-            Phase::SelfTest => unreachable!("the self-test kernel is not a call's pass"),
+            Phase::SelfTest | Phase::Load => unreachable!("{ph:?} is not a call's pass"),
         }
     }
 }

@@ -61,12 +61,29 @@ shader_struct! {
         /// without entries and reads an empty bucket (never written) as the identity; 0 on
         /// the host's bucket lists, whose merge writes every bucket.
         device_sort,
+        /// Digit windows of the GPU bucket sort: W = `num_windows(c)` (`num_windows` is
+        /// the windows of buckets, W' = ceil(W / k) on bases stored with k shifted copies).
+        digit_windows,
+        /// Bases between one shifted copy and the next in the stored bases (the resident
+        /// part's length; unused without copies): digit window w of point i places point
+        /// (w / W') * copy_stride + i in window w mod W'.
+        copy_stride,
         /// Padding to a multiple of 16 bytes.
         pad0,
-        /// Padding.
-        pad1,
-        /// Padding.
-        pad2,
+    }
+}
+
+shader_struct! {
+    /// Parameters of the shift stage (shift.wgsl): one shifted copy of a resident part.
+    pub struct ShiftParams {
+        /// Bases per copy (the part's length).
+        num_points,
+        /// The copy written, from copy - 1: copy j holds 2^(doublings j) P.
+        copy,
+        /// Doublings from one copy to the next, c W'.
+        doublings,
+        /// Padding to 16 bytes.
+        pad0,
     }
 }
 
@@ -143,6 +160,7 @@ pub fn wgsl() -> String {
     s += &LevelParams::wgsl();
     s += &sort_wgsl_constants();
     s += &SelfTestParams::wgsl();
+    s += &ShiftParams::wgsl();
     s += &format!(
         "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",
         crate::digits::SIGN_BIT
@@ -166,6 +184,10 @@ pub const SCAN_RUN: u32 = 16;
 /// thread, and log_CARRY_FANIN(threads) levels.
 pub const CARRY_FANIN: u32 = 16;
 
+/// Bases each thread of the shift stage (shift.wgsl) doubles and normalises with one
+/// shared field inversion (about 570 multiplications).
+pub const SHIFT_BATCH: u32 = 16;
+
 /// Fewest entries an accumulation thread takes while there are entries left (when E / T is
 /// smaller: sparse or small scalars), so that few entries do not each become a carried item.
 pub const MIN_SLICE: u32 = 8;
@@ -186,7 +208,7 @@ pub fn sort_wgsl_constants() -> String {
     }
     format!(
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
-         const MIN_SLICE: u32 = {MIN_SLICE}u;\n\
+         const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         inv.wrapping_neg(),
         words.join(", ")

@@ -74,6 +74,8 @@ pub mod files {
     pub const BASE_CHECK: ShaderFile = wgsl_file!("base_check.wgsl");
     /// The status words and the one check every convert stage runs.
     pub const BASE_STATUS: ShaderFile = wgsl_file!("base_status.wgsl");
+    /// The shifted copies of a resident set.
+    pub const SHIFT: ShaderFile = wgsl_file!("shift.wgsl");
     /// The self-test kernel.
     pub const SELFTEST: ShaderFile = wgsl_file!("selftest.wgsl");
     /// The portable profile's field.

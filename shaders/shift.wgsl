@@ -1,0 +1,110 @@
+// shift: one shifted copy of a resident part (src/config/load.rs, Precompute), in place in
+// the part's buffer, which holds the copies one after another (num_points bases each):
+// copy `copy` of base i becomes 2^doublings times copy `copy - 1` of it. Run once per copy
+// when the set is loaded (src/gpu/resident.rs), never by a call. Bindings are declared by
+// src/gpu/stages.rs.
+//
+// Each thread takes SHIFT_BATCH consecutive bases: it doubles each (the profile's
+// point_double), keeps X and Y in the destination slot and Z in a private array, then
+// shares one inversion by Fermat among them (Montgomery's trick) and stores each in the
+// profile's stored form (stored_words_from_xy). A stored identity is copied as it is. A
+// result that is not a point of the stored form (Z = 0, or x = y = 0: a base of small
+// order outside G1 reached the identity, or the Edwards model's exceptional case) is stored
+// as zeros and sets the status word to that base's index: the host then stores the set
+// without copies, so that no call ever adds such a copy. Such a Z counts as 1 in the
+// products.
+
+fn shift_load(idx: u32) -> BaseWords {
+    var w: BaseWords;
+    // unroll
+    for (var k = 0u; k < BASE_WORDS; k++) {
+        w[k] = bases[idx * BASE_WORDS + k];
+    }
+    return w;
+}
+
+fn shift_store(idx: u32, w: BaseWords) {
+    // unroll
+    for (var k = 0u; k < BASE_WORDS; k++) {
+        bases[idx * BASE_WORDS + k] = w[k];
+    }
+}
+
+// Coordinate c (0: x, 1: y) of slot idx, raw.
+fn shift_coord(idx: u32, c: u32) -> Fp {
+    var w: Packed;
+    // unroll
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        w[k] = bases[idx * BASE_WORDS + c * PACKED_WORDS + k];
+    }
+    return fp_unpack(w);
+}
+
+fn shift_store_coord(idx: u32, c: u32, v: Fp) {
+    let w = fp_pack(v);
+    // unroll
+    for (var k = 0u; k < PACKED_WORDS; k++) {
+        bases[idx * BASE_WORDS + c * PACKED_WORDS + k] = w[k];
+    }
+}
+
+fn shift_degenerate(dst: u32, i: u32) {
+    shift_store(dst, BaseWords());
+    atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
+         @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = sparams.num_points;
+    let first = thread_index(gid, nwg) * SHIFT_BATCH;
+    if (first >= n || sparams.copy == 0u) {
+        return;
+    }
+    let end = min(first + SHIFT_BATCH, n);
+    let source = (sparams.copy - 1u) * n;
+    let to = sparams.copy * n;
+    var zs: array<Fp, SHIFT_BATCH>;
+    var before: array<Fp, SHIFT_BATCH>;
+    var acc = FP_ONE;
+    for (var i = first; i < end; i++) {
+        let src = shift_load(source + i);
+        if (stored_base_is_identity(src)) {
+            continue;
+        }
+        var p = point_add_mixed(point_identity(), affine_from_words(src));
+        for (var d = 0u; d < sparams.doublings; d++) {
+            p = point_double(p);
+        }
+        shift_store_coord(to + i, 0u, p.x);
+        shift_store_coord(to + i, 1u, p.y);
+        zs[i - first] = p.z;
+        before[i - first] = acc;
+        if (!fp_is_zero(p.z)) {
+            acc = fp_mul(acc, p.z);
+        }
+    }
+    var inv = fp_inverse(acc);
+    for (var i = end; i > first; i--) {
+        let j = i - 1u;
+        let src = shift_load(source + j);
+        if (stored_base_is_identity(src)) {
+            shift_store(to + j, src);
+            continue;
+        }
+        let z = zs[j - first];
+        if (fp_is_zero(z)) {
+            shift_degenerate(to + j, j);
+            continue;
+        }
+        let zi = fp_mul(inv, before[j - first]);
+        inv = fp_mul(inv, z);
+        let x = fp_mul(shift_coord(to + j, 0u), zi);
+        let y = fp_mul(shift_coord(to + j, 1u), zi);
+        if (fp_is_zero(x) && fp_is_zero(y)) {
+            shift_degenerate(to + j, j);
+            continue;
+        }
+        shift_store(to + j, stored_words_from_xy(x, y));
+    }
+}

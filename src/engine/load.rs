@@ -1,0 +1,148 @@
+//! Resident sets: [`GpuMsm::load_bases`] and [`GpuMsm::load_bases_with`], their parts, and
+//! the window size and copy count of a set stored with shifted copies
+//! ([`crate::config::Precompute`]).
+
+use ark_bls12_377::G1Affine;
+
+use super::checks::check_bases;
+use super::device::DeviceState;
+use super::prepare::window_bits;
+use super::GpuMsm;
+use crate::bases::{slice_ranges, Bases};
+use crate::config::{LoadOptions, Precompute};
+use crate::digits::{
+    bucket_windows, choose_precompute, num_windows, precompute_cost, AddCosts, SCALAR_BITS,
+};
+use crate::error::{MsmError, Result};
+use crate::gpu::{GpuContext, Shift};
+
+impl GpuMsm {
+    /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
+    /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
+    /// outside G1 is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
+    /// form on the device once, in parts whose calls fit beside the set. While a lost device
+    /// is not replaced, the set stays on the host and calls upload it; when the GPU is
+    /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
+    /// Stores no shifted copies: [`GpuMsm::load_bases_with`] does.
+    pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
+        self.load_bases_with(bases, LoadOptions::default())
+    }
+
+    /// [`GpuMsm::load_bases`] with `options`: with [`Precompute::Factor`] or
+    /// [`Precompute::Auto`], each device part also stores shifted copies of its bases,
+    /// computed on the device, and every call on the device's bucket sort over the set runs
+    /// at the set's window size ([`Bases::precomputed_window_bits`]). A factor of 0, or above
+    /// the window count, is [`MsmError::InvalidConfig`]. A set with a base of small order
+    /// outside G1, whose copy would be the identity or no point of the stored form, is
+    /// stored without copies ([`Bases::precomputed_copies`] is then 1). On an engine without
+    /// a device now the set is stored on the host only, as `load_bases` does.
+    pub fn load_bases_with(&self, bases: &[G1Affine], options: LoadOptions) -> Result<Bases> {
+        let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
+        check_bases(bases, self.config.validate_subgroup)?;
+        // A lost device not replaced now: the set lives on the host, and calls on it upload
+        // its bases once there is a device again.
+        let on_device = matches!(self.device_ready()?, DeviceState::Ready);
+        let gpu = self.gpu().filter(|g| on_device && !g.is_lost());
+        let in_g1 = self.config.validate_subgroup;
+        let Some(g) = gpu else {
+            let part_len = bases.len().max(1);
+            return Ok(Bases::new(
+                self.device,
+                bases.to_vec(),
+                Vec::new(),
+                (part_len, None),
+                in_g1,
+            ));
+        };
+        let (c, copies) = self.precompute_shape(&g, bases.len(), options.precompute)?;
+        let shift = Shift {
+            copies,
+            doublings: c * bucket_windows(c, copies),
+        };
+        let part_len = self.part_len(&g, bases.len(), (c, copies));
+        let store = |shift| {
+            slice_ranges(bases.len(), part_len)
+                .map(|part| g.store_bases(&bases[part], shift, self.config.gpu_timeout))
+                .collect::<Result<Vec<_>>>()
+                .map_err(|e| Self::on_device(&g, e))
+        };
+        let mut parts = store(shift)?;
+        if parts.iter().any(|p| p.shift() != shift) {
+            // A part fell back to no copies: so does the whole set (one shape per set).
+            drop(parts);
+            parts = store(Shift::NONE)?;
+        }
+        let precomputed = (parts.first().map(|p| p.shift().copies) > Some(1)).then_some(c);
+        Ok(Bases::new(
+            self.device,
+            bases.to_vec(),
+            parts,
+            (part_len, precomputed),
+            in_g1,
+        ))
+    }
+
+    /// The window size and copy count of a set of n bases under `precompute` (one copy:
+    /// none, at the cost model's c for n points).
+    fn precompute_shape(
+        &self,
+        gpu: &GpuContext,
+        n: usize,
+        precompute: Precompute,
+    ) -> Result<(u32, u32)> {
+        let configured = self.config.window_bits;
+        let costs = AddCosts::of(gpu.arithmetic);
+        match precompute {
+            Precompute::None | Precompute::Factor(1) => {
+                Ok((window_bits(&self.config, gpu, n, SCALAR_BITS), 1))
+            }
+            Precompute::Factor(k) => {
+                let sizes: Vec<u32> = match configured {
+                    Some(c) => vec![c],
+                    None => (2..=crate::config::MAX_WINDOW_BITS).collect(),
+                };
+                sizes
+                    .into_iter()
+                    .filter(|&c| k >= 1 && k <= num_windows(c))
+                    .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
+                    .map(|c| (c, k))
+                    .ok_or_else(|| {
+                        MsmError::InvalidConfig(format!(
+                            "Precompute::Factor({k}): a factor from 1 to the window count \
+                             ({} at window_bits {})",
+                            num_windows(configured.unwrap_or(2)),
+                            configured.unwrap_or(2)
+                        ))
+                    })
+            }
+            Precompute::Auto => Ok(choose_precompute(configured, n, costs, |c, k| {
+                let set = gpu.resident_bytes(n).saturating_mul(k as u64);
+                set <= gpu.max_binding_bytes() && gpu.fits_call(n.max(1), false, (c, k), set)
+            })),
+        }
+    }
+
+    /// Bases per device part of an n-base set stored at `(c, copies)`: as long as one call
+    /// on it can take beside the whole set, so that calls on the set run one slice per part;
+    /// the binding limit alone where the budget leaves no room for a call (such calls are
+    /// then refused, the set loaded). A configured `MsmConfig::max_slice_points` only
+    /// lowers that, as it does for one-shot calls.
+    fn part_len(&self, gpu: &GpuContext, n: usize, (c, copies): (u32, u32)) -> usize {
+        let reserve = gpu.resident_bytes(n).saturating_mul(copies as u64);
+        let shape = (copies > 1).then_some((c, copies));
+        let bind = gpu.max_binding_bytes() / (gpu.arithmetic.stored_base_bytes(1) * copies as u64);
+        let cap = self
+            .max_call_len(n, false, reserve, shape)
+            .filter(|&p| p > 0)
+            .unwrap_or_else(|| {
+                let c =
+                    shape.map_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS), |s| s.0);
+                gpu.max_call_points(c)
+            });
+        self.config
+            .max_slice_points
+            .map_or(cap, |s| s.min(cap))
+            .min(bind as usize)
+            .max(1)
+    }
+}

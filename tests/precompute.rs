@@ -1,0 +1,260 @@
+//! Resident sets stored with shifted copies (`Precompute`): every profile, factors around
+//! the window count, adversarial scalars, identity and duplicate bases, prefixes, parts,
+//! batches and SRE, against arkworks; bases of small order outside G1 never give a wrong sum.
+
+mod common;
+
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
+use ark_ff::{One, PrimeField, Zero};
+use common::reference;
+use gpu_msm::digits::{bucket_windows, num_windows};
+use gpu_msm::inputs::{random_bases, random_scalars, scalars, ScalarDistribution};
+use gpu_msm::{GpuMsm, LoadOptions, MsmConfig, MsmError, Precompute};
+
+fn with(k: Precompute) -> LoadOptions {
+    LoadOptions { precompute: k }
+}
+
+/// Scalars that break careless digit code: zeros, ones, r - 1, one nonzero, 0/1, repeated,
+/// top-heavy, random.
+fn adversarial(n: usize, seed: u64) -> Vec<(&'static str, Vec<Fr>)> {
+    let mut one_nonzero = vec![Fr::zero(); n];
+    one_nonzero[n / 2] = random_scalars(1, seed)[0];
+    vec![
+        ("zeros", vec![Fr::zero(); n]),
+        ("ones", vec![Fr::one(); n]),
+        ("r - 1", vec![-Fr::one(); n]),
+        ("one nonzero", one_nonzero),
+        ("0/1", scalars(ScalarDistribution::SmallBits(1), n, seed)),
+        ("repeated", vec![random_scalars(1, seed + 1)[0]; n]),
+        ("random", random_scalars(n, seed + 2)),
+    ]
+}
+
+/// Bases with the identity, a duplicate and a point beside its negation.
+fn awkward_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+    let mut b = random_bases(n, seed);
+    b[1] = G1Affine::identity();
+    b[4] = b[3];
+    b[6] = -b[5];
+    b
+}
+
+/// One set: stored with the copies asked for, every prefix and scalar kind exact, the
+/// report's window shape the set's.
+fn check_set(e: &GpuMsm, bases: &[G1Affine], k: u32, what: &str) {
+    let set = e
+        .load_bases_with(bases, with(Precompute::Factor(k)))
+        .unwrap();
+    assert_eq!(set.precomputed_copies(), k, "{what}");
+    let c = set.precomputed_window_bits().expect("copies");
+    assert!(k <= num_windows(c), "{what}");
+    let n = bases.len();
+    for m in [1, n / 2, n - 1, n] {
+        let s = random_scalars(m, 30 + m as u64);
+        let (got, rep) = e.msm_with_report(&set, &s).unwrap();
+        assert_eq!(got, reference(&bases[..m], &s), "{what}, prefix {m}");
+        assert_eq!(rep.precomputed_copies, k, "{what}: {}", rep.route);
+        assert_eq!(rep.window_bits, Some(c), "{what}");
+        assert_eq!(rep.num_windows, bucket_windows(c, k), "{what}");
+    }
+    for (name, s) in adversarial(n, 40) {
+        assert_eq!(
+            e.msm(&set, &s).unwrap(),
+            reference(bases, &s),
+            "{what}, {name}"
+        );
+    }
+}
+
+#[test]
+fn precomputed_sets_match_arkworks_in_every_profile() {
+    for e in common::profile_engines() {
+        let a = e.arithmetic();
+        let bases = awkward_bases(70, 20);
+        let c = {
+            let set = e
+                .load_bases_with(&bases, with(Precompute::Factor(2)))
+                .unwrap();
+            set.precomputed_window_bits().unwrap()
+        };
+        for k in [2, 3, num_windows(c)] {
+            check_set(e, &bases, k, &format!("{a:?}, k = {k}"));
+        }
+        // A configured window size fixes the set's: every window its own copy.
+        let c8 = e
+            .reconfigured(MsmConfig {
+                window_bits: Some(8),
+                ..e.config().clone()
+            })
+            .unwrap();
+        check_set(&c8, &bases, num_windows(8), &format!("{a:?}, c = 8, k = W"));
+        // One copy is the set without copies.
+        let plain = e
+            .load_bases_with(&bases, with(Precompute::Factor(1)))
+            .unwrap();
+        assert_eq!(
+            (plain.precomputed_copies(), plain.precomputed_window_bits()),
+            (1, None)
+        );
+        // Auto: whatever it picks is exact.
+        let auto = e.load_bases_with(&bases, with(Precompute::Auto)).unwrap();
+        let s = random_scalars(70, 21);
+        let (got, rep) = e.msm_with_report(&auto, &s).unwrap();
+        assert_eq!(got, reference(&bases, &s), "{a:?}, auto");
+        assert_eq!(rep.precomputed_copies, auto.precomputed_copies());
+    }
+}
+
+#[test]
+fn factors_outside_the_window_count_are_refused() {
+    let e = common::gpu_engine();
+    let bases = random_bases(8, 22);
+    for k in [0, 255, u32::MAX] {
+        assert!(
+            matches!(
+                e.load_bases_with(&bases, with(Precompute::Factor(k))),
+                Err(MsmError::InvalidConfig(_))
+            ),
+            "k = {k}"
+        );
+    }
+    let c8 = e
+        .reconfigured(MsmConfig {
+            window_bits: Some(8),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let w = num_windows(8);
+    assert!(c8
+        .load_bases_with(&bases, with(Precompute::Factor(w + 1)))
+        .is_err());
+    assert!(c8
+        .load_bases_with(&bases, with(Precompute::Factor(w)))
+        .is_ok());
+}
+
+/// Parts (`max_slice_points`), calls across them, a batch and SRE (which reads copy 0).
+#[test]
+fn precomputed_sets_in_parts_batches_and_sre() {
+    use gpu_msm::sre::{SreOptions, SreStrategy};
+    let part = 20;
+    let base = common::gpu_engine();
+    let e = base
+        .reconfigured(MsmConfig {
+            max_slice_points: Some(part),
+            ..base.config().clone()
+        })
+        .unwrap();
+    let n = 2 * part + 5;
+    let bases = awkward_bases(n, 23);
+    let set = e
+        .load_bases_with(&bases, with(Precompute::Factor(3)))
+        .unwrap();
+    assert_eq!((set.part_len(), set.precomputed_copies()), (part, 3));
+    for m in [part - 1, part, part + 1, n] {
+        let s = random_scalars(m, 24 + m as u64);
+        let (got, rep) = e.msm_with_report(&set, &s).unwrap();
+        assert_eq!(got, reference(&bases[..m], &s), "prefix {m}");
+        assert_eq!(rep.route.contains("slices"), m > part, "{}", rep.route);
+    }
+    let vectors = [random_scalars(n, 25), vec![Fr::one(); part + 3], vec![]];
+    let refs: Vec<&[Fr]> = vectors.iter().map(|v| v.as_slice()).collect();
+    for (s, got) in refs.iter().zip(e.batch_msm(&set, &refs).unwrap()) {
+        assert_eq!(got, reference(&bases[..s.len()], s), "batch");
+    }
+    let sre = e
+        .reconfigured(MsmConfig {
+            sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let equal = vec![random_scalars(1, 26)[0]; n];
+    assert_eq!(sre.msm(&set, &equal).unwrap(), reference(&bases, &equal));
+}
+
+/// k P by double-and-add over the words of k (arkworks' own multiplication reduces k mod r
+/// through the GLV endomorphism, which is exact in G1 only).
+fn mul_plain(p: G1Projective, k: &[u64]) -> G1Projective {
+    let mut acc = G1Projective::zero();
+    for i in (0..64 * k.len()).rev() {
+        acc.double_in_place();
+        if (k[i / 64] >> (i % 64)) & 1 == 1 {
+            acc += p;
+        }
+    }
+    acc
+}
+
+/// A point of order 2^b, b >= 1 (from a point outside G1: r times the odd part of the
+/// cofactor leaves its 2-power part).
+fn order_two_power(b: u32) -> G1Affine {
+    // The cofactor is 0x170b5d443 * 2^92.
+    let odd = 0x170b5d443u64;
+    for x0 in (3u64..).step_by(7).take(100) {
+        let p = common::outside_subgroup(x0).into_group();
+        let q = mul_plain(mul_plain(p, &Fr::MODULUS.0), &[odd]);
+        let mut order = 0;
+        let mut t = q;
+        while !t.is_zero() {
+            t.double_in_place();
+            order += 1;
+        }
+        if order >= b {
+            let mut t = q;
+            for _ in 0..order - b {
+                t.double_in_place();
+            }
+            return t.into_affine();
+        }
+    }
+    panic!("no point of order 2^{b} in 100 tries")
+}
+
+/// Bases of small order outside G1 (whose copies would be the identity, or no point of the
+/// Edwards model): the set falls back to no copies, and every sum is exact or refused.
+#[test]
+fn small_order_bases_never_give_a_wrong_sum() {
+    let two = order_two_power(1);
+    assert!(two.y.is_zero() && !two.is_zero());
+    for e in common::profile_engines() {
+        let a = e.arithmetic();
+        for b in [1, 2, 3, 7, 20] {
+            let mut bases = random_bases(30, 27);
+            bases[9] = order_two_power(b);
+            bases[17] = common::outside_subgroup(40);
+            let set = e
+                .load_bases_with(&bases, with(Precompute::Factor(4)))
+                .unwrap();
+            // Its copy 1 is the identity (or no Edwards point): no copies at all.
+            assert_eq!(set.precomputed_copies(), 1, "{a:?}, order 2^{b}");
+            for (name, s) in adversarial(30, 28) {
+                let want = gpu_msm::cpu::naive_msm(&bases, &s);
+                match e.msm(&set, &s) {
+                    Ok(got) => assert_eq!(got, want, "{a:?}, order 2^{b}, {name}"),
+                    Err(MsmError::BaseNotInSubgroup { .. }) => {}
+                    Err(other) => panic!("{a:?}, order 2^{b}, {name}: {other}"),
+                }
+            }
+        }
+        // A base outside G1 of large order keeps its copies where the formulas are complete
+        // (short Weierstrass); every sum is exact or refused.
+        let mut bases = random_bases(30, 29);
+        bases[3] = common::outside_subgroup(50);
+        let set = e
+            .load_bases_with(&bases, with(Precompute::Factor(4)))
+            .unwrap();
+        if a != Some(gpu_msm::Arithmetic::Limbs32Edwards) {
+            assert_eq!(set.precomputed_copies(), 4, "{a:?}");
+        }
+        for (name, s) in adversarial(30, 30) {
+            let want = gpu_msm::cpu::naive_msm(&bases, &s);
+            match e.msm(&set, &s) {
+                Ok(got) => assert_eq!(got, want, "{a:?}, outside G1, {name}"),
+                Err(MsmError::BaseNotInSubgroup { .. }) => {}
+                Err(other) => panic!("{a:?}, outside G1, {name}: {other}"),
+            }
+        }
+    }
+}
