@@ -67,12 +67,19 @@ fn main() {
 
     let resident = cli.resident.then(|| {
         let t = Instant::now();
-        let handle = engine.load_bases(&bases).unwrap_or_else(|e| {
+        let precompute = cli.precompute.0.unwrap_or_default();
+        let options = gpu_msm::LoadOptions { precompute };
+        let handle = engine.load_bases_with(&bases, options).unwrap_or_else(|e| {
             eprintln!("error: {e}");
             std::process::exit(1);
         });
         if !cli.json {
-            println!("load_bases: {:.2?}", t.elapsed());
+            println!(
+                "load_bases: {:.2?} ({} copies at c = {:?})",
+                t.elapsed(),
+                handle.precomputed_copies(),
+                handle.precomputed_window_bits()
+            );
         }
         handle
     });

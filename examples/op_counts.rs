@@ -50,7 +50,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
         let shapes = |n: usize| {
-            let (c, k) = choose_precompute(None, n, AddCosts::of(a), |_, _| true);
+            let (c, k) = choose_precompute(None, n, AddCosts::of(a), |_, _| Some(1));
             [(window_bits(n, a), 1), (c, k)]
         };
         for (log, (c, copies)) in cli

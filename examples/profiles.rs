@@ -6,6 +6,7 @@
 //! cargo run --release --example profiles -- --logs 14,16   (`--help` lists the flags)
 //!
 //! `--dump-wgsl DIR` writes the assembled WGSL of every profile's shader modules instead.
+//! `--precompute auto` (or a factor) times sets loaded with shifted copies, one per size.
 
 mod common;
 
@@ -107,10 +108,18 @@ fn main() {
         for ((x, y, k), g) in cases.iter().zip(got).take(16) {
             assert_eq!(g, Some(*x * y.pow([*k as u64])));
         }
-        let resident = engine.load_bases(&bases).unwrap();
+        let largest = engine.load_bases(&bases).unwrap();
         for (i, &log) in logs.iter().enumerate() {
             let n = 1usize << log;
             let s = &scalars[..n];
+            let t = Instant::now();
+            let resident = match cli.precompute.0 {
+                None => largest.clone(),
+                Some(p) => engine
+                    .load_bases_with(&bases[..n], gpu_msm::LoadOptions { precompute: p })
+                    .unwrap(),
+            };
+            let load = t.elapsed();
             let want = G1Projective::msm(&bases[..n], s).unwrap();
             let ark = median(
                 (0..reps)
@@ -142,8 +151,16 @@ fn main() {
             } else {
                 "| | | | | | |".to_string()
             };
+            let copies = match cli.precompute.0 {
+                None => String::new(),
+                Some(_) => format!(
+                    " ({} copies at c = {:?}, loaded in {load:.2?})",
+                    resident.precomputed_copies(),
+                    resident.precomputed_window_bits()
+                ),
+            };
             println!(
-                "{head} 2^{log} | {gpu:.2?} | {ark:.2?} | {:.1}x |",
+                "{head} 2^{log}{copies} | {gpu:.2?} | {ark:.2?} | {:.2}x |",
                 gpu.as_secs_f64() / ark.as_secs_f64()
             );
         }

@@ -8,11 +8,15 @@
 // point_double), keeps X and Y in the destination slot and Z in a private array, then
 // shares one inversion by Fermat among them (Montgomery's trick) and stores each in the
 // profile's stored form (stored_words_from_xy). A stored identity is copied as it is. A
-// result that is not a point of the stored form (Z = 0, or x = y = 0: a base of small
-// order outside G1 reached the identity, or the Edwards model's exceptional case) is stored
-// as zeros and sets the status word to that base's index: the host then stores the set
-// without copies, so that no call ever adds such a copy. Such a Z counts as 1 in the
-// products.
+// result with Z = 0, x = 0 or y = 0 is stored as zeros and sets the status word to that
+// base's index, and the host stores the set without copies, so that no call ever adds such
+// a copy. No multiple of a G1 point other than the identity has one of them (x = 0 or
+// y = 0 is a point of order 2, 3 or 4 in either model, and a copy of a non-identity G1
+// base is never the identity), so a set of G1 bases never falls back; what they catch are
+// bases of small order outside G1: in short Weierstrass the identity (Z = 0) and the
+// points of order 2 (y = 0), which the complete formulas would add with an exceptional
+// case; in the Edwards model its exceptional case (Z = 0, or x = y = 0 once poisoned), its
+// identity (0, 1) and the points of order 2 and 4. A Z of 0 counts as 1 in the products.
 
 fn shift_load(idx: u32) -> BaseWords {
     var w: BaseWords;
@@ -101,7 +105,7 @@ fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
         inv = fp_mul(inv, z);
         let x = fp_mul(shift_coord(to + j, 0u), zi);
         let y = fp_mul(shift_coord(to + j, 1u), zi);
-        if (fp_is_zero(x) && fp_is_zero(y)) {
+        if (fp_is_zero(x) || fp_is_zero(y)) {
             shift_degenerate(to + j, j);
             continue;
         }

@@ -9,8 +9,9 @@ use rayon::prelude::*;
 
 use crate::gpu::StoredBases;
 
-/// A set of bases loaded once by [`crate::GpuMsm::load_bases`]: uploaded and converted on the
-/// device (when the engine has one), with a host copy for the CPU paths and SRE.
+/// A set of bases loaded once by [`crate::GpuMsm::load_bases`] or
+/// [`crate::GpuMsm::load_bases_with`]: uploaded and converted on the device (when the engine
+/// has one), with shifted copies if asked, and a host copy for the CPU paths and SRE.
 ///
 /// Cheap to clone (a shared handle), `Send + Sync`; the device memory is freed when the last
 /// handle is dropped. Calls on it may use a prefix (fewer scalars than bases). It belongs to
@@ -28,24 +29,22 @@ struct Inner {
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
     part_len: usize,
-    /// The window size its parts' shifted copies are for, if they hold copies
-    /// (`config::Precompute`).
-    precomputed_c: Option<u32>,
     /// The indices of the bases outside G1, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
     outside_g1: OnceLock<Vec<usize>>,
 }
 
 impl Bases {
-    /// A set; `in_g1`: every base was checked to be in G1; `precomputed_c`: the window
-    /// size its parts' shifted copies are for, if they hold copies.
+    /// A set (its parts all stored with the same shifted copies); `in_g1`: every base was
+    /// checked to be in G1.
     pub(crate) fn new(
         device: u64,
         host: Vec<G1Affine>,
         parts: Vec<StoredBases>,
-        (part_len, precomputed_c): (usize, Option<u32>),
+        part_len: usize,
         in_g1: bool,
     ) -> Self {
+        debug_assert!(parts.windows(2).all(|p| p[0].shift() == p[1].shift()));
         let outside_g1 = OnceLock::new();
         if in_g1 {
             let _ = outside_g1.set(Vec::new());
@@ -56,7 +55,6 @@ impl Bases {
                 host,
                 parts,
                 part_len: part_len.max(1),
-                precomputed_c,
                 outside_g1,
             }),
         }
@@ -84,18 +82,23 @@ impl Bases {
     }
 
     /// Copies of each base the device parts hold (`config::Precompute`): 1 without
-    /// shifted copies, and on an engine without a GPU.
+    /// shifted copies, and on an engine without a GPU. After a device loss the set still
+    /// says what it holds, but calls upload copy 0 alone until it is loaded again
+    /// (`MsmReport::precomputed_copies` says what a call read).
     pub fn precomputed_copies(&self) -> u32 {
-        match self.inner.precomputed_c {
-            Some(_) => self.part(0).map_or(1, |p| p.shift().copies),
-            None => 1,
-        }
+        self.shift().copies()
     }
 
-    /// The window size every call on the device's bucket sort over this set runs at, where
-    /// its parts hold shifted copies.
+    /// The window size the parts' shifted copies are for, where they hold copies: calls on
+    /// the device's bucket sort over the set run at it unless their own window is cheaper
+    /// (short prefixes).
     pub fn precomputed_window_bits(&self) -> Option<u32> {
-        self.inner.precomputed_c
+        self.shift().window_bits()
+    }
+
+    /// The shifted copies every device part holds.
+    pub(crate) fn shift(&self) -> crate::gpu::Shift {
+        self.part(0).map_or(crate::gpu::Shift::NONE, |p| p.shift())
     }
 
     /// The number of device parts.

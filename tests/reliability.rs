@@ -14,8 +14,8 @@ use common::reference;
 use gpu_msm::config::RECREATE_BACKOFF_MIN;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
-    Backend, Bases, CalibrationSource, DeviceLoss, GpuMsm, MemoryBudget, MsmConfig, MsmError,
-    SelfTest,
+    Backend, Bases, CalibrationSource, DeviceLoss, GpuMsm, LoadOptions, MemoryBudget, MsmConfig,
+    MsmError, Precompute, SelfTest,
 };
 
 /// Bytes of the small budget: one 1000-point call needs about 2.3 MB with Limbs32 and 2.7 MB
@@ -207,6 +207,13 @@ fn a_lost_device_is_recreated_by_the_next_call() {
     let want2 = reference(&bases[..n / 2], &s2);
     let resident = e.load_bases(&bases).unwrap();
     assert_eq!(e.msm(&resident, &s).unwrap(), want);
+    let copies = LoadOptions {
+        precompute: Precompute::Factor(3),
+    };
+    let precomputed = e.load_bases_with(&bases, copies).unwrap();
+    let k = precomputed.precomputed_copies();
+    assert!(k > 1);
+    assert_eq!(e.msm(&precomputed, &s).unwrap(), want);
 
     // A validation error in a call's submission is that call's typed error; its buffers
     // are given back and the next call is right.
@@ -236,9 +243,16 @@ fn a_lost_device_is_recreated_by_the_next_call() {
         e.batch_msm(&resident, &[&s, &s2]).unwrap(),
         vec![want, want2]
     );
-    // ... and loading them again makes them resident on the new device.
+    // A set with shifted copies too: the call uploads copy 0 alone.
+    let (got, rep) = e.msm_with_report(&precomputed, &s).unwrap();
+    assert_eq!((got, rep.precomputed_copies), (want, 1));
+    // ... and loading them again makes them resident on the new device (its shift stage
+    // compiled anew).
     let again = e.load_bases(&bases).unwrap();
     assert_eq!(e.msm(&again, &s).unwrap(), want);
+    let precomputed = e.load_bases_with(&bases, copies).unwrap();
+    let (got, rep) = e.msm_with_report(&precomputed, &s).unwrap();
+    assert_eq!((got, rep.precomputed_copies), (want, k));
 
     // Lost between calls: the next call recovers at once.
     e.inject_device_loss();

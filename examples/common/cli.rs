@@ -187,6 +187,10 @@ pub struct MsmCli {
     /// a prover does
     #[arg(long)]
     pub resident: bool,
+    /// With --resident: shifted copies of the bases, `none`, `auto` or a factor K
+    /// (`load_bases_with`, `Precompute`)
+    #[arg(long, default_value = "none", value_parser = parse_precompute)]
+    pub precompute: PrecomputeArg,
     /// Where the bucket entries are made: auto (the GPU unless SRE), host or gpu
     #[arg(long, value_enum, default_value = "auto")]
     pub bucket_sort: BucketSortArg,
@@ -371,4 +375,25 @@ pub struct ProfilesCli {
     /// DIR/<profile>/<module>.wgsl and exit (no GPU needed)
     #[arg(long, value_name = "DIR")]
     pub dump_wgsl: Option<std::path::PathBuf>,
+    /// Shifted copies of the resident bases: `none` (one set of the largest size, its
+    /// prefixes timed), or `auto` or a factor K (one set per size, loaded with
+    /// `Precompute::Auto` or `Precompute::Factor(K)`; its load time is printed)
+    #[arg(long, default_value = "none", value_parser = parse_precompute)]
+    pub precompute: PrecomputeArg,
+}
+
+/// [`ProfilesCli::precompute`]: `None` for `none`.
+#[derive(Clone, Copy, Debug)]
+pub struct PrecomputeArg(pub Option<gpu_msm::Precompute>);
+
+/// `none`, `auto` or a factor, as [`ProfilesCli::precompute`] takes it.
+fn parse_precompute(s: &str) -> Result<PrecomputeArg, String> {
+    match s {
+        "none" => Ok(PrecomputeArg(None)),
+        "auto" => Ok(PrecomputeArg(Some(gpu_msm::Precompute::Auto))),
+        k => k
+            .parse::<u32>()
+            .map(|k| PrecomputeArg(Some(gpu_msm::Precompute::Factor(k))))
+            .map_err(|_| format!("`none`, `auto` or a factor, not {k:?}")),
+    }
 }

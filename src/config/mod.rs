@@ -32,8 +32,9 @@ pub const MIN_WINDOW_BITS: u32 = 1;
 
 /// Largest window size, in bits: 2^15 buckets per window. No stage assumes a bucket
 /// magnitude of 16 bits (an earlier comment said so); the cap is what is tested. Wider
-/// windows pay off only with precomputed bases (one bucket array for all windows), which
-/// is when they will be allowed and tested.
+/// windows pay off only with shifted copies (`Precompute`: one bucket array for all
+/// windows); they stay capped there too until the bucket reduction, whose last pass takes
+/// one workgroup per window of buckets, is spread over more threads (issue 20).
 pub const MAX_WINDOW_BITS: u32 = 16;
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
@@ -184,7 +185,9 @@ pub struct MsmConfig {
     /// them). Default: the file named by `GPU_MSM_CALIBRATION`, if set.
     pub calibration: CalibrationSource,
     /// Window size c in bits; `None` lets the cost model choose
-    /// ([`crate::digits::best_window_bits`], weighted by the profile's addition costs).
+    /// ([`crate::digits::best_window_bits`], weighted by the profile's addition costs). A
+    /// set loaded with shifted copies ([`crate::GpuMsm::load_bases_with`]) takes the c set
+    /// here when it is loaded, and its calls run at that c whatever this says later.
     pub window_bits: Option<u32>,
     /// Adapter selection.
     pub adapter: AdapterChoice,

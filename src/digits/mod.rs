@@ -4,7 +4,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `window.rs` | windows per scalar, buckets per window, the cost model and the window choice |
+//! | `window.rs` | windows per scalar, buckets per window, the cost model and the window choice; with shifted copies: bucket windows, their cost and `Precompute::Auto`'s choice |
 //! | `decompose.rs` | scalars to signed (or unsigned) digits, one row per scalar |
 //! | `bucket_plan.rs` | digits to bucket entry lists, cut into chunks |
 //! | `merge_plan.rs` | chunk sums to bucket sums, in levels of bounded fan-in |

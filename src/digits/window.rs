@@ -110,30 +110,41 @@ pub fn precompute_cost(n: usize, c: u32, copies: u32, costs: AddCosts) -> u64 {
     w * n as u64 * costs.mixed_add + bucket_windows(c, copies) as u64 * 2 * b * costs.add
 }
 
-/// The window size and copy count of `config::Precompute::Auto` for a set of n bases:
-/// among the pairs `fits` allows, those whose [`precompute_cost`] is within 1% of the
-/// fewest, the fewest copies, then the smaller c. `configured` (`MsmConfig::window_bits`)
-/// fixes c. Always an answer: one copy at the cost model's c is allowed whether it fits or
-/// not (it is the set without copies).
+/// The window size and copy count of `config::Precompute::Auto` for a set of n bases.
+/// `parts(c, k)`: in how many device parts the set would be stored with k copies at c, or
+/// `None` where its copies and a call beside them do not fit; each part's calls reduce their
+/// own buckets, so a shape costs `parts` reductions. Among the shapes that fit, those whose
+/// multiplications are within 1% of the fewest; of them the fewest copies, then the smaller
+/// c. `configured` (`MsmConfig::window_bits`) fixes c. Always an answer: one copy at the
+/// cost model's c where nothing fits (the set without copies).
 pub fn choose_precompute(
     configured: Option<u32>,
     n: usize,
     costs: AddCosts,
-    fits: impl Fn(u32, u32) -> bool,
+    parts: impl Fn(u32, u32) -> Option<u64>,
 ) -> (u32, u32) {
     let sizes: Vec<u32> = match configured {
         Some(c) => vec![c],
         None => (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS).collect(),
     };
-    let mut options = vec![(choose_window(configured, n, SCALAR_BITS, costs), 1)];
+    let n = n.max(1) as u64;
+    let mut options: Vec<((u32, u32), u64)> = Vec::new();
     for &c in &sizes {
-        options.extend((2..=num_windows(c)).filter(|&k| fits(c, k)).map(|k| (c, k)));
+        for k in 1..=num_windows(c) {
+            if let Some(p) = parts(c, k).filter(|&p| p > 0) {
+                let reductions = bucket_windows(c, k) as u64 * 2 * buckets_per_window(c) as u64;
+                let cost = num_windows(c) as u64 * n * costs.mixed_add + p * reductions * costs.add;
+                options.push(((c, k), cost));
+            }
+        }
     }
-    let cost = |&(c, k): &(u32, u32)| precompute_cost(n.max(1), c, k, costs);
-    let least = options.iter().map(cost).min().expect("one option at least");
+    let Some(least) = options.iter().map(|o| o.1).min() else {
+        return (choose_window(configured, n as usize, SCALAR_BITS, costs), 1);
+    };
     options
         .into_iter()
-        .filter(|o| cost(o) * 100 <= least * 101)
+        .filter(|o| o.1 * 100 <= least * 101)
+        .map(|o| o.0)
         .min_by_key(|&(c, k)| (k, c))
         .expect("the least is within 1% of itself")
 }

@@ -45,6 +45,11 @@ impl GpuMsm {
                 _ => JobBases::Host(&p.bases.points()[..p.n]),
             },
         };
+        // The call reads the copies it planned for only where the part is held here.
+        let shift = match bases {
+            JobBases::Resident(..) => p.shift,
+            JobBases::Host(_) => crate::gpu::Shift::NONE,
+        };
         Job {
             bases,
             merged: &p.merged,
@@ -53,6 +58,7 @@ impl GpuMsm {
                 CallPlan::DeviceSort => JobPlan::DeviceSort {
                     scalars: p.scalars,
                     window_bits: p.c,
+                    shift,
                 },
             },
         }

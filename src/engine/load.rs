@@ -10,9 +10,7 @@ use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, Bases};
 use crate::config::{LoadOptions, Precompute};
-use crate::digits::{
-    bucket_windows, choose_precompute, num_windows, precompute_cost, AddCosts, SCALAR_BITS,
-};
+use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts, SCALAR_BITS};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
 
@@ -39,51 +37,76 @@ impl GpuMsm {
     pub fn load_bases_with(&self, bases: &[G1Affine], options: LoadOptions) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
+        self.check_factor(options.precompute)?;
         // A lost device not replaced now: the set lives on the host, and calls on it upload
         // its bases once there is a device again.
         let on_device = matches!(self.device_ready()?, DeviceState::Ready);
         let gpu = self.gpu().filter(|g| on_device && !g.is_lost());
         let in_g1 = self.config.validate_subgroup;
         let Some(g) = gpu else {
-            let part_len = bases.len().max(1);
+            let part_len = self
+                .config
+                .max_slice_points
+                .map_or(bases.len(), |s| s.min(bases.len()))
+                .max(1);
             return Ok(Bases::new(
                 self.device,
                 bases.to_vec(),
                 Vec::new(),
-                (part_len, None),
+                part_len,
                 in_g1,
             ));
         };
         let (c, copies) = self.precompute_shape(&g, bases.len(), options.precompute)?;
-        let shift = Shift {
-            copies,
-            doublings: c * bucket_windows(c, copies),
-        };
-        let part_len = self.part_len(&g, bases.len(), (c, copies));
-        let store = |shift| {
-            slice_ranges(bases.len(), part_len)
+        let shift = Shift::new(c, copies);
+        let store = |shift: Shift| -> Result<Option<(Vec<_>, usize)>> {
+            let part_len = self.part_len(&g, bases.len(), shift)?;
+            let parts = slice_ranges(bases.len(), part_len)
                 .map(|part| g.store_bases(&bases[part], shift, self.config.gpu_timeout))
-                .collect::<Result<Vec<_>>>()
-                .map_err(|e| Self::on_device(&g, e))
+                .collect::<Result<Option<Vec<_>>>>()
+                .map_err(|e| Self::on_device(&g, e))?;
+            Ok(parts.map(|p| (p, part_len)))
         };
-        let mut parts = store(shift)?;
-        if parts.iter().any(|p| p.shift() != shift) {
-            // A part fell back to no copies: so does the whole set (one shape per set).
-            drop(parts);
-            parts = store(Shift::NONE)?;
-        }
-        let precomputed = (parts.first().map(|p| p.shift().copies) > Some(1)).then_some(c);
+        // A part whose copies failed (a base of small order outside G1): the whole set
+        // without copies (one shape per set), in the parts a set without copies gets.
+        let (parts, part_len) = match store(shift)? {
+            Some(stored) => stored,
+            None => store(Shift::NONE)?.expect("a set without copies is always stored"),
+        };
         Ok(Bases::new(
             self.device,
             bases.to_vec(),
             parts,
-            (part_len, precomputed),
+            part_len,
             in_g1,
         ))
     }
 
+    /// [`MsmError::InvalidConfig`] for a factor of 0, or above the window count of the
+    /// configured window size (of the smallest, 2 bits, without one).
+    fn check_factor(&self, precompute: Precompute) -> Result<()> {
+        let Precompute::Factor(k) = precompute else {
+            return Ok(());
+        };
+        let c = self.config.window_bits.unwrap_or(2);
+        if k == 0 || k > num_windows(c) {
+            return Err(MsmError::InvalidConfig(format!(
+                "Precompute::Factor({k}): a factor from 1 to the window count ({} at {} \
+                 window bits)",
+                num_windows(c),
+                match self.config.window_bits {
+                    Some(c) => format!("the configured {c}"),
+                    None => "the smallest, 2,".to_string(),
+                }
+            )));
+        }
+        Ok(())
+    }
+
     /// The window size and copy count of a set of n bases under `precompute` (one copy:
-    /// none, at the cost model's c for n points).
+    /// none, at the cost model's c for n points). A factor k without a configured window
+    /// size takes the c with the fewest multiplications among those with at least k
+    /// windows ([`precompute_cost`]).
     fn precompute_shape(
         &self,
         gpu: &GpuContext,
@@ -106,43 +129,50 @@ impl GpuMsm {
                     .filter(|&c| k >= 1 && k <= num_windows(c))
                     .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
                     .map(|c| (c, k))
-                    .ok_or_else(|| {
-                        MsmError::InvalidConfig(format!(
-                            "Precompute::Factor({k}): a factor from 1 to the window count \
-                             ({} at window_bits {})",
-                            num_windows(configured.unwrap_or(2)),
-                            configured.unwrap_or(2)
-                        ))
-                    })
+                    .ok_or_else(|| MsmError::InvalidConfig(format!("Precompute::Factor({k})")))
             }
             Precompute::Auto => Ok(choose_precompute(configured, n, costs, |c, k| {
                 let set = gpu.resident_bytes(n).saturating_mul(k as u64);
-                set <= gpu.max_binding_bytes() && gpu.fits_call(n.max(1), false, (c, k), set)
+                let part = self.bindable(gpu, n, k);
+                let fits = gpu.fits_call(part, false, (c, k), set);
+                fits.then(|| n.div_ceil(part) as u64)
             })),
         }
     }
 
-    /// Bases per device part of an n-base set stored at `(c, copies)`: as long as one call
-    /// on it can take beside the whole set, so that calls on the set run one slice per part;
-    /// the binding limit alone where the budget leaves no room for a call (such calls are
-    /// then refused, the set loaded). A configured `MsmConfig::max_slice_points` only
-    /// lowers that, as it does for one-shot calls.
-    fn part_len(&self, gpu: &GpuContext, n: usize, (c, copies): (u32, u32)) -> usize {
+    /// Bases per device part of an n-base set stored with `shift`: as long as one call on it
+    /// can take beside the whole set, so that calls on the set run one slice per part; the
+    /// binding limit alone where the budget leaves no room for a call (such calls are then
+    /// refused, the set loaded). A configured `MsmConfig::max_slice_points` only lowers
+    /// that, as it does for one-shot calls ([`GpuMsm::bindable`]). A set with copies that
+    /// leaves no room for one call is refused ([`MsmError::InputTooLarge`]): the copies
+    /// would only make it unusable.
+    fn part_len(&self, gpu: &GpuContext, n: usize, shift: Shift) -> Result<usize> {
+        let copies = shift.copies();
         let reserve = gpu.resident_bytes(n).saturating_mul(copies as u64);
-        let shape = (copies > 1).then_some((c, copies));
-        let bind = gpu.max_binding_bytes() / (gpu.arithmetic.stored_base_bytes(1) * copies as u64);
-        let cap = self
+        let shape = shift.window_bits().map(|c| (c, copies));
+        let cap = match self
             .max_call_len(n, false, reserve, shape)
             .filter(|&p| p > 0)
-            .unwrap_or_else(|| {
-                let c =
-                    shape.map_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS), |s| s.0);
-                gpu.max_call_points(c)
-            });
-        self.config
-            .max_slice_points
-            .map_or(cap, |s| s.min(cap))
-            .min(bind as usize)
-            .max(1)
+        {
+            Some(cap) => cap,
+            None if shape.is_some() => {
+                return Err(MsmError::InputTooLarge(format!(
+                    "no call fits beside {n} bases with {copies} shifted copies ({reserve} \
+                     bytes; MsmConfig::memory_budget); load them with fewer copies"
+                )))
+            }
+            None => gpu.max_call_points(window_bits(&self.config, gpu, n, SCALAR_BITS)),
+        };
+        Ok(cap.min(self.bindable(gpu, n, copies)))
+    }
+
+    /// The most of n bases, with `copies` copies each, that one device part holds: one
+    /// binding, and at most `MsmConfig::max_slice_points`.
+    fn bindable(&self, gpu: &GpuContext, n: usize, copies: u32) -> usize {
+        let per_base = gpu.arithmetic.stored_base_bytes(1) * copies as u64;
+        let bind = (gpu.max_binding_bytes() / per_base) as usize;
+        let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
+        cap.min(n).max(1)
     }
 }

@@ -15,11 +15,11 @@ use crate::bases::BasesRef;
 use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
 use crate::digits::{
-    bucket_windows, buckets_per_window, choose_window, scalar_integers, windows_for_bits, AddCosts,
-    BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
+    bucket_windows, buckets_per_window, choose_window, pippenger_cost, precompute_cost,
+    scalar_integers, windows_for_bits, AddCosts, BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, Shift};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
@@ -43,6 +43,8 @@ pub(super) struct GpuCall<'a> {
     pub(super) bases: BasesRef<'a>,
     pub(super) n: usize,
     pub(super) c: u32,
+    /// The shifted copies of the resident part the call reads (device sort only).
+    pub(super) shift: Shift,
     pub(super) plan: CallPlan,
     pub(super) scalars: &'a [Fr],
     /// SRE's merged points, uploaded after the bases.
@@ -116,22 +118,23 @@ impl GpuMsm {
         if let Some(why) = &fallback {
             not_applied(&mut report, why);
         }
+        let mut shift = Shift::NONE;
         let plan = match fallback {
             None if on_host => self
                 .host_lists(&gpu, &mut report, bases, scalars, placement)?
                 .map(|(c, plan, merged)| (c, CallPlan::HostLists(plan), merged)),
             // SRE's window was never checked against the bucket sort's buffers: the bucket
             // sort picks its own then, as slicing did.
-            _ => Some((
-                self.device_sort(
+            _ => {
+                let (c, s) = self.device_sort(
                     &gpu,
                     &mut report,
                     (src, n),
                     placement.c.filter(|_| placement.sre.is_none()),
-                )?,
-                CallPlan::DeviceSort,
-                Vec::new(),
-            )),
+                )?;
+                shift = s;
+                Some((c, CallPlan::DeviceSort, Vec::new()))
+            }
         };
         let Some((c, plan, merged)) = plan else {
             // Every scalar zero (or every base the identity): nothing for the GPU to add,
@@ -148,6 +151,7 @@ impl GpuMsm {
             bases: src,
             n,
             c,
+            shift,
             plan,
             scalars,
             merged,
@@ -179,7 +183,7 @@ impl GpuMsm {
         let report = &mut call.report;
         not_applied(report, &why);
         report.num_entries = 0;
-        call.c = self.device_sort(&call.gpu, report, (call.bases, call.n), None)?;
+        (call.c, call.shift) = self.device_sort(&call.gpu, report, (call.bases, call.n), None)?;
         call.plan = CallPlan::DeviceSort;
         call.merged = Vec::new();
         Ok(())
@@ -208,28 +212,39 @@ impl GpuMsm {
         }
     }
 
-    /// The device-sort path's window size: everything per scalar happens on the GPU, at
-    /// window size `c` (the policy's, the configured one or the cost model's) over every
-    /// scalar bit, or at the set's on a resident set stored with shifted copies. A call that
-    /// does not fit is refused before any upload (one-shot calls were sliced to fit).
+    /// The device-sort path's window size and the copies it reads: everything per scalar
+    /// happens on the GPU, at window size `c` (the policy's, the configured one or the cost
+    /// model's) over every scalar bit, or, on a resident part on this device stored with
+    /// shifted copies, at the part's c on its copies where the cost model finds that
+    /// cheaper (not for short prefixes). A call that does not fit is refused before any
+    /// upload (one-shot calls were sliced to fit).
     fn device_sort(
         &self,
         gpu: &GpuContext,
         report: &mut MsmReport,
         (src, n): (BasesRef, usize),
         c: Option<u32>,
-    ) -> Result<u32> {
+    ) -> Result<(u32, Shift)> {
         let host = matches!(src, BasesRef::Host(_));
-        let (c, copies) = match src {
-            BasesRef::Resident(set) | BasesRef::ResidentPart(set, _) => set
-                .precomputed_window_bits()
-                .map(|c| (c, set.precomputed_copies())),
+        let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
+        let held = match src {
+            BasesRef::Resident(set) => set.part(0),
+            BasesRef::ResidentPart(set, k) => set.part(k),
             BasesRef::Host(_) => None,
         }
-        .unwrap_or_else(|| {
-            let c = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
-            (c, 1)
-        });
+        .filter(|part| gpu.holds(part))
+        .map_or(Shift::NONE, |part| part.shift());
+        let costs = AddCosts::of(gpu.arithmetic);
+        let (c, shift) = match held.window_bits() {
+            Some(set_c)
+                if precompute_cost(n, set_c, held.copies(), costs)
+                    < pippenger_cost(n, own, costs) =>
+            {
+                (set_c, held)
+            }
+            _ => (own, Shift::NONE),
+        };
+        let copies = shift.copies();
         if !gpu.fits_call(n, host, (c, copies), 0) {
             return Err(MsmError::InputTooLarge(format!(
                 "{n} points on {} bases at c = {c} need more than the adapter's limits \
@@ -248,7 +263,7 @@ impl GpuMsm {
         if copies > 1 {
             report.route += &format!("; bases precomputed, {copies} copies");
         }
-        Ok(c)
+        Ok((c, shift))
     }
 
     /// The host-lists path: signed digits on the host (or SRE's placement), bucket lists

@@ -3,7 +3,7 @@
 
 use ark_bls12_377::{Fr, G1Affine};
 
-use super::resident::StoredBases;
+use super::resident::{Shift, StoredBases};
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
 use super::slots::Slot;
 use super::{sort, GpuContext};
@@ -106,6 +106,9 @@ pub(crate) enum JobPlan<'a> {
         scalars: &'a [Fr],
         /// Window size c (every scalar bit is covered: `num_windows(c)` windows).
         window_bits: u32,
+        /// The shifted copies of the resident part the call reads (`Shift::NONE`: copy 0
+        /// alone); they must be the part's.
+        shift: Shift,
     },
 }
 
@@ -132,10 +135,17 @@ pub(super) struct JobLayout {
 }
 
 impl JobLayout {
-    /// The layout with the stored part's copies `stride` bases apart.
-    fn with_stride(mut self, stride: usize) -> Self {
+    /// The layout with the stored part's `copies` copies `stride` bases apart. Every entry
+    /// (a point index below 2^31, the sign in bit 31) must name a point of the last copy.
+    fn with_stride(mut self, stride: usize, copies: u32) -> Result<Self> {
+        let last = (copies as u64 - 1) * stride as u64 + self.params.num_points as u64;
+        if last >= crate::digits::SIGN_BIT as u64 {
+            return Err(MsmError::InputTooLarge(format!(
+                "{copies} copies of {stride} bases: point indices must fit 31 bits"
+            )));
+        }
         self.params.copy_stride = stride as u32;
-        self
+        Ok(self)
     }
 
     /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
@@ -157,14 +167,28 @@ impl GpuContext {
     pub(super) fn layout(&self, job: &Job) -> Result<JobLayout> {
         match job.plan {
             JobPlan::HostLists(plan) => self.host_layout(job, plan),
-            JobPlan::DeviceSort { window_bits, .. } => {
+            JobPlan::DeviceSort {
+                window_bits, shift, ..
+            } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let (host, copies, stride) = match job.bases {
-                    JobBases::Host(_) => (true, 1, 0),
-                    JobBases::Resident(r, _) => (false, r.shift.copies, r.len),
+                let (host, stride) = match job.bases {
+                    JobBases::Host(_) => (true, 0),
+                    JobBases::Resident(r, _) => (false, r.len),
                 };
+                let held = match job.bases {
+                    JobBases::Resident(r, _) => r.shift,
+                    JobBases::Host(_) => Shift::NONE,
+                };
+                let copies = shift.copies();
+                // Copies the part does not hold, or made for another c, would be wrong sums.
+                if copies > 1 && (held != shift || shift.window_bits() != Some(window_bits)) {
+                    return Err(MsmError::Gpu(format!(
+                        "a call at c = {window_bits} planned for {shift:?} on a part holding \
+                         {held:?}"
+                    )));
+                }
                 let lay = self.sort_layout(job.bases.len(), host, window_bits, copies)?;
-                Ok(lay.with_stride(stride))
+                lay.with_stride(stride, copies)
             }
         }
     }

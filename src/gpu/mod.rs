@@ -7,14 +7,14 @@
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |
-//! | `pipelines.rs` | compiling the stages (in parallel; host-list ones on first use), bind groups, one pass |
+//! | `pipelines.rs` | compiling the stages (in parallel; host-list ones on first use, the shift stage on the first load with copies), bind groups, one pass |
 //! | `pipeline_cache.rs` | the driver's pipeline cache on disk: keys, checks, saving |
 //! | `warm_up.rs` | each new pipeline dispatched once over zeroed buffers, beside the compile |
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
 //! | `readback.rs` | waits with deadlines, mapping buffers |
-//! | `resident.rs` | resident sets (bases kept on the device) |
+//! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
 //! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn |

@@ -3,7 +3,8 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ark_bls12_377::G1Affine;
+use ark_bls12_377::{G1Affine, G1Projective};
+use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
 
@@ -15,24 +16,59 @@ use super::shader::field::pack_affine;
 use super::slots::Slot;
 use super::stages::{Phase, Source, StageId};
 use super::GpuContext;
-use crate::error::Result;
+use crate::error::{MsmError, Result};
 
-/// Shifted copies of a resident part (`config::Precompute`): copy j of base P is
-/// 2^(doublings j) P, the copies one after another in the part's buffer.
+/// The shifted copies of a resident part (`config::Precompute`), for calls at window size c
+/// on its W = `num_windows(c)` windows: copy j of base P is 2^(c W' j) P, W' =
+/// `bucket_windows(c, copies)`, the copies one after another in the part's buffer. The one
+/// description of the shape: the load, the calls' layout and the counts read it from here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shift {
-    /// Copies, the bases themselves included (1: none).
-    pub copies: u32,
-    /// Doublings from one copy to the next: c W'.
-    pub doublings: u32,
+    c: u32,
+    copies: u32,
 }
 
 impl Shift {
     /// The bases alone.
-    pub const NONE: Shift = Shift {
-        copies: 1,
-        doublings: 0,
-    };
+    pub const NONE: Shift = Shift { c: 0, copies: 1 };
+
+    /// `copies` copies for window size c (2 to `MAX_WINDOW_BITS`), lowered to the fewest
+    /// that give the same W' (a copy that no window reaches is not stored), at most W;
+    /// [`Shift::NONE`] for at most one copy or a c out of range.
+    pub fn new(c: u32, copies: u32) -> Shift {
+        if copies <= 1 || !(2..=crate::config::MAX_WINDOW_BITS).contains(&c) {
+            return Shift::NONE;
+        }
+        let w = crate::digits::num_windows(c);
+        let used = w.div_ceil(crate::digits::bucket_windows(c, copies));
+        match used {
+            1 => Shift::NONE,
+            k => Shift { c, copies: k },
+        }
+    }
+
+    /// Copies, the bases themselves included (1: none).
+    pub fn copies(self) -> u32 {
+        self.copies
+    }
+
+    /// The window size the copies are for (`None` without copies).
+    pub fn window_bits(self) -> Option<u32> {
+        (self.copies > 1).then_some(self.c)
+    }
+
+    /// Windows of buckets of a call on the copies: W'.
+    pub fn bucket_windows(self) -> u32 {
+        crate::digits::bucket_windows(self.c, self.copies)
+    }
+
+    /// Doublings from one copy to the next: c W' (at most about 256).
+    pub fn doublings(self) -> u32 {
+        match self.copies {
+            1 => 0,
+            _ => self.c * self.bucket_windows(),
+        }
+    }
 }
 
 /// Bases converted to the shaders' form and kept on the device (a resident set), with
@@ -83,32 +119,20 @@ impl GpuContext {
     /// a [`crate::Bases`] handle use, with the shifted copies `shift` asks for. Identity
     /// bases are stored as the profile's identity (never placed). The caller has checked the
     /// bases on the host (the convert stage's own check, whose status this does not read,
-    /// repeats it). A base whose copy is not a point of the stored form (one of small order
-    /// outside G1) makes the part be stored without copies: [`StoredBases::shift`] says what
-    /// was stored. Each wait lasts at most `timeout`.
+    /// repeats it). `Ok(None)` when a base's copy is not a point of the stored form (one of
+    /// small order outside G1): nothing is kept, and the caller may store the set without
+    /// copies. The copies of two bases are compared with the host's
+    /// ([`GpuContext::check_copies`]); a difference is [`MsmError::Gpu`]. Each wait lasts at
+    /// most `timeout`.
     pub fn store_bases(
         &self,
         bases: &[G1Affine],
         shift: Shift,
         timeout: Duration,
-    ) -> Result<StoredBases> {
+    ) -> Result<Option<StoredBases>> {
         if shift.copies > 1 {
             self.build_shift_stage(timeout)?;
-            let stored = self.store_copies(bases, shift, timeout)?;
-            if stored.shift == shift {
-                return Ok(stored);
-            }
         }
-        self.store_copies(bases, Shift::NONE, timeout)
-    }
-
-    /// [`GpuContext::store_bases`] once: with `Shift::NONE` when a copy failed.
-    fn store_copies(
-        &self,
-        bases: &[G1Affine],
-        shift: Shift,
-        timeout: Duration,
-    ) -> Result<StoredBases> {
         let a = self.arithmetic;
         let one = a.stored_base_bytes(bases.len());
         let bytes = (one * shift.copies as u64).max(super::layout::SECTION_ALIGN);
@@ -120,61 +144,116 @@ impl GpuContext {
         )?;
         let charge = self.pool.charge_resident(bytes, timeout)?;
         scoped(&self.device, "loading bases", || {
-            let mut words = vec![0u32; bytes as usize / 4];
-            pack_affine(bases.par_iter(), a, &mut words[..one as usize / 4]);
-            let buffer = self
-                .device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("resident bases"),
-                    contents: bytemuck::cast_slice(&words),
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                });
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("resident bases"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            // Copy 0 only: the copies' words start as zeros (wgpu clears new buffers).
+            let mut words = vec![0u32; one as usize / 4];
+            pack_affine(bases.par_iter(), a, &mut words);
+            self.queue
+                .write_buffer(&buffer, 0, bytemuck::cast_slice(&words));
             drop(words);
-            let mut encoder = self.device.create_command_encoder(&Default::default());
-            let convert = self.convert_pass(&buffer, bases.len());
-            let status = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("load status"),
-                size: pool::MIN_CLASS_BYTES,
-                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            let shifts: Vec<Pass> = (1..shift.copies)
-                .map(|copy| self.shift_pass(&buffer, &status, bases.len(), shift, copy))
-                .collect();
-            for pass in convert.iter().chain(&shifts) {
-                pass.record(&mut encoder.begin_compute_pass(&Default::default()));
+            let probes = probes(bases);
+            let read = self.run_load(&buffer, bases.len(), shift, &probes, timeout)?;
+            if bad_base(read[0]).is_some() && shift.copies > 1 {
+                return Ok(None);
             }
-            let read = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("load status read"),
-                size: 4,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            encoder.copy_buffer_to_buffer(&status, 0, &read, 0, 4);
-            let index = self.queue.submit([encoder.finish()]);
-            self.wait_for(index, timeout)?;
-            let word = u32::from_le_bytes(
-                self.read_buffer(&read, timeout)?[..4]
-                    .try_into()
-                    .expect("4 bytes"),
-            );
-            let failed = shift.copies > 1 && bad_base(word).is_some();
-            Ok(StoredBases {
+            self.check_copies(bases, shift, &probes, &read[1..])?;
+            Ok(Some(StoredBases {
                 buffer,
                 id: self.next_bases_id.fetch_add(1, Ordering::Relaxed),
                 context: self.id,
                 len: bases.len(),
-                shift: if failed {
-                    Shift {
-                        copies: 1,
-                        doublings: 0,
-                    }
-                } else {
-                    shift
-                },
+                shift,
                 _charge: charge,
-            })
+            }))
         })
+    }
+
+    /// Runs the convert pass and the shift passes of a part of `len` bases and reads back
+    /// the shift stage's status word, then the copies 1.. of each probed base.
+    fn run_load(
+        &self,
+        buffer: &wgpu::Buffer,
+        len: usize,
+        shift: Shift,
+        probes: &[usize],
+        timeout: Duration,
+    ) -> Result<Vec<u32>> {
+        let base_bytes = self.arithmetic.stored_base_bytes(1);
+        let copied = probes.len() as u64 * (shift.copies as u64 - 1) * base_bytes;
+        let status = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("load status"),
+            size: pool::MIN_CLASS_BYTES,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("load read"),
+            size: 4 + copied,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        // One submission per pass, each waited for within `timeout`: a copy costs up to
+        // about 256 doublings a base, a whole load many times one call.
+        let convert = self.convert_pass(buffer, len);
+        let shifts =
+            (1..shift.copies).map(|copy| self.shift_pass(buffer, &status, len, shift, copy));
+        for pass in convert.into_iter().chain(shifts) {
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            pass.record(&mut encoder.begin_compute_pass(&Default::default()));
+            let index = self.queue.submit([encoder.finish()]);
+            self.wait_for(index, timeout)?;
+        }
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&status, 0, &read, 0, 4);
+        let mut at = 4;
+        for &i in probes {
+            for copy in 1..shift.copies as usize {
+                let from = (copy * len + i) as u64 * base_bytes;
+                encoder.copy_buffer_to_buffer(buffer, from, &read, at, base_bytes);
+                at += base_bytes;
+            }
+        }
+        let index = self.queue.submit([encoder.finish()]);
+        self.wait_for(index, timeout)?;
+        let bytes = self.read_buffer(&read, timeout)?;
+        Ok(bytemuck::cast_slice(&bytes).to_vec())
+    }
+
+    /// Compares the shift stage's copies 1.. of each probed base (`words`, as
+    /// [`GpuContext::run_load`] read them) with 2^(doublings j) P computed on the host: a
+    /// known-answer check of the stage on every load, since a wrong copy would give wrong
+    /// sums that no later check sees.
+    fn check_copies(
+        &self,
+        bases: &[G1Affine],
+        shift: Shift,
+        probes: &[usize],
+        words: &[u32],
+    ) -> Result<()> {
+        let a = self.arithmetic;
+        let mut got = words.chunks_exact(a.base_words());
+        for &i in probes {
+            let mut p = G1Projective::from(bases[i]);
+            for copy in 1..shift.copies {
+                for _ in 0..shift.doublings() {
+                    p.double_in_place();
+                }
+                let want = a.affine_to_shader_words(&p.into_affine());
+                if want.as_deref() != got.next() {
+                    return Err(MsmError::Gpu(format!(
+                        "the shift stage's copy {copy} of base {i} differs from the host's"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The convert pass over a part's copy 0, where the profile converts its bases.
@@ -227,7 +306,7 @@ impl GpuContext {
         let params = ShiftParams {
             num_points: len as u32,
             copy,
-            doublings: shift.doublings,
+            doublings: shift.doublings(),
             ..Default::default()
         };
         let params_buf = self
@@ -251,9 +330,20 @@ impl GpuContext {
         }
     }
 
-    /// The former name of [`GpuContext::store_bases`].
+    /// The former name of [`GpuContext::store_bases`], without copies.
     #[deprecated(note = "renamed store_bases")]
     pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<StoredBases> {
-        self.store_bases(bases, Shift::NONE, timeout)
+        let stored = self.store_bases(bases, Shift::NONE, timeout)?;
+        Ok(stored.expect("a set without copies is always stored"))
     }
+}
+
+/// The bases whose copies a load compares with the host's: the first and the last that are
+/// not the identity (none when all are).
+fn probes(bases: &[G1Affine]) -> Vec<usize> {
+    let first = bases.iter().position(|p| !p.is_zero());
+    let last = bases.iter().rposition(|p| !p.is_zero());
+    let mut v: Vec<usize> = first.into_iter().chain(last).collect();
+    v.dedup();
+    v
 }

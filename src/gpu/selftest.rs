@@ -268,7 +268,8 @@ impl<'a> ShaderOps<'a> {
     pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
         let resident = self
             .gpu
-            .store_bases(bases, super::Shift::NONE, DEFAULT_GPU_TIMEOUT)?;
+            .store_bases(bases, super::Shift::NONE, DEFAULT_GPU_TIMEOUT)?
+            .expect("a set without copies is always stored");
         let words = self.gpu.read_stored_bases(&resident)?;
         Ok(words
             .chunks_exact(self.arithmetic().base_words())

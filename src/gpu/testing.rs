@@ -25,6 +25,7 @@ impl GpuContext {
             plan: JobPlan::DeviceSort {
                 scalars,
                 window_bits: c,
+                shift: super::Shift::NONE,
             },
         };
         let timeout = crate::config::DEFAULT_GPU_TIMEOUT;

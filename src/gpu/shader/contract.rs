@@ -35,7 +35,8 @@ shader_struct! {
     pub struct Params {
         /// The convert stage checks (and, per profile, converts) bases `first_point .. num_points`.
         num_points,
-        /// Windows W.
+        /// Windows of buckets: W, or W' = ceil(W / k) on bases stored with k shifted copies
+        /// (the reduction's and the read-back's windows).
         num_windows,
         /// Buckets per window B (signed digits: B = 2^(c-1)).
         buckets_per_window,
