@@ -108,15 +108,24 @@ fn main() {
         for ((x, y, k), g) in cases.iter().zip(got).take(16) {
             assert_eq!(g, Some(*x * y.pow([*k as u64])));
         }
-        let largest = engine.load_bases(&bases).unwrap();
+        // Without copies one set of the largest size serves every size (its prefixes).
+        let largest = match cli.precompute.0 {
+            None => Some(engine.load_bases(&bases).unwrap()),
+            Some(_) => None,
+        };
         for (i, &log) in logs.iter().enumerate() {
             let n = 1usize << log;
             let s = &scalars[..n];
             let t = Instant::now();
-            let resident = match cli.precompute.0 {
-                None => largest.clone(),
-                Some(p) => engine
-                    .load_bases_with(&bases[..n], gpu_msm::LoadOptions { precompute: p })
+            let resident = match (&largest, cli.precompute.0) {
+                (Some(set), _) => set.clone(),
+                (None, p) => engine
+                    .load_bases_with(
+                        &bases[..n],
+                        gpu_msm::LoadOptions {
+                            precompute: p.unwrap_or_default(),
+                        },
+                    )
                     .unwrap(),
             };
             let load = t.elapsed();
@@ -154,9 +163,11 @@ fn main() {
             let copies = match cli.precompute.0 {
                 None => String::new(),
                 Some(_) => format!(
-                    " ({} copies at c = {:?}, loaded in {load:.2?})",
+                    " ({} copies at c = {}, loaded in {load:.2?})",
                     resident.precomputed_copies(),
-                    resident.precomputed_window_bits()
+                    resident
+                        .precomputed_window_bits()
+                        .map_or("-".to_string(), |c| c.to_string())
                 ),
             };
             println!(

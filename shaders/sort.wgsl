@@ -15,7 +15,8 @@
 // and drivers unroll 8-word loops themselves. Digits are the
 // host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
-// point | sign in bucket w * B + |d| - 1. A base stored as the identity places nothing.
+// point | sign in bucket w * B + |d| - 1 (without shifted copies; with them, see below). A
+// base stored as the identity places nothing.
 //
 // On bases stored with shifted copies (src/config/load.rs, Precompute) the W = digit_windows
 // digit windows fold onto W' = num_windows windows of buckets: digit window w of point i
@@ -108,28 +109,27 @@ struct Digit {
     carry: u32,
 }
 
-// Where digit window w places its digits: window `local` of the buckets, copy `first`
-// (the index of copy w / W' of point 0). Advanced once per digit window.
+// Where digit window w places its digits: bucket window w mod W', and copy w / W', whose
+// point 0 is at copy_offset. Advanced once per digit window.
 struct Fold {
-    local: u32,
-    first: u32,
+    bucket_window: u32,
+    copy_offset: u32,
 }
 
 fn next_fold(f: Fold) -> Fold {
-    if (f.local + 1u == params.num_windows) {
-        return Fold(0u, f.first + params.copy_stride);
+    if (f.bucket_window + 1u == params.num_windows) {
+        return Fold(0u, f.copy_offset + params.copy_stride);
     }
-    return Fold(f.local + 1u, f.first);
+    return Fold(f.bucket_window + 1u, f.copy_offset);
 }
 
-// The bucket of a nonzero digit of bucket window `local`, and the entry that places point
-// i's copy there.
+// The bucket of a nonzero digit, and the entry that places point i's copy there.
 fn bucket_of(f: Fold, d: Digit) -> u32 {
-    return f.local * params.buckets_per_window + d.magnitude - 1u;
+    return f.bucket_window * params.buckets_per_window + d.magnitude - 1u;
 }
 
 fn entry_of(f: Fold, i: u32, d: Digit) -> u32 {
-    return (f.first + i) | d.sign;
+    return (f.copy_offset + i) | d.sign;
 }
 
 fn digit(i: u32, w: u32, carry: u32) -> Digit {

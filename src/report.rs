@@ -205,9 +205,13 @@ impl fmt::Display for MsmReport {
         writeln!(f, "route        {}", self.route)?;
         writeln!(f, "n            {}", self.n)?;
         if let Some(c) = self.window_bits {
+            let copies = match self.precomputed_copies {
+                1 => String::new(),
+                k => format!(" (over {k} shifted copies)"),
+            };
             writeln!(
                 f,
-                "window       c = {c}, {} windows, {} buckets, {} entries",
+                "window       c = {c}, {} windows{copies}, {} buckets, {} entries",
                 self.num_windows, self.num_buckets, self.num_entries
             )?;
         }

@@ -16,13 +16,18 @@ pub enum Precompute {
     /// No copies: the set as [`crate::GpuMsm::load_bases`] stores it (the default).
     #[default]
     None,
-    /// k copies (k = 1 is [`Precompute::None`]); k at most the window count W of the set's
-    /// window size, else [`crate::MsmError::InvalidConfig`].
+    /// k copies (k = 1 is [`Precompute::None`]) at `MsmConfig::window_bits` if set, else
+    /// at the c with the fewest multiplications that has at least k windows; k from 1 to
+    /// the window count W of that c (of c = 2, 127, without a configured one), else
+    /// [`crate::MsmError::InvalidConfig`]. Lowered to the fewest copies that give the same
+    /// W' (a copy no window reaches is not stored): [`crate::Bases::precomputed_copies`]
+    /// says how many were.
     Factor(u32),
-    /// The factor and window size whose field multiplications per call over the whole set
-    /// are fewest (`digits::precompute_cost`), among those whose copies and one call over
-    /// the whole set fit one binding and the memory budget now; the smallest such factor
-    /// within 1% of the fewest.
+    /// The factor and window size whose field multiplications over the whole set are
+    /// fewest, each device part's calls reducing their own buckets
+    /// (`digits::choose_precompute`), among those whose copies and a call over one part fit
+    /// the memory budget now; of the shapes within `digits::AUTO_TOLERANCE_PERCENT` of the
+    /// fewest, the one with the fewest copies.
     Auto,
 }
 

@@ -81,7 +81,8 @@ pub fn best_window_bits(n: usize, costs: AddCosts) -> u32 {
 
 /// The window size of a call on n scalars of at most `bits` bits: `configured`
 /// (`MsmConfig::window_bits`) if set, else the cost model's under `costs`, the engine's
-/// profile's. Every window choice of the engine and of SRE goes through here.
+/// profile's. Every window choice of the engine and of SRE goes through here, but that of
+/// a set with shifted copies ([`choose_precompute`], `engine/load.rs`).
 pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCosts) -> u32 {
     configured.unwrap_or_else(|| best_window_bits_for(n.max(1), bits, costs))
 }
@@ -105,16 +106,26 @@ pub fn bucket_windows(c: u32, copies: u32) -> u32 {
 /// [`pippenger_cost`] on bases stored with `copies` shifted copies: the same n W mixed
 /// additions, the reduction over [`bucket_windows`] windows only.
 pub fn precompute_cost(n: usize, c: u32, copies: u32, costs: AddCosts) -> u64 {
-    let w = num_windows(c) as u64;
-    let b = buckets_per_window(c) as u64;
-    w * n as u64 * costs.mixed_add + bucket_windows(c, copies) as u64 * 2 * b * costs.add
+    parts_cost(n as u64, (c, copies), 1, costs)
 }
+
+/// [`precompute_cost`] of n points in `parts` calls (device parts): each call reduces its
+/// own buckets.
+fn parts_cost(n: u64, (c, copies): (u32, u32), parts: u64, costs: AddCosts) -> u64 {
+    let reduction = bucket_windows(c, copies) as u64 * 2 * buckets_per_window(c) as u64;
+    num_windows(c) as u64 * n * costs.mixed_add + parts * reduction * costs.add
+}
+
+/// How much more than the fewest multiplications `Precompute::Auto` accepts for fewer
+/// copies (less memory), in percent.
+pub const AUTO_TOLERANCE_PERCENT: u64 = 1;
 
 /// The window size and copy count of `config::Precompute::Auto` for a set of n bases.
 /// `parts(c, k)`: in how many device parts the set would be stored with k copies at c, or
 /// `None` where its copies and a call beside them do not fit; each part's calls reduce their
 /// own buckets, so a shape costs `parts` reductions. Among the shapes that fit, those whose
-/// multiplications are within 1% of the fewest; of them the fewest copies, then the smaller
+/// multiplications are within [`AUTO_TOLERANCE_PERCENT`] of the fewest; of them the fewest
+/// copies, then the smaller
 /// c. `configured` (`MsmConfig::window_bits`) fixes c. Always an answer: one copy at the
 /// cost model's c where nothing fits (the set without copies).
 pub fn choose_precompute(
@@ -132,9 +143,7 @@ pub fn choose_precompute(
     for &c in &sizes {
         for k in 1..=num_windows(c) {
             if let Some(p) = parts(c, k).filter(|&p| p > 0) {
-                let reductions = bucket_windows(c, k) as u64 * 2 * buckets_per_window(c) as u64;
-                let cost = num_windows(c) as u64 * n * costs.mixed_add + p * reductions * costs.add;
-                options.push(((c, k), cost));
+                options.push(((c, k), parts_cost(n, (c, k), p, costs)));
             }
         }
     }
@@ -143,7 +152,7 @@ pub fn choose_precompute(
     };
     options
         .into_iter()
-        .filter(|o| o.1 * 100 <= least * 101)
+        .filter(|o| o.1 * 100 <= least * (100 + AUTO_TOLERANCE_PERCENT))
         .map(|o| o.0)
         .min_by_key(|&(c, k)| (k, c))
         .expect("the least is within 1% of itself")

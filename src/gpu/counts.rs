@@ -4,7 +4,8 @@
 //! prints them). The passes are `sort::sort_pass_list`'s, the list the engine builds its
 //! passes from; `tests/resident.rs` checks the dispatch count against the engine's.
 //!
-//! The counts are for bases already resident (the prover's case) and uniform scalars: every
+//! The counts are for bases already resident (the prover's case), with or without shifted
+//! copies (`CallCounts::precomputed`), and uniform scalars: every
 //! one of the n W digits is taken as nonzero (an upper bound, off by about 2^-c), every
 //! bucket as nonempty, and every carry-level boundary as one addition (a bucket that spans
 //! it; at most two per item).

@@ -1,7 +1,8 @@
 //! Compiling the stages: one pipeline per entry point of the stage table, each with its
 //! explicit bind-group layout, from its module's source (one shader module per module),
 //! several at once (each dispatched once as made: `warm_up.rs`); the host-list stages on
-//! their first use. Bind groups from the table, and one pass.
+//! their first use, the shift stage on the first load with shifted copies. Bind groups from
+//! the table, and one pass.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -20,7 +21,8 @@ use crate::error::Result;
 pub(super) struct Pipelines {
     ready: HashMap<StageId, wgpu::ComputePipeline>,
     on_first_use: OnceLock<HashMap<StageId, wgpu::ComputePipeline>>,
-    /// Held while the host-list stages compile, so that they compile once.
+    /// Held while the host-list stages or the shift stage compile, so that each compiles
+    /// once.
     building: Mutex<()>,
     /// How long compiling the host-list stages took (`None` until they are).
     first_use_time: OnceLock<Duration>,

@@ -26,7 +26,9 @@ pub(crate) enum Phase {
     /// Not part of an MSM call (the self-test kernel).
     SelfTest,
     /// Not part of an MSM call: the shift stage, run when a set is loaded with shifted
-    /// copies, compiled on its first use (`pipelines.rs`).
+    /// copies. Compiled by the first such load (`GpuContext::build_shift_stage` in
+    /// `pipelines.rs`), not with the device and not with the host-list stages
+    /// ([`Stage::on_first_use`] is theirs).
     Load,
 }
 
