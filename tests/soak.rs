@@ -1,7 +1,7 @@
 //! Differential soak: random sizes, window sizes, slice lengths, scalar distributions and
 //! base shapes (bad ones too: off the curve, outside G1, with zero scalars), each MSM
-//! one-shot, on resident bases (a prefix of a longer set) and in a batch with an empty
-//! vector, all compared with arkworks, the integer sum or the exact error. `GPU_MSM_SOAK_CASES` sets the number of cases (default
+//! one-shot, on resident bases (a prefix of a longer set, sometimes with shifted copies) and
+//! in a batch with an empty vector, all compared with arkworks, the integer sum or the exact error. `GPU_MSM_SOAK_CASES` sets the number of cases (default
 //! [`DEFAULT_CASES`], a slice that fits CI); `GPU_MSM_SOAK_SEED` the first seed;
 //! `GPU_MSM_SOAK_ARITHMETIC=limbs13` (or `limbs32`, `limbs32-edwards`) runs that profile instead
 //! of the adapter's own. `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once,
@@ -19,7 +19,7 @@ use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use common::{engine_for, gpu_engine, reference};
 use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{GpuMsm, MemoryBudget, MsmConfig, MsmError};
+use gpu_msm::{GpuMsm, LoadOptions, MemoryBudget, MsmConfig, MsmError, Precompute};
 
 /// Cases CI runs (each is up to five MSMs: one-shot, resident, a batch of three).
 const DEFAULT_CASES: u64 = 60;
@@ -147,6 +147,14 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     let dist = DISTRIBUTIONS[rng.gen_range(0..DISTRIBUTIONS.len())];
     let window = rng.gen_bool(0.3).then(|| rng.gen_range(1..=16u32));
     let slice = rng.gen_bool(0.2).then(|| rng.gen_range(1..=n));
+    // Shifted copies on a third of the resident sets: a factor up to the window count of
+    // the configured window (of c = 2 without one), or Auto.
+    let most = gpu_msm::digits::num_windows(window.unwrap_or(2).max(2));
+    let precompute = match rng.gen_range(0..6) {
+        0 => Precompute::Factor(rng.gen_range(2..=most.min(40))),
+        1 => Precompute::Auto,
+        _ => Precompute::None,
+    };
     let e = base
         .reconfigured(MsmConfig {
             window_bits: window,
@@ -181,8 +189,10 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
         Some(i) => Expect::Invalid(i),
         None => Expect::Sum(G1Projective::zero()),
     };
-    let what =
-        format!("case {case}: n = {n}, {dist}, window {window:?}, slices {slice:?}, bad {bad:?}");
+    let what = format!(
+        "case {case}: n = {n}, {dist}, window {window:?}, slices {slice:?}, {precompute:?}, \
+         bad {bad:?}"
+    );
     let mut t = Tally {
         bad_cases: u64::from(!bad.is_empty()),
         ..Tally::default()
@@ -196,7 +206,12 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     };
     let zero = Expect::Sum(G1Projective::zero());
     check("one-shot", e.msm(&all[..n], &s), &want);
-    match (e.load_bases(&all), &loaded) {
+    // Copies that leave no room for a call (a small soak budget) are refused: load plain.
+    let set = match e.load_bases_with(&all, LoadOptions { precompute }) {
+        Err(MsmError::InputTooLarge(_)) if precompute != Precompute::None => e.load_bases(&all),
+        set => set,
+    };
+    match (set, &loaded) {
         (Ok(resident), Expect::Sum(_)) => {
             check("resident", e.msm(&resident, &s), &want);
             let empty: &[Fr] = &[];

@@ -132,7 +132,7 @@ impl GpuMsm {
                     .ok_or_else(|| MsmError::InvalidConfig(format!("Precompute::Factor({k})")))
             }
             Precompute::Auto => Ok(choose_precompute(configured, n, costs, |c, k| {
-                let set = gpu.resident_bytes(n).saturating_mul(k as u64);
+                let set = gpu.resident_bytes(n, k);
                 let part = self.bindable(gpu, n, k);
                 let fits = gpu.fits_call(part, false, (c, k), set);
                 fits.then(|| n.div_ceil(part) as u64)
@@ -149,7 +149,7 @@ impl GpuMsm {
     /// would only make it unusable.
     fn part_len(&self, gpu: &GpuContext, n: usize, shift: Shift) -> Result<usize> {
         let copies = shift.copies();
-        let reserve = gpu.resident_bytes(n).saturating_mul(copies as u64);
+        let reserve = gpu.resident_bytes(n, copies);
         let shape = shift.window_bits().map(|c| (c, copies));
         let cap = match self
             .max_call_len(n, false, reserve, shape)

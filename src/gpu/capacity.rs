@@ -209,9 +209,11 @@ impl GpuContext {
             .min(limits.max_buffer_size)
     }
 
-    /// Bytes `n` bases take on the device, stored.
-    pub(crate) fn resident_bytes(&self, n: usize) -> u64 {
-        self.arithmetic.stored_base_bytes(n).max(SECTION_ALIGN)
+    /// Bytes `n` bases take on the device, stored with `copies` shifted copies (1: none):
+    /// what a resident part's buffer holds and the budget is charged.
+    pub(crate) fn resident_bytes(&self, n: usize, copies: u32) -> u64 {
+        let one = self.arithmetic.stored_base_bytes(n);
+        one.saturating_mul(copies as u64).max(SECTION_ALIGN)
     }
 
     pub(super) fn dispatch_dims(&self, threads: u64) -> (u32, u32) {

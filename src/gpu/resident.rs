@@ -135,7 +135,7 @@ impl GpuContext {
         }
         let a = self.arithmetic;
         let one = a.stored_base_bytes(bases.len());
-        let bytes = (one * shift.copies as u64).max(super::layout::SECTION_ALIGN);
+        let bytes = self.resident_bytes(bases.len(), shift.copies);
         let threads = a.convert_threads(bases.len() as u64);
         let shift_threads = (bases.len() as u64).div_ceil(SHIFT_BATCH as u64);
         self.check_sizes(
