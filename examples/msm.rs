@@ -68,7 +68,10 @@ fn main() {
     let resident = cli.resident.then(|| {
         let t = Instant::now();
         let precompute = cli.precompute.0.unwrap_or_default();
-        let options = gpu_msm::LoadOptions { precompute };
+        let options = gpu_msm::LoadOptions {
+            precompute,
+            ..Default::default()
+        };
         let handle = engine.load_bases_with(&bases, options).unwrap_or_else(|e| {
             eprintln!("error: {e}");
             std::process::exit(1);

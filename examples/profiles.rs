@@ -124,6 +124,7 @@ fn main() {
                         &bases[..n],
                         gpu_msm::LoadOptions {
                             precompute: p.unwrap_or_default(),
+                            ..Default::default()
                         },
                     )
                     .unwrap(),

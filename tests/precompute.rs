@@ -14,7 +14,10 @@ use gpu_msm::inputs::{random_bases, random_scalars, scalars, ScalarDistribution}
 use gpu_msm::{GpuMsm, LoadOptions, MsmConfig, MsmError, Precompute};
 
 fn with(k: Precompute) -> LoadOptions {
-    LoadOptions { precompute: k }
+    LoadOptions {
+        precompute: k,
+        ..Default::default()
+    }
 }
 
 /// Scalars that break careless digit code: zeros, ones, r - 1, one nonzero, 0/1, repeated,
@@ -87,10 +90,14 @@ fn precomputed_sets_match_arkworks_in_every_profile() {
         for k in [3, num_windows(c)] {
             check_set(e, &bases, k, &format!("{a:?}, k = {k}"));
         }
-        // A one-point prefix is cheaper at its own window, without the copies.
-        let set = e
-            .load_bases_with(&bases, with(Precompute::Factor(3)))
-            .unwrap();
+        // A one-point prefix is cheaper at its own window than over 2^15 buckets a window
+        // of copies made for c = 16: it reads copy 0 alone.
+        let wide = LoadOptions {
+            precompute: Precompute::Factor(2),
+            window_bits: Some(16),
+        };
+        let set = e.load_bases_with(&bases, wide).unwrap();
+        assert_eq!(set.precomputed_copies(), 2);
         let one = random_scalars(1, 19);
         let (got, rep) = e.msm_with_report(&set, &one).unwrap();
         assert_eq!(got, reference(&bases[..1], &one), "{a:?}");
@@ -272,5 +279,58 @@ fn small_order_bases_never_give_a_wrong_sum() {
                 Err(other) => panic!("{a:?}, outside G1, {name}: {other}"),
             }
         }
+    }
+}
+
+/// Windows wider than calls without copies take (`LoadOptions::window_bits` up to
+/// `MAX_PRECOMPUTED_WINDOW_BITS`), one window of buckets, on 2^15 bases, where such a window
+/// is cheaper than the call's own: exact on the default profile.
+#[test]
+fn wide_windows_on_shifted_copies() {
+    let n = 1 << 15;
+    let bases = awkward_bases(n, 31);
+    let s = random_scalars(n, 32);
+    let want = reference(&bases, &s);
+    let sum: G1Projective = bases.iter().map(|b| G1Projective::from(*b)).sum();
+    let e = common::gpu_engine();
+    for c in [17, 18] {
+        let options = LoadOptions {
+            precompute: Precompute::Factor(num_windows(c)),
+            window_bits: Some(c),
+        };
+        let set = e.load_bases_with(&bases, options).unwrap();
+        assert_eq!(set.precomputed_window_bits(), Some(c), "c = {c}");
+        let (got, rep) = e.msm_with_report(&set, &s).unwrap();
+        assert_eq!(got, want, "c = {c}");
+        assert_eq!(
+            (rep.window_bits, rep.num_windows),
+            (Some(c), 1),
+            "{}",
+            rep.route
+        );
+        assert_eq!(
+            e.msm(&set, &vec![Fr::one(); n]).unwrap(),
+            sum,
+            "c = {c}, ones"
+        );
+        assert_eq!(
+            e.msm(&set, &vec![-Fr::one(); n]).unwrap(),
+            -sum,
+            "c = {c}, r - 1"
+        );
+    }
+    let e = common::gpu_engine();
+    for c in [0, 1, gpu_msm::config::MAX_PRECOMPUTED_WINDOW_BITS + 1] {
+        let options = LoadOptions {
+            precompute: Precompute::Auto,
+            window_bits: Some(c),
+        };
+        assert!(
+            matches!(
+                e.load_bases_with(&bases, options),
+                Err(MsmError::InvalidConfig(_))
+            ),
+            "c = {c}"
+        );
     }
 }

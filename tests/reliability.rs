@@ -209,6 +209,7 @@ fn a_lost_device_is_recreated_by_the_next_call() {
     assert_eq!(e.msm(&resident, &s).unwrap(), want);
     let copies = LoadOptions {
         precompute: Precompute::Factor(3),
+        ..Default::default()
     };
     let precomputed = e.load_bases_with(&bases, copies).unwrap();
     let k = precomputed.precomputed_copies();

@@ -207,7 +207,11 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     let zero = Expect::Sum(G1Projective::zero());
     check("one-shot", e.msm(&all[..n], &s), &want);
     // Copies that leave no room for a call (a small soak budget) are refused: load plain.
-    let set = match e.load_bases_with(&all, LoadOptions { precompute }) {
+    let options = LoadOptions {
+        precompute,
+        ..Default::default()
+    };
+    let set = match e.load_bases_with(&all, options) {
         Err(MsmError::InputTooLarge(_)) if precompute != Precompute::None => e.load_bases(&all),
         set => set,
     };

@@ -16,9 +16,10 @@ pub enum Precompute {
     /// No copies: the set as [`crate::GpuMsm::load_bases`] stores it (the default).
     #[default]
     None,
-    /// k copies (k = 1 is [`Precompute::None`]) at `MsmConfig::window_bits` if set, else
-    /// at the c with the fewest multiplications that has at least k windows; k from 1 to
-    /// the window count W of that c (of c = 2, 127, without a configured one), else
+    /// k copies (k = 1 is [`Precompute::None`]) at [`LoadOptions::window_bits`] or
+    /// `MsmConfig::window_bits` if set, else at the c with the fewest multiplications that
+    /// has at least k windows and fits; k from 1 to the window count W of that c (of c = 2,
+    /// 127, without a configured one), else
     /// [`crate::MsmError::InvalidConfig`]. Lowered to the fewest copies that give the same
     /// W' (a copy no window reaches is not stored): [`crate::Bases::precomputed_copies`]
     /// says how many were.
@@ -36,4 +37,9 @@ pub enum Precompute {
 pub struct LoadOptions {
     /// Shifted copies of every base (default [`Precompute::None`]).
     pub precompute: Precompute,
+    /// The window size the copies are for, 2 to
+    /// [`super::MAX_PRECOMPUTED_WINDOW_BITS`] (wider than calls without copies may be), else
+    /// [`crate::MsmError::InvalidConfig`]. Default `None`:
+    /// `MsmConfig::window_bits`, else the cost model's. Without copies it changes nothing.
+    pub window_bits: Option<u32>,
 }

@@ -30,12 +30,18 @@ pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 11;
 /// Smallest window size, in bits, that the engine accepts.
 pub const MIN_WINDOW_BITS: u32 = 1;
 
-/// Largest window size, in bits: 2^15 buckets per window. No stage assumes a bucket
-/// magnitude of 16 bits (an earlier comment said so); the cap is what is tested. Wider
-/// windows pay off only with shifted copies (`Precompute`: one bucket array for all
-/// windows); they stay capped there too until the bucket reduction, whose last pass takes
-/// one workgroup per window of buckets, is spread over more threads (issue 20).
+/// Largest window size, in bits, of a call on bases without shifted copies (and of
+/// `MsmConfig::window_bits`): 2^15 buckets per window. No stage assumes a bucket magnitude of
+/// 16 bits (an earlier comment said so); the cap is what is tested. Wider windows pay off
+/// with shifted copies, up to [`MAX_PRECOMPUTED_WINDOW_BITS`].
 pub const MAX_WINDOW_BITS: u32 = 16;
+
+/// Largest window size, in bits, of a set with shifted copies (`Precompute`,
+/// `LoadOptions::window_bits`): 2^21 buckets per window of buckets, one window at most
+/// 400 MB of buckets in the Edwards profile. The bucket reduction gives a thread at most
+/// 128 buckets there (`gpu::layout::MAX_REDUCTION_SEGMENTS` segments a window), so that its
+/// last pass, one workgroup a window, adds at most 256 partials a lane.
+pub const MAX_PRECOMPUTED_WINDOW_BITS: u32 = 22;
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
 /// submission per stage even where the adapter has timestamp queries (a cross-check).

@@ -2,7 +2,7 @@
 //! and the window size that minimises it.
 
 use super::SCALAR_BITS;
-use crate::config::{Arithmetic, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use crate::config::{Arithmetic, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 
 /// Field multiplications in a profile's two bucket additions: the cost model's weights.
 /// Each profile's step tables are tested to cost exactly this (`program.rs`, `edwards.rs`).
@@ -136,19 +136,22 @@ pub fn choose_precompute(
 ) -> (u32, u32) {
     let sizes: Vec<u32> = match configured {
         Some(c) => vec![c],
-        None => (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS).collect(),
+        None => (MIN_WINDOW_BITS.max(2)..=MAX_PRECOMPUTED_WINDOW_BITS).collect(),
     };
     let n = n.max(1) as u64;
     let mut options: Vec<((u32, u32), u64)> = Vec::new();
     for &c in &sizes {
-        for k in 1..=num_windows(c) {
+        // One copy is the set without copies, whose calls stay within MAX_WINDOW_BITS.
+        let fewest = if c > MAX_WINDOW_BITS { 2 } else { 1 };
+        for k in fewest..=num_windows(c) {
             if let Some(p) = parts(c, k).filter(|&p| p > 0) {
                 options.push(((c, k), parts_cost(n, (c, k), p, costs)));
             }
         }
     }
     let Some(least) = options.iter().map(|o| o.1).min() else {
-        return (choose_window(configured, n as usize, SCALAR_BITS, costs), 1);
+        let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
+        return (choose_window(plain, n as usize, SCALAR_BITS, costs), 1);
     };
     options
         .into_iter()

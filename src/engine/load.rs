@@ -9,7 +9,7 @@ use super::device::DeviceState;
 use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, Bases};
-use crate::config::{LoadOptions, Precompute};
+use crate::config::{LoadOptions, Precompute, MAX_PRECOMPUTED_WINDOW_BITS};
 use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts, SCALAR_BITS};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
@@ -37,7 +37,7 @@ impl GpuMsm {
     pub fn load_bases_with(&self, bases: &[G1Affine], options: LoadOptions) -> Result<Bases> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
-        self.check_factor(options.precompute)?;
+        self.check_options(options)?;
         // A lost device not replaced now: the set lives on the host, and calls on it upload
         // its bases once there is a device again.
         let on_device = matches!(self.device_ready()?, DeviceState::Ready);
@@ -57,7 +57,7 @@ impl GpuMsm {
                 in_g1,
             ));
         };
-        let (c, copies) = self.precompute_shape(&g, bases.len(), options.precompute)?;
+        let (c, copies) = self.precompute_shape(&g, bases.len(), options)?;
         let shift = Shift::new(c, copies);
         let store = |shift: Shift| -> Result<Option<(Vec<_>, usize)>> {
             let part_len = self.part_len(&g, bases.len(), shift)?;
@@ -82,19 +82,28 @@ impl GpuMsm {
         ))
     }
 
-    /// [`MsmError::InvalidConfig`] for a factor of 0, or above the window count of the
-    /// configured window size (of the smallest, 2 bits, without one).
-    fn check_factor(&self, precompute: Precompute) -> Result<()> {
-        let Precompute::Factor(k) = precompute else {
+    /// [`MsmError::InvalidConfig`] for a window size outside 2 to
+    /// [`MAX_PRECOMPUTED_WINDOW_BITS`], or a factor of 0 or above the window count of the
+    /// set's window size (of the smallest, 2 bits, without one).
+    fn check_options(&self, options: LoadOptions) -> Result<()> {
+        if let Some(c) = options.window_bits {
+            if !(2..=MAX_PRECOMPUTED_WINDOW_BITS).contains(&c) {
+                return Err(MsmError::InvalidConfig(format!(
+                    "LoadOptions::window_bits {c} outside 2..={MAX_PRECOMPUTED_WINDOW_BITS}"
+                )));
+            }
+        }
+        let Precompute::Factor(k) = options.precompute else {
             return Ok(());
         };
-        let c = self.config.window_bits.unwrap_or(2);
+        let configured = options.window_bits.or(self.config.window_bits);
+        let c = configured.unwrap_or(2);
         if k == 0 || k > num_windows(c) {
             return Err(MsmError::InvalidConfig(format!(
                 "Precompute::Factor({k}): a factor from 1 to the window count ({} at {} \
                  window bits)",
                 num_windows(c),
-                match self.config.window_bits {
+                match configured {
                     Some(c) => format!("the configured {c}"),
                     None => "the smallest, 2,".to_string(),
                 }
@@ -103,40 +112,41 @@ impl GpuMsm {
         Ok(())
     }
 
-    /// The window size and copy count of a set of n bases under `precompute` (one copy:
-    /// none, at the cost model's c for n points). A factor k without a configured window
-    /// size takes the c with the fewest multiplications among those with at least k
-    /// windows ([`precompute_cost`]).
+    /// The window size and copy count of a set of n bases under `options` (one copy: none,
+    /// at the cost model's c for n points). The window size is `options.window_bits`, else
+    /// `MsmConfig::window_bits`, else the one with the fewest multiplications (each device
+    /// part reducing its own buckets) among those at which the copies and a call fit now;
+    /// a factor k takes only window sizes with at least k windows.
     fn precompute_shape(
         &self,
         gpu: &GpuContext,
         n: usize,
-        precompute: Precompute,
+        options: LoadOptions,
     ) -> Result<(u32, u32)> {
-        let configured = self.config.window_bits;
+        let configured = options.window_bits.or(self.config.window_bits);
         let costs = AddCosts::of(gpu.arithmetic);
-        match precompute {
+        // In how many parts the set is stored with k copies at c, where they and a call
+        // over one part fit the budget now.
+        let parts = |c: u32, k: u32| {
+            let set = gpu.resident_bytes(n, k);
+            let part = self.bindable(gpu, n, k);
+            let fits = gpu.fits_call(part, false, (c, k), set);
+            fits.then(|| n.div_ceil(part) as u64)
+        };
+        match options.precompute {
             Precompute::None | Precompute::Factor(1) => {
                 Ok((window_bits(&self.config, gpu, n, SCALAR_BITS), 1))
             }
             Precompute::Factor(k) => {
-                let sizes: Vec<u32> = match configured {
-                    Some(c) => vec![c],
-                    None => (2..=crate::config::MAX_WINDOW_BITS).collect(),
-                };
-                sizes
-                    .into_iter()
-                    .filter(|&c| k >= 1 && k <= num_windows(c))
-                    .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
-                    .map(|c| (c, k))
-                    .ok_or_else(|| MsmError::InvalidConfig(format!("Precompute::Factor({k})")))
+                let only_k = |c: u32, j: u32| if j == k { parts(c, j) } else { None };
+                let (c, found) = choose_precompute(configured, n, costs, only_k);
+                match found {
+                    // Nothing fits: the cheapest c with k windows; the load says what fails.
+                    1 => Ok((configured.unwrap_or_else(|| cheapest_for(n, k, costs)), k)),
+                    _ => Ok((c, k)),
+                }
             }
-            Precompute::Auto => Ok(choose_precompute(configured, n, costs, |c, k| {
-                let set = gpu.resident_bytes(n, k);
-                let part = self.bindable(gpu, n, k);
-                let fits = gpu.fits_call(part, false, (c, k), set);
-                fits.then(|| n.div_ceil(part) as u64)
-            })),
+            Precompute::Auto => Ok(choose_precompute(configured, n, costs, parts)),
         }
     }
 
@@ -175,4 +185,13 @@ impl GpuMsm {
         let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
         cap.min(n).max(1)
     }
+}
+
+/// The window size with the fewest multiplications for n points on k copies, among those
+/// with at least k windows.
+fn cheapest_for(n: usize, k: u32, costs: AddCosts) -> u32 {
+    (2..=MAX_PRECOMPUTED_WINDOW_BITS)
+        .filter(|&c| k <= num_windows(c))
+        .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
+        .unwrap_or(2)
 }

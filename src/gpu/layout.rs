@@ -11,8 +11,14 @@ use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 
 /// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
-/// window has fewer buckets), so a window of B buckets is split into B / 16 segments.
+/// window has fewer buckets, more when it has more than [`MAX_REDUCTION_SEGMENTS`] runs),
+/// so a window of B buckets is split into B / 16 segments.
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
+
+/// Most segments of one window: `reduce_windows` adds a window's segments in one workgroup,
+/// 256 a lane at most. Reached only by the wide windows of sets with shifted copies (c over
+/// 18), whose segments then take longer runs.
+pub const MAX_REDUCTION_SEGMENTS: u32 = super::shader::field::WORKGROUP_SIZE * 256;
 
 /// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
 /// reduce windows; or, with the GPU bucket sort, convert, count, the scan levels up and back,
@@ -50,7 +56,7 @@ impl Params {
     /// segments).
     pub(super) fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
         let b = crate::digits::buckets_per_window(c);
-        let run_length = REDUCTION_RUN_LENGTH.min(b);
+        let run_length = REDUCTION_RUN_LENGTH.min(b).max(b / MAX_REDUCTION_SEGMENTS);
         let segments = b / run_length;
         Self {
             num_points,

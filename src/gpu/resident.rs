@@ -32,11 +32,11 @@ impl Shift {
     /// The bases alone.
     pub const NONE: Shift = Shift { c: 0, copies: 1 };
 
-    /// `copies` copies for window size c (2 to `MAX_WINDOW_BITS`), lowered to the fewest
+    /// `copies` copies for window size c (2 to `MAX_PRECOMPUTED_WINDOW_BITS`), lowered to the fewest
     /// that give the same W' (a copy that no window reaches is not stored), at most W;
     /// [`Shift::NONE`] for at most one copy or a c out of range.
     pub fn new(c: u32, copies: u32) -> Shift {
-        if copies <= 1 || !(2..=crate::config::MAX_WINDOW_BITS).contains(&c) {
+        if copies <= 1 || !(2..=crate::config::MAX_PRECOMPUTED_WINDOW_BITS).contains(&c) {
             return Shift::NONE;
         }
         let w = crate::digits::num_windows(c);
