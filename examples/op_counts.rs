@@ -6,7 +6,9 @@
 //!
 //! Each size gets two rows: bases loaded as `load_bases` stores them, and with the shifted
 //! copies (`Precompute`) the cost model picks when memory is no object
-//! (`digits::choose_precompute`), with the copies' bytes.
+//! (`digits::choose_precompute`), with the copies' bytes. Either set is stored in parts at
+//! Vulkan's 2^31 - 1 byte binding limit on NVIDIA, one call a part: the counts are the
+//! parts' sums (the estimate adds their times).
 //!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
 //! integer rate, every byte at its peak bandwidth, and a fixed cost per dispatch, summed
@@ -27,6 +29,14 @@ const INT_OPS_PER_MUL: f64 = 1800.0;
 const H200_BYTES: f64 = 4.8e12;
 /// Cost per dispatch within one submission (an estimate).
 const DISPATCH_S: f64 = 5e-6;
+/// Vulkan's storage-binding limit on NVIDIA: a resident set (its copies included) is stored
+/// in parts of at most this many bytes, one call each.
+const NVIDIA_BINDING: u64 = (1 << 31) - 1;
+
+/// Device parts of n bases with `copies` copies on `a` at NVIDIA's binding limit.
+fn parts(n: usize, copies: u32, a: Arithmetic) -> u64 {
+    (n as u64 * copies as u64 * a.base_words() as u64 * 4).div_ceil(NVIDIA_BINDING)
+}
 
 #[derive(Parser)]
 struct Cli {
@@ -45,12 +55,13 @@ fn gib(b: u64) -> f64 {
 fn main() {
     let cli = Cli::parse();
     println!(
-        "| profile | n | c | copies (GiB) | windows | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
+        "| profile | n | c | copies (GiB) | parts | windows of buckets | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
         let shapes = |n: usize| {
-            let (c, k) = choose_precompute(None, n, AddCosts::of(a), |_, _| Some(1));
+            let fits = |_, k| Some(parts(n, k, a));
+            let (c, k) = choose_precompute(None, n, AddCosts::of(a), fits);
             [(window_bits(n, a), 1), (c, k)]
         };
         for (log, (c, copies)) in cli
@@ -59,30 +70,33 @@ fn main() {
             .flat_map(|&log| shapes(1 << log).map(|s| (log, s)))
         {
             let n = 1usize << log;
-            let k = CallCounts::precomputed(n, c, copies, a);
+            let p = parts(n, copies, a);
+            // One call a part, the parts as long as the binding allows (the last shorter:
+            // counted as the others, an upper bound).
+            let k = CallCounts::precomputed(n.div_ceil(p as usize), c, copies, a);
             let set = gib(copies as u64 * a.base_words() as u64 * 4 * n as u64);
-            let muls = k.field_muls() as f64;
-            let bytes = (k.bytes_read() + k.bytes_written()) as f64;
+            let muls = (p * k.field_muls()) as f64;
+            let (read, written) = (p * k.bytes_read(), p * k.bytes_written());
             let (tm, tb, td) = (
                 muls * INT_OPS_PER_MUL / H200_INT_OPS * 1e3,
-                bytes / H200_BYTES * 1e3,
-                k.dispatches() as f64 * DISPATCH_S * 1e3,
+                (read + written) as f64 / H200_BYTES * 1e3,
+                (p * k.dispatches() as u64) as f64 * DISPATCH_S * 1e3,
             );
             println!(
-                "| {a:?} | 2^{log} | {} | {copies} ({set:.2}) | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
+                "| {a:?} | 2^{log} | {} | {copies} ({set:.2}) | {p} | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
                 k.window_bits,
                 k.bucket_windows,
                 k.windows,
-                k.dispatches(),
+                p * k.dispatches() as u64,
                 muls / 1e6,
-                gib(k.bytes_read()),
-                gib(k.bytes_written()),
+                gib(read),
+                gib(written),
                 tm + tb + td
             );
             if cli.passes {
                 for p in &k.passes {
                     println!(
-                        "|  | {} x{} | | | | | mixed {} + add {} | {:.3} | {:.3} | |",
+                        "|  | {} x{} | | | | | | mixed {} + add {} | {:.3} | {:.3} | |",
                         p.stage,
                         p.dispatches,
                         p.mixed_adds,
