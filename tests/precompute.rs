@@ -282,9 +282,9 @@ fn small_order_bases_never_give_a_wrong_sum() {
     }
 }
 
-/// Windows wider than calls without copies take (`LoadOptions::window_bits` up to
-/// `MAX_PRECOMPUTED_WINDOW_BITS`), one window of buckets, on 2^15 bases, where such a window
-/// is cheaper than the call's own: exact on the default profile.
+/// A window wider than calls without copies take (`LoadOptions::window_bits` up to
+/// `MAX_PRECOMPUTED_WINDOW_BITS`), one window of buckets, on 2^15 bases, where the cost
+/// model finds it cheaper than the call's own: exact on the default profile.
 #[test]
 fn wide_windows_on_shifted_copies() {
     let n = 1 << 15;
@@ -293,7 +293,8 @@ fn wide_windows_on_shifted_copies() {
     let want = reference(&bases, &s);
     let sum: G1Projective = bases.iter().map(|b| G1Projective::from(*b)).sum();
     let e = common::gpu_engine();
-    for c in [17, 18] {
+    {
+        let c = 17;
         let options = LoadOptions {
             precompute: Precompute::Factor(num_windows(c)),
             window_bits: Some(c),
@@ -332,5 +333,42 @@ fn wide_windows_on_shifted_copies() {
             ),
             "c = {c}"
         );
+    }
+}
+
+/// Wide copies on a small set, in every profile (the hook makes calls read the copies
+/// where the cost model would not): c = 17 over two windows of buckets; on the default
+/// profile also c = 20, one window whose segments are 32 buckets long; an empty set.
+#[test]
+fn wide_shapes_in_every_profile() {
+    let bases = awkward_bases(300, 34);
+    let kinds: Vec<(&str, Vec<Fr>)> = adversarial(300, 35).into_iter().step_by(3).collect();
+    for base in common::profile_engines() {
+        let e = GpuMsm::with_config(base.config().clone()).unwrap();
+        e.always_read_copies();
+        let a = e.arithmetic();
+        let shapes: &[(u32, u32, u32)] = match a == common::gpu_engine().arithmetic() {
+            true => &[(17, 8, 2), (20, 13, 1)],
+            false => &[(17, 8, 2)],
+        };
+        for &(c, k, windows) in shapes {
+            let options = LoadOptions {
+                precompute: Precompute::Factor(k),
+                window_bits: Some(c),
+            };
+            let set = e.load_bases_with(&bases, options).unwrap();
+            for (name, s) in &kinds {
+                let (got, rep) = e.msm_with_report(&set, s).unwrap();
+                assert_eq!(got, reference(&bases, s), "{a:?}, c = {c}, k = {k}, {name}");
+                let shape = (rep.window_bits, rep.num_windows, rep.precomputed_copies);
+                assert_eq!(shape, (Some(c), windows, set.precomputed_copies()), "{a:?}");
+            }
+        }
+        let empty = LoadOptions {
+            precompute: Precompute::Factor(2),
+            window_bits: None,
+        };
+        let set = e.load_bases_with(&[], empty).unwrap();
+        assert!(e.msm(&set, &[]).unwrap().is_zero());
     }
 }

@@ -125,9 +125,10 @@ pub const AUTO_TOLERANCE_PERCENT: u64 = 1;
 /// `None` where its copies and a call beside them do not fit; each part's calls reduce their
 /// own buckets, so a shape costs `parts` reductions. Among the shapes that fit, those whose
 /// multiplications are within [`AUTO_TOLERANCE_PERCENT`] of the fewest; of them the fewest
-/// copies, then the smaller
-/// c. `configured` (`MsmConfig::window_bits`) fixes c. Always an answer: one copy at the
-/// cost model's c where nothing fits (the set without copies).
+/// copies, then the smaller c. `configured` (`LoadOptions::window_bits` or
+/// `MsmConfig::window_bits`) fixes the copies' c; the set without copies (one copy, at the
+/// configured c if within `MAX_WINDOW_BITS`, else at the cost model's) is always among the
+/// shapes, and the answer where nothing fits.
 pub fn choose_precompute(
     configured: Option<u32>,
     n: usize,
@@ -139,19 +140,22 @@ pub fn choose_precompute(
         None => (MIN_WINDOW_BITS.max(2)..=MAX_PRECOMPUTED_WINDOW_BITS).collect(),
     };
     let n = n.max(1) as u64;
+    // The set without copies: its calls stay within MAX_WINDOW_BITS.
+    let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
+    let plain = choose_window(plain, n as usize, SCALAR_BITS, costs);
     let mut options: Vec<((u32, u32), u64)> = Vec::new();
+    if let Some(p) = parts(plain, 1).filter(|&p| p > 0) {
+        options.push(((plain, 1), parts_cost(n, (plain, 1), p, costs)));
+    }
     for &c in &sizes {
-        // One copy is the set without copies, whose calls stay within MAX_WINDOW_BITS.
-        let fewest = if c > MAX_WINDOW_BITS { 2 } else { 1 };
-        for k in fewest..=num_windows(c) {
+        for k in 2..=num_windows(c) {
             if let Some(p) = parts(c, k).filter(|&p| p > 0) {
                 options.push(((c, k), parts_cost(n, (c, k), p, costs)));
             }
         }
     }
     let Some(least) = options.iter().map(|o| o.1).min() else {
-        let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
-        return (choose_window(plain, n as usize, SCALAR_BITS, costs), 1);
+        return (plain, 1);
     };
     options
         .into_iter()

@@ -1,6 +1,8 @@
 //! Fault injection for the tests: a device lost now, during the next call or during a
-//! replacement's known-answer test, a validation error in the next submission, and
-//! known-answer tests that fail (at creation, or the host-list stages' on first use).
+//! replacement's known-answer test, a validation error in the next submission,
+//! known-answer tests that fail (at creation, or the host-list stages' on first use), and
+//! calls that read a set's shifted copies whatever the cost model says (to test every shape
+//! of copies on small sets).
 //!
 //! The switches are always there (off); the methods that set them exist only with the
 //! `fault-injection` feature, which the package's tests, examples and benches turn on
@@ -25,6 +27,8 @@ pub(super) struct Hooks {
     pub(super) lose_in_recreation: AtomicBool,
     /// The host-list stages' known-answer test expects a wrong sum.
     pub(super) fail_host_list_self_test: AtomicBool,
+    /// Every call on a held part with shifted copies reads them (when they fit).
+    pub(super) always_read_copies: AtomicBool,
 }
 
 #[cfg(feature = "fault-injection")]
@@ -64,6 +68,13 @@ impl GpuMsm {
         self.hooks
             .fail_host_list_self_test
             .store(true, Ordering::Release);
+    }
+
+    /// Test hook: every later call on a resident part with shifted copies reads them (where
+    /// they fit), even where the cost model finds the call's own window cheaper: how the
+    /// tests run every shape of copies on small sets. Shared with reconfigured engines.
+    pub fn always_read_copies(&self) {
+        self.hooks.always_read_copies.store(true, Ordering::Release);
     }
 
     /// Test hook: the next replacement device is lost while its known-answer test runs.

@@ -58,7 +58,11 @@ impl GpuMsm {
             ));
         };
         let (c, copies) = self.precompute_shape(&g, bases.len(), options)?;
-        let shift = Shift::new(c, copies);
+        // An empty set has nothing to copy.
+        let shift = match bases.len() {
+            0 => Shift::NONE,
+            _ => Shift::new(c, copies),
+        };
         let store = |shift: Shift| -> Result<Option<(Vec<_>, usize)>> {
             let part_len = self.part_len(&g, bases.len(), shift)?;
             let parts = slice_ranges(bases.len(), part_len)
@@ -98,7 +102,8 @@ impl GpuMsm {
         };
         let configured = options.window_bits.or(self.config.window_bits);
         let c = configured.unwrap_or(2);
-        if k == 0 || k > num_windows(c) {
+        // MsmConfig::window_bits may be 1, which copies cannot take.
+        if k == 0 || k > num_windows(c) || (k > 1 && c < 2) {
             return Err(MsmError::InvalidConfig(format!(
                 "Precompute::Factor({k}): a factor from 1 to the window count ({} at {} \
                  window bits)",
@@ -141,7 +146,9 @@ impl GpuMsm {
                 let only_k = |c: u32, j: u32| if j == k { parts(c, j) } else { None };
                 let (c, found) = choose_precompute(configured, n, costs, only_k);
                 match found {
-                    // Nothing fits: the cheapest c with k windows; the load says what fails.
+                    // No c fits a call over a whole part beside the copies: the configured
+                    // c, else the cheapest with k windows and at most MAX_WINDOW_BITS (the
+                    // smaller buckets); shorter parts may fit, or the load says what fails.
                     1 => Ok((configured.unwrap_or_else(|| cheapest_for(n, k, costs)), k)),
                     _ => Ok((c, k)),
                 }
@@ -168,8 +175,11 @@ impl GpuMsm {
             Some(cap) => cap,
             None if shape.is_some() => {
                 return Err(MsmError::InputTooLarge(format!(
-                    "no call fits beside {n} bases with {copies} shifted copies ({reserve} \
-                     bytes; MsmConfig::memory_budget); load them with fewer copies"
+                    "no call fits beside {n} bases with {copies} shifted copies at c = {} \
+                     ({reserve} bytes of copies; MsmConfig::memory_budget, and the call's \
+                     buckets within one binding): try Precompute::Auto, or fewer copies for \
+                     the budget, or a smaller LoadOptions::window_bits for the buckets",
+                    shape.map_or(0, |s| s.0)
                 )))
             }
             None => gpu.max_call_points(window_bits(&self.config, gpu, n, SCALAR_BITS)),
@@ -188,9 +198,9 @@ impl GpuMsm {
 }
 
 /// The window size with the fewest multiplications for n points on k copies, among those
-/// with at least k windows.
+/// of at most `MAX_WINDOW_BITS` with at least k windows.
 fn cheapest_for(n: usize, k: u32, costs: AddCosts) -> u32 {
-    (2..=MAX_PRECOMPUTED_WINDOW_BITS)
+    (2..=crate::config::MAX_WINDOW_BITS)
         .filter(|&c| k <= num_windows(c))
         .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
         .unwrap_or(2)

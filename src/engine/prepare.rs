@@ -2,6 +2,7 @@
 //! paths plan its bucket entries on the device (the bucket sort, [`GpuMsm::device_sort`]) or
 //! on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or `BucketSort::Host`).
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -235,10 +236,14 @@ impl GpuMsm {
         .filter(|part| gpu.holds(part))
         .map_or(Shift::NONE, |part| part.shift());
         let costs = AddCosts::of(gpu.arithmetic);
+        let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
+        // The copies where they are cheaper and fit; else copy 0 at the call's own window.
         let (c, shift) = match held.window_bits() {
             Some(set_c)
-                if precompute_cost(n, set_c, held.copies(), costs)
-                    < pippenger_cost(n, own, costs) =>
+                if (forced
+                    || precompute_cost(n, set_c, held.copies(), costs)
+                        < pippenger_cost(n, own, costs))
+                    && gpu.fits_call(n, host, (set_c, held.copies()), 0) =>
             {
                 (set_c, held)
             }

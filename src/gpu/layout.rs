@@ -12,7 +12,8 @@ use crate::error::{MsmError, Result};
 
 /// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
 /// window has fewer buckets, more when it has more than [`MAX_REDUCTION_SEGMENTS`] runs),
-/// so a window of B buckets is split into B / 16 segments.
+/// so a window of B buckets is split into B / 16 segments (at most
+/// [`MAX_REDUCTION_SEGMENTS`]).
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
 /// Most segments of one window: `reduce_windows` adds a window's segments in one workgroup,
@@ -186,8 +187,12 @@ impl GpuContext {
                     JobBases::Host(_) => Shift::NONE,
                 };
                 let copies = shift.copies();
-                // Copies the part does not hold, or made for another c, would be wrong sums.
-                if copies > 1 && (held != shift || shift.window_bits() != Some(window_bits)) {
+                // Copies the part does not hold, or made for another c, would be wrong sums;
+                // a window wider than MAX_WINDOW_BITS is for copies only.
+                let wide = window_bits > crate::config::MAX_WINDOW_BITS;
+                if (copies > 1 && (held != shift || shift.window_bits() != Some(window_bits)))
+                    || (copies == 1 && wide)
+                {
                     return Err(MsmError::Gpu(format!(
                         "a call at c = {window_bits} planned for {shift:?} on a part holding \
                          {held:?}"
