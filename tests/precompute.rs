@@ -153,6 +153,17 @@ fn factors_outside_the_window_count_are_refused() {
     assert!(c8
         .load_bases_with(&bases, with(Precompute::Factor(w)))
         .is_ok());
+    // A configured 1-bit window cannot take copies.
+    let c1 = e
+        .reconfigured(MsmConfig {
+            window_bits: Some(1),
+            ..e.config().clone()
+        })
+        .unwrap();
+    assert!(matches!(
+        c1.load_bases_with(&bases, with(Precompute::Factor(2))),
+        Err(MsmError::InvalidConfig(_))
+    ));
 }
 
 /// Parts (`max_slice_points`), calls across them, a batch and SRE (which reads copy 0).

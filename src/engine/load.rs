@@ -103,7 +103,13 @@ impl GpuMsm {
         let configured = options.window_bits.or(self.config.window_bits);
         let c = configured.unwrap_or(2);
         // MsmConfig::window_bits may be 1, which copies cannot take.
-        if k == 0 || k > num_windows(c) || (k > 1 && c < 2) {
+        if k > 1 && c < 2 {
+            return Err(MsmError::InvalidConfig(format!(
+                "Precompute::Factor({k}): copies need windows of 2 bits or more \
+                 (MsmConfig::window_bits is {c}; set LoadOptions::window_bits)"
+            )));
+        }
+        if k == 0 || k > num_windows(c) {
             return Err(MsmError::InvalidConfig(format!(
                 "Precompute::Factor({k}): a factor from 1 to the window count ({} at {} \
                  window bits)",
