@@ -371,3 +371,15 @@ fn precompute_costs_and_the_auto_choice() {
     assert_eq!(choose_precompute(Some(8), 64, e, upto3), (8, 3));
     assert_eq!(choose_precompute(Some(8), n, e, upto3), (8, 1));
 }
+
+/// Where a wide window of copies beats a call's own window: at 2^15 points one window of
+/// 2^16 buckets (c = 17, 15 copies) costs fewer multiplications than the best plain window,
+/// at 2^10 it does not (the engine's per-call choice, `engine/prepare.rs`).
+#[test]
+fn wide_copies_pay_from_large_calls_on() {
+    let e = AddCosts::EDWARDS;
+    let wide = |n| precompute_cost(n, 17, num_windows(17), e);
+    let plain = |n| pippenger_cost(n, best_window_bits(n, e), e);
+    assert!(wide(1 << 15) < plain(1 << 15));
+    assert!(wide(1 << 10) > plain(1 << 10));
+}
