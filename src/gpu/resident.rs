@@ -256,6 +256,16 @@ impl GpuContext {
         Ok(())
     }
 
+    /// A uniform buffer holding `bytes` (one load pass's parameter block).
+    fn uniform(&self, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::UNIFORM,
+            })
+    }
+
     /// The convert pass over a part's copy 0, where the profile converts its bases.
     fn convert_pass(&self, buffer: &wgpu::Buffer, len: usize) -> Option<Pass> {
         if !self.arithmetic.converts_bases() {
@@ -265,13 +275,7 @@ impl GpuContext {
             num_points: len as u32,
             ..Default::default()
         };
-        let params_buf = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("load params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+        let params_buf = self.uniform("load params", bytemuck::bytes_of(&params));
         // The convert stage's check, whose status the load does not read (the host checked).
         let status = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("convert status"),
@@ -309,13 +313,7 @@ impl GpuContext {
             doublings: shift.doublings(),
             ..Default::default()
         };
-        let params_buf = self
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("shift params"),
-                contents: bytemuck::bytes_of(&params),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+        let params_buf = self.uniform("shift params", bytemuck::bytes_of(&params));
         let group = self.bind(StageId::Shift, |b| match b.name {
             "bases" => buffer.as_entire_binding(),
             "sparams" => params_buf.as_entire_binding(),
