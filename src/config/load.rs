@@ -27,8 +27,9 @@ pub enum Precompute {
     /// The factor and window size whose field multiplications over the whole set are
     /// fewest, each device part's calls reducing their own buckets
     /// (`digits::choose_precompute`), among those whose copies and a call over one part fit
-    /// the memory budget now; of the shapes within `digits::AUTO_TOLERANCE_PERCENT` of the
-    /// fewest, the one with the fewest copies.
+    /// the memory budget now and that take no more device parts than the set without
+    /// copies; of the shapes within `digits::AUTO_TOLERANCE_PERCENT` of the fewest, the one
+    /// with the fewest copies.
     Auto,
 }
 

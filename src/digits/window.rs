@@ -123,7 +123,8 @@ pub const AUTO_TOLERANCE_PERCENT: u64 = 1;
 /// The window size and copy count of `config::Precompute::Auto` for a set of n bases.
 /// `parts(c, k)`: in how many device parts the set would be stored with k copies at c, or
 /// `None` where its copies and a call beside them do not fit; each part's calls reduce their
-/// own buckets, so a shape costs `parts` reductions. Among the shapes that fit, those whose
+/// own buckets, so a shape costs `parts` reductions, and no shape with copies may take more
+/// parts than the set without them. Among the shapes that fit, those whose
 /// multiplications are within [`AUTO_TOLERANCE_PERCENT`] of the fewest; of them the fewest
 /// copies, then the smaller c. `configured` (`LoadOptions::window_bits` or
 /// `MsmConfig::window_bits`) fixes the copies' c; the set without copies (one copy, at the
@@ -144,12 +145,17 @@ pub fn choose_precompute(
     let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
     let plain = choose_window(plain, n as usize, SCALAR_BITS, costs);
     let mut options: Vec<((u32, u32), u64)> = Vec::new();
-    if let Some(p) = parts(plain, 1).filter(|&p| p > 0) {
+    let plain_parts = parts(plain, 1).filter(|&p| p > 0);
+    if let Some(p) = plain_parts {
         options.push(((plain, 1), parts_cost(n, (plain, 1), p, costs)));
     }
+    // Copies never in more parts than the set without them: each part's calls cost more
+    // than its reduction (sort, scan, dispatches), which the count leaves out; on lavapipe
+    // at 2^20, 4 copies in 5 parts ran 12% slower than 2 plain parts (docs/PERF.md).
+    let most_parts = plain_parts.unwrap_or(u64::MAX);
     for &c in &sizes {
         for k in 2..=num_windows(c) {
-            if let Some(p) = parts(c, k).filter(|&p| p > 0) {
+            if let Some(p) = parts(c, k).filter(|&p| p > 0 && p <= most_parts) {
                 options.push(((c, k), parts_cost(n, (c, k), p, costs)));
             }
         }
