@@ -7,7 +7,7 @@
 //!
 //! The host-list stages, compiled by the first call that plans its buckets on the host, are
 //! tested by that call on the host lists, once per device
-//! ([`GpuMsm::host_list_stages_ready`]): stages that disagree refuse the call, or (falling
+//! (`GpuMsm::host_list_stages_ready`): stages that disagree refuse the call, or (falling
 //! back, or with the test off) leave it to the device's bucket sort.
 
 use std::sync::atomic::Ordering;

@@ -147,7 +147,7 @@ impl GpuMsm {
 
     /// An engine with `config` on this engine's device and pipelines (no new adapter; the
     /// host-list stages, shared too, are compiled by the first call of either engine that
-    /// needs them); [`Bases`] loaded by either engine work on both. `config` must keep the
+    /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
     /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
@@ -300,7 +300,7 @@ impl GpuMsm {
     }
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
-    /// each) or a resident [`Bases`] (its first `scalars.len()` points).
+    /// each) or a resident [`crate::Bases`] (its first `scalars.len()` points).
     pub fn msm<B: MsmBases + ?Sized>(&self, bases: &B, scalars: &[Fr]) -> Result<G1Projective> {
         self.msm_with_report(bases, scalars).map(|(r, _)| r)
     }

@@ -11,9 +11,9 @@ use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 
 /// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
-/// window has fewer buckets, more when it has more than [`MAX_REDUCTION_SEGMENTS`] runs),
+/// window has fewer buckets, more when it has more than `MAX_REDUCTION_SEGMENTS` runs),
 /// so a window of B buckets is split into B / 16 segments (at most
-/// [`MAX_REDUCTION_SEGMENTS`]).
+/// `MAX_REDUCTION_SEGMENTS`).
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
 /// Most segments of one window: `reduce_windows` adds a window's segments in one workgroup,

@@ -121,8 +121,8 @@ impl GpuContext {
     /// bases on the host (the convert stage's own check, whose status this does not read,
     /// repeats it). `Ok(None)` when a base's copy is not a point of the stored form (one of
     /// small order outside G1): nothing is kept, and the caller may store the set without
-    /// copies. The copies of two bases are compared with the host's
-    /// ([`GpuContext::check_copies`]); a difference is [`MsmError::Gpu`]. Each wait lasts at
+    /// copies. The copies of two bases are compared with the host's (`check_copies`); a
+    /// difference is [`MsmError::Gpu`]. Each wait lasts at
     /// most `timeout`.
     pub fn store_bases(
         &self,

@@ -2,7 +2,7 @@
 //! no array indexed at run time, the modulus' words as literals. Generated here because a
 //! GPU keeps a private array indexed at run time in local memory and a driver need not
 //! unroll a loop of 144 steps; the loop form this replaces is kept as the oracle
-//! ([`cios_reference`]), and `tests/shader_ops.rs` compares the shader with arkworks.
+//! (`cios_reference`), and `tests/shader_ops.rs` compares the shader with arkworks.
 //!
 //! The algorithm is CIOS (coarsely integrated operand scanning) on 12 words of 32 bits with
 //! 64-bit products: for each word b_i, t += a b_i, then t += m p with m = t_0 (-p^-1) mod
