@@ -180,6 +180,16 @@ impl<'a> BasesRef<'a> {
         }
     }
 
+    /// The device part the bases are stored in, if resident (and stored on a device): part
+    /// 0 of a set, or part k.
+    pub(crate) fn stored_part(&self) -> Option<&'a StoredBases> {
+        match self {
+            BasesRef::Host(_) => None,
+            BasesRef::Resident(b) => b.part(0),
+            BasesRef::ResidentPart(b, k) => b.part(*k),
+        }
+    }
+
     /// The host copy of the bases.
     pub fn points(&self) -> &'a [G1Affine] {
         match self {

@@ -9,7 +9,6 @@ use ark_bls12_377::{G1Affine, G1Projective};
 use super::checks::check_bases;
 use super::prepare::{CallPlan, GpuCall};
 use super::GpuMsm;
-use crate::bases::BasesRef;
 use crate::config::Arithmetic;
 use crate::cpu;
 use crate::error::{MsmError, Result};
@@ -34,16 +33,9 @@ impl GpuMsm {
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
     pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall) -> Job<'a> {
-        let bases = match p.bases {
-            BasesRef::Host(b) => JobBases::Host(b),
-            BasesRef::Resident(b) => match b.resident() {
-                Some(r) if gpu.holds(r) => JobBases::Resident(r, p.n),
-                _ => JobBases::Host(&b.points()[..p.n]),
-            },
-            BasesRef::ResidentPart(b, k) => match b.part(k) {
-                Some(r) if gpu.holds(r) => JobBases::Resident(r, p.n),
-                _ => JobBases::Host(&p.bases.points()[..p.n]),
-            },
+        let bases = match p.bases.stored_part().filter(|r| gpu.holds(r)) {
+            Some(r) => JobBases::Resident(r, p.n),
+            None => JobBases::Host(&p.bases.points()[..p.n]),
         };
         // The call reads the copies it planned for only where the part is held here.
         let shift = match bases {

@@ -228,13 +228,10 @@ impl GpuMsm {
     ) -> Result<(u32, Shift)> {
         let host = matches!(src, BasesRef::Host(_));
         let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
-        let held = match src {
-            BasesRef::Resident(set) => set.part(0),
-            BasesRef::ResidentPart(set, k) => set.part(k),
-            BasesRef::Host(_) => None,
-        }
-        .filter(|part| gpu.holds(part))
-        .map_or(Shift::NONE, |part| part.shift());
+        let held = src
+            .stored_part()
+            .filter(|part| gpu.holds(part))
+            .map_or(Shift::NONE, |part| part.shift());
         let costs = AddCosts::of(gpu.arithmetic);
         let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.

@@ -178,13 +178,9 @@ impl GpuContext {
                 window_bits, shift, ..
             } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let (host, stride) = match job.bases {
-                    JobBases::Host(_) => (true, 0),
-                    JobBases::Resident(r, _) => (false, r.len),
-                };
-                let held = match job.bases {
-                    JobBases::Resident(r, _) => r.shift,
-                    JobBases::Host(_) => Shift::NONE,
+                let (host, stride, held) = match job.bases {
+                    JobBases::Host(_) => (true, 0, Shift::NONE),
+                    JobBases::Resident(r, _) => (false, r.len, r.shift),
                 };
                 let copies = shift.copies();
                 // Copies the part does not hold, or made for another c, would be wrong sums;

@@ -85,20 +85,11 @@ impl GpuContext {
     /// it; one that comes meanwhile waits at most `timeout`).
     pub(crate) fn build_shift_stage(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
-        if p.shift.get().is_some() {
-            return Ok(());
-        }
-        let _one = super::lock_within(&p.building, timeout, "to compile the shift stage")?;
-        if p.shift.get().is_none() {
-            let built = self.compile_parallel(
-                &[StageId::Shift],
-                &self.shader_modules(&[StageId::Shift])?,
-                &|_, _| {},
-            )?;
-            let _ = p.shift.set(built[&StageId::Shift].clone());
-            self.save_pipeline_cache();
-        }
-        Ok(())
+        self.build_once(&p.shift, timeout, "to compile the shift stage", || {
+            let modules = self.shader_modules(&[StageId::Shift])?;
+            let built = self.compile_parallel(&[StageId::Shift], &modules, &|_, _| {})?;
+            Ok(built[&StageId::Shift].clone())
+        })
     }
 
     /// Compiles the host-list stages if no call has yet: the first call that plans its
@@ -106,16 +97,35 @@ impl GpuContext {
     /// meanwhile waits at most `timeout` for that one.
     pub(crate) fn build_host_list_stages(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
-        if p.on_first_use.get().is_some() {
+        self.build_once(
+            &p.on_first_use,
+            timeout,
+            "to compile the host-list stages",
+            || {
+                let start = Instant::now();
+                let ids: Vec<StageId> = msm_stages().filter(|id| id.def().on_first_use).collect();
+                let built = self.compile_stages(&ids)?;
+                let _ = p.first_use_time.set(start.elapsed());
+                Ok(built)
+            },
+        )
+    }
+
+    /// Fills `cell` with `build`'s pipelines once, under the `building` lock (waited for at
+    /// most `timeout`, `what` naming the wait), and saves the driver's pipeline cache.
+    fn build_once<T>(
+        &self,
+        cell: &OnceLock<T>,
+        timeout: Duration,
+        what: &str,
+        build: impl FnOnce() -> Result<T>,
+    ) -> Result<()> {
+        if cell.get().is_some() {
             return Ok(());
         }
-        let _one = super::lock_within(&p.building, timeout, "to compile the host-list stages")?;
-        if p.on_first_use.get().is_none() {
-            let start = Instant::now();
-            let ids: Vec<StageId> = msm_stages().filter(|id| id.def().on_first_use).collect();
-            let built = self.compile_stages(&ids)?;
-            let _ = p.first_use_time.set(start.elapsed());
-            let _ = p.on_first_use.set(built);
+        let _one = super::lock_within(&self.pipelines().building, timeout, what)?;
+        if cell.get().is_none() {
+            let _ = cell.set(build()?);
             self.save_pipeline_cache();
         }
         Ok(())

@@ -159,11 +159,12 @@ impl GpuContext {
                 .write_buffer(&buffer, 0, bytemuck::cast_slice(&words));
             drop(words);
             let probes = probes(bases);
-            let read = self.run_load(&buffer, bases.len(), shift, &probes, timeout)?;
-            if bad_base(read[0]).is_some() && shift.copies > 1 {
-                return Ok(None);
+            if let Some(read) = self.run_load(&buffer, bases.len(), shift, &probes, timeout)? {
+                if bad_base(read[0]).is_some() {
+                    return Ok(None);
+                }
+                self.check_copies(bases, shift, &probes, &read[1..])?;
             }
-            self.check_copies(bases, shift, &probes, &read[1..])?;
             Ok(Some(StoredBases {
                 buffer,
                 id: self.next_bases_id.fetch_add(1, Ordering::Relaxed),
@@ -175,8 +176,9 @@ impl GpuContext {
         })
     }
 
-    /// Runs the convert pass and the shift passes of a part of `len` bases and reads back
-    /// the shift stage's status word, then the copies 1.. of each probed base.
+    /// Runs the convert pass and the shift passes of a part of `len` bases; with copies,
+    /// reads back the shift stage's status word, then the copies 1.. of each probed base
+    /// (`None` without copies: nothing to read).
     fn run_load(
         &self,
         buffer: &wgpu::Buffer,
@@ -184,19 +186,11 @@ impl GpuContext {
         shift: Shift,
         probes: &[usize],
         timeout: Duration,
-    ) -> Result<Vec<u32>> {
-        let base_bytes = self.arithmetic.stored_base_bytes(1);
-        let copied = probes.len() as u64 * (shift.copies as u64 - 1) * base_bytes;
+    ) -> Result<Option<Vec<u32>>> {
         let status = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("load status"),
             size: pool::MIN_CLASS_BYTES,
             usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("load read"),
-            size: 4 + copied,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         // One submission per pass, each waited for within `timeout`: a copy costs up to
@@ -210,6 +204,22 @@ impl GpuContext {
             let index = self.queue.submit([encoder.finish()]);
             self.wait_for(index, timeout)?;
         }
+        if shift.copies == 1 {
+            if !self.arithmetic.converts_bases() {
+                // No pass ran: wait for the upload itself, as every load does.
+                let index = self.queue.submit([]);
+                self.wait_for(index, timeout)?;
+            }
+            return Ok(None);
+        }
+        let base_bytes = self.arithmetic.stored_base_bytes(1);
+        let copied = probes.len() as u64 * (shift.copies as u64 - 1) * base_bytes;
+        let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("load read"),
+            size: 4 + copied,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.copy_buffer_to_buffer(&status, 0, &read, 0, 4);
         let mut at = 4;
@@ -223,7 +233,7 @@ impl GpuContext {
         let index = self.queue.submit([encoder.finish()]);
         self.wait_for(index, timeout)?;
         let bytes = self.read_buffer(&read, timeout)?;
-        Ok(bytemuck::cast_slice(&bytes).to_vec())
+        Ok(Some(bytemuck::cast_slice(&bytes).to_vec()))
     }
 
     /// Compares the shift stage's copies 1.. of each probed base (`words`, as
