@@ -1,22 +1,33 @@
-// reduce_segments and reduce_windows: bucket reduction. Window w needs
-// sum_{k=0}^{B-1} (k + 1) * S_k, where S_k is the sum in the bucket of digit magnitude k + 1.
+// Bucket reduction: reduce_segments, reduce_level (zero or more times) and reduce_windows.
+// Window w needs sum_{k<B} (k + 1) b_k, where b_k is the sum in the bucket of digit
+// magnitude k + 1. Every pass hands on the window's value in one form: m items (t_i, z_i),
+//     R = sum_{i<m} (i + 1) t_i + m sum_{i<m} z_i,
+// item i of window w kept at w S + i in `partials` (S = params.segments, the segments of a
+// window), both halves. The buckets are that form with t_k = b_k, z_k = 0, m = B.
 //
-// reduce_segments (in reduce_segments_*.wgsl per profile): the B buckets of a window
-// are dealt to S threads in interleaved segments: thread s owns buckets k = j * S + s for j in
-// 0..J (J = B / S), so neighbouring threads read neighbouring buckets. Since
-// (k + 1) = j * S + (s + 1), the thread's share is
-//     S * A + (s + 1) * T,   A = sum_j j * S_{jS+s},   T = sum_j S_{jS+s},
-// A and T come from one running sum over j (2J additions), S * A from log2(S) doublings and
-// (s + 1) * T from a short double-and-add. Both versions run that as one loop with a single
-// point operation in it (see curve.wgsl for why call sites matter):
-//   [0, 2J):          j = J-1 .. 0: running += S_j, then (j >= 1) a += running
-//   [2J, +log2 S):    a = 2a                      -> a = S * A
-//   [.., +2 kbits):   acc = 2acc, acc += running  -> acc = (s + 1) * T
-//   last:             a += acc
+// One level (reduce_segments over the buckets, reduce_level over items) deals m items to
+// m' = m / J threads in interleaved runs: thread s takes items i = j m' + s, j < J, so that
+// neighbouring threads read neighbouring items. With (i + 1) = j m' + (s + 1):
+//     R = sum_s (s + 1) T_s + m' sum_s (A_s + J Z_s),
+//     T_s = sum_j t_{jm'+s},  A_s = sum_j j t_{jm'+s},  Z_s = sum_j z_{jm'+s},
+// the same form with m' items (T_s, A_s + J Z_s). T and A come from one running sum over j
+// (2J - 1 additions), Z from J more (the first onto the identity) and J Z from log2(J)
+// doublings, then one addition: about 2 additions an item without z (the buckets), 3 with.
+// No thread multiplies by its own index.
 //
-// reduce_windows: one workgroup per window adds its S shares: each thread adds
-// S / WORKGROUP_SIZE of them, then a tree in workgroup memory. Only the W window sums leave
-// the GPU.
+// reduce_windows: one workgroup per window ends it. Lane l takes the contiguous items
+// [off, off + M), off = l M, M = m / WORKGROUP_SIZE (one item for the first m lanes when m
+// is smaller): a running sum from the top gives Tot (their t sum) and
+// Wt = sum (i - off + 1) t_i, so that
+//     R = sum_l (Wt_l + off_l Tot_l + m Z_l),
+// off Tot by double-and-add over the bits of off, m Z by log2(m) doublings, then a tree in
+// workgroup memory. Only the window sums leave the GPU.
+//
+// J, m and M are powers of two (log2 is countTrailingZeros here): src/gpu/reduction.rs
+// plans them and counts these steps. Every loop runs one point addition per step (see
+// curve.wgsl for why call sites matter), its operands and destination picked by branches;
+// a doubling is the addition P + P, which every profile's formulas compute (they are
+// complete).
 
 
 // Bucket g's sum. On the GPU bucket sort only buckets with entries were written: an empty
@@ -33,136 +44,281 @@ fn load_bucket(g: u32) -> Point {
     return point_from_words(w);
 }
 
-fn load_partial(t: u32) -> Point {
+// Half h of item t (h = 0: t_i, h = 1: z_i), t counted over all windows.
+fn load_partial(h: u32, t: u32) -> Point {
     var w: PointWords;
     // unroll
     for (var k = 0u; k < POINT_WORDS; k++) {
-        w[k] = partials[k * params.total_segments + t];
+        w[k] = partials[(h * POINT_WORDS + k) * params.total_segments + t];
     }
     return point_from_words(w);
 }
 
-// Thread t's segment: its window's first bucket, k = s + 1, and the step boundaries of the
-// loop above.
-struct Segment {
-    first: u32,
-    k: u32,
-    kbits: u32,
-    n0: u32,
-    n1: u32,
-    n2: u32,
+fn store_partial(t: u32, tp: Point, zp: Point) {
+    let a = point_to_words(tp);
+    let b = point_to_words(zp);
+    // unroll
+    for (var k = 0u; k < POINT_WORDS; k++) {
+        partials[k * params.total_segments + t] = a[k];
+        partials[(POINT_WORDS + k) * params.total_segments + t] = b[k];
+    }
 }
 
-fn segment(t: u32) -> Segment {
+// reduce_segments: thread t = w S + s takes buckets w B + j S + s, j = J-1 .. 0, two steps
+// each: running += b_j, then (j >= 1) a += running. A window without entries (small
+// scalars on the GPU bucket sort) runs no step: its items are the identity.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
+                   @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = thread_index(gid, nwg);
+    if (t >= params.total_segments) {
+        return;
+    }
     let w = t >> params.log2_segments;
-    let s = t & (params.segments - 1u);
-    let k = s + 1u;
-    let kbits = 32u - countLeadingZeros(k);
     let b = params.buckets_per_window;
+    let first = w * b + (t & (params.segments - 1u));
+    var steps = 2u * params.run_length;
     if (params.device_sort != 0u && bucket_offsets[w * b] == bucket_offsets[(w + 1u) * b]) {
-        // No entry in the window (small scalars on the GPU bucket sort): its share is the
-        // identity, one addition of identities in the loop's last step.
-        return Segment(w * b + s, k, kbits, 0u, 0u, 0u);
+        steps = 0u;
     }
-    let n0 = 2u * params.run_length;
-    let n1 = n0 + params.log2_segments;
-    return Segment(w * b + s, k, kbits, n0, n1, n1 + 2u * kbits);
-}
-
-// The points of the segment loop (indices of SegmentStep's operands).
-const P_RUNNING: u32 = 0u;
-const P_A: u32 = 1u;
-const P_ACC: u32 = 2u;
-const P_BUCKET: u32 = 3u;
-
-// What one step of the segment loop does: nothing (`skip`), or dst = x + y, a doubling when
-// `double` (then y is x), with y the bucket `bucket` when `load`. One schedule for both
-// profiles' entry points.
-struct SegmentStep {
-    skip: bool,
-    double: bool,
-    load: bool,
-    dst: u32,
-    x: u32,
-    y: u32,
-    bucket: u32,
-}
-
-fn segment_step(g: Segment, step: u32) -> SegmentStep {
-    // Default (the last step): a += acc.
-    var st = SegmentStep(false, false, false, P_A, P_A, P_ACC, 0u);
-    if (step < g.n0) {
+    var running = point_identity();
+    var a = point_identity();
+    for (var step = 0u; step < steps; step++) {
         let j = params.run_length - 1u - step / 2u;
+        var x = a;
+        var y = running;
         if ((step & 1u) == 0u) {
-            st.load = true;
-            st.bucket = g.first + j * params.segments;
-            st.dst = P_RUNNING;
-            st.x = P_RUNNING;
-            st.y = P_BUCKET;
-        } else {
-            st.skip = j == 0u;
-            st.y = P_RUNNING;
+            x = running;
+            y = load_bucket(first + j * params.segments);
+        } else if (j == 0u) {
+            continue;
         }
-    } else if (step < g.n1) {
-        st.double = true;
-        st.y = P_A;
-    } else if (step < g.n2) {
-        let i = (step - g.n1) / 2u;
-        st.dst = P_ACC;
-        st.x = P_ACC;
-        if (((step - g.n1) & 1u) == 0u) {
-            st.double = true;
-            st.y = P_ACC;
+        let r = point_add(x, y);
+        if ((step & 1u) == 0u) {
+            running = r;
         } else {
-            st.skip = ((g.k >> (g.kbits - 1u - i)) & 1u) == 0u;
-            st.y = P_RUNNING;
+            a = r;
         }
     }
-    return st;
+    store_partial(t, running, a);
+}
+
+// reduce_level's points, by the step's choice.
+const L_RUN: u32 = 0u;
+const L_A: u32 = 1u;
+const L_Z: u32 = 2u;
+
+// One level over items: level.count_in items a window to level.count_out (m to m'). Thread
+// (w, s) reads items w S + j m' + s and writes item w S + s, which no other thread reads:
+// the level runs in place.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = thread_index(gid, nwg);
+    let m_out = level.count_out;
+    if (m_out == 0u || g >= params.num_windows * m_out) {
+        return;
+    }
+    let first = (g / m_out) * params.segments + g % m_out;
+    let per = level.count_in / m_out;
+    let loads = 3u * per;
+    let steps = loads + countTrailingZeros(per) + 1u;
+    var running = point_identity();
+    var a = point_identity();
+    var z = point_identity();
+    for (var step = 0u; step < steps; step++) {
+        // The last step: a += J z.
+        var dst = L_A;
+        var x = a;
+        var y = z;
+        if (step < loads) {
+            // Items j = J-1 .. 0: running += t_j; (j >= 1) a += running; z += z_j.
+            let j = per - 1u - step / 3u;
+            let at = first + j * m_out;
+            let r = step % 3u;
+            if (r == 0u) {
+                dst = L_RUN;
+                x = running;
+                y = load_partial(0u, at);
+            } else if (r == 1u) {
+                if (j == 0u) {
+                    continue;
+                }
+                y = running;
+            } else {
+                dst = L_Z;
+                x = z;
+                y = load_partial(1u, at);
+            }
+        } else if (step + 1u < steps) {
+            // z = J z.
+            dst = L_Z;
+            x = z;
+        }
+        let p = point_add(x, y);
+        if (dst == L_RUN) {
+            running = p;
+        } else if (dst == L_A) {
+            a = p;
+        } else {
+            z = p;
+        }
+    }
+    store_partial(first, running, a);
 }
 
 var<workgroup> tree: array<PointWords, WORKGROUP_SIZE>;
 
-// One loop with one point addition in it (see curve.wgsl for why call sites matter: two
-// inlined additions here made this the slowest pipeline to compile): the first `own` steps
-// add the thread's share of the partials, the last log2(WORKGROUP_SIZE) steps are the tree,
-// a barrier at the start of each. Lane 0 ends with the window's sum.
+// reduce_windows' points, by the step's choice.
+const W_RUN: u32 = 0u;
+const W_WT: u32 = 1u;
+const W_Z: u32 = 2u;
+const W_V: u32 = 3u;
+
+// A WindowStep's `load` when its y is a point already held.
+const NO_LOAD: u32 = 2u;
+
+// What one of a lane's steps before the tree does: nothing (`skip`), or dst = x + y, y
+// being half `load` of item `item` unless `load` is NO_LOAD. `takes_bit`: the step adds
+// Tot for a bit of off, after which the doublings of v count.
+struct WindowStep {
+    skip: bool,
+    dst: u32,
+    x: u32,
+    y: u32,
+    load: u32,
+    item: u32,
+    takes_bit: bool,
+}
+
+// Lane steps in order: 3M loads (running += t_i, Wt += running, z += z_i from the top),
+// 2 kbits for v = off Tot (kbits: bits of the largest off; v = 2v once a bit was taken,
+// v += Tot on each set bit), log2(m) doublings of z, then v += Wt and v += z.
+fn window_step(step: u32, own: u32, off: u32, has: bool, kbits: u32, started: bool) -> WindowStep {
+    var st = WindowStep(!has, W_V, W_V, W_V, NO_LOAD, 0u, false);
+    let loads = 3u * own;
+    if (step < loads) {
+        let item = off + own - 1u - step / 3u;
+        let r = step % 3u;
+        if (r == 0u) {
+            st.dst = W_RUN;
+            st.x = W_RUN;
+            st.load = 0u;
+            st.item = item;
+        } else if (r == 1u) {
+            st.dst = W_WT;
+            st.x = W_WT;
+            st.y = W_RUN;
+        } else {
+            st.dst = W_Z;
+            st.x = W_Z;
+            st.load = 1u;
+            st.item = item;
+        }
+        return st;
+    }
+    let bits_end = loads + 2u * kbits;
+    if (step < bits_end) {
+        let bit = kbits - 1u - (step - loads) / 2u;
+        if (((step - loads) & 1u) == 0u) {
+            st.skip = st.skip || !started;
+        } else {
+            st.skip = st.skip || ((off >> bit) & 1u) == 0u;
+            st.y = W_RUN;
+            st.takes_bit = true;
+        }
+        return st;
+    }
+    let log2m = countTrailingZeros(params.final_items);
+    if (step < bits_end + log2m) {
+        st.dst = W_Z;
+        st.x = W_Z;
+        st.y = W_Z;
+    } else if (step == bits_end + log2m) {
+        st.y = W_WT;
+    } else {
+        st.y = W_Z;
+    }
+    return st;
+}
+
+// Point `i` of a lane's four, by branches (no array indexed at run time: on a GPU it would
+// live in local memory).
+fn window_point(i: u32, running: Point, wt: Point, z: Point, v: Point) -> Point {
+    if (i == W_RUN) {
+        return running;
+    } else if (i == W_WT) {
+        return wt;
+    } else if (i == W_Z) {
+        return z;
+    }
+    return v;
+}
+
+// One loop with one point addition in it: the lane's steps (window_step), then
+// log2(WORKGROUP_SIZE) steps of the tree, a barrier at the start of each (every lane runs
+// the same steps). Lane 0 ends with the window's sum.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                   @builtin(local_invocation_index) lane: u32) {
     let w = wid.x;
-    let own = (params.segments + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    let steps = own + countTrailingZeros(WORKGROUP_SIZE);
-    var acc = point_identity();
+    let m = params.final_items;
+    let own = max(m / WORKGROUP_SIZE, 1u);
+    let off = lane * own;
+    let has = w < params.num_windows && off < m;
+    let kbits = 32u - countLeadingZeros(max(m, 1u) - 1u);
+    let own_steps = 3u * own + 2u * kbits + countTrailingZeros(m) + 2u;
+    let steps = own_steps + countTrailingZeros(WORKGROUP_SIZE);
+    var running = point_identity();
+    var wt = point_identity();
+    var z = point_identity();
+    var v = point_identity();
+    var started = false;
     for (var step = 0u; step < steps; step++) {
         var adds = false;
-        var y = acc;
-        if (step < own) {
-            let s = lane + step * WORKGROUP_SIZE;
-            if (w < params.num_windows && s < params.segments) {
-                y = load_partial(w * params.segments + s);
-                adds = true;
+        var dst = W_V;
+        var x = v;
+        var y = v;
+        if (step < own_steps) {
+            let st = window_step(step, own, off, has, kbits, started);
+            adds = !st.skip;
+            started = started || (adds && st.takes_bit);
+            dst = st.dst;
+            x = window_point(st.x, running, wt, z, v);
+            if (st.load == NO_LOAD) {
+                y = window_point(st.y, running, wt, z, v);
+            } else if (adds) {
+                y = load_partial(st.load, w * params.segments + st.item);
             }
         } else {
-            if (step == own) {
-                tree[lane] = point_to_words(acc);
+            if (step == own_steps) {
+                tree[lane] = point_to_words(v);
             }
             workgroupBarrier();
-            let half = WORKGROUP_SIZE >> (step - own + 1u);
+            let half = WORKGROUP_SIZE >> (step - own_steps + 1u);
             if (lane < half) {
                 y = point_from_words(tree[lane + half]);
                 adds = true;
             }
         }
         if (adds) {
-            acc = point_add(acc, y);
-            if (step >= own) {
-                tree[lane] = point_to_words(acc);
+            let p = point_add(x, y);
+            if (dst == W_RUN) {
+                running = p;
+            } else if (dst == W_WT) {
+                wt = p;
+            } else if (dst == W_Z) {
+                z = p;
+            } else {
+                v = p;
+            }
+            if (step >= own_steps) {
+                tree[lane] = point_to_words(v);
             }
         }
     }
     if (lane == 0u && w < params.num_windows) {
-        let words = point_to_words(acc);
+        let words = point_to_words(v);
         // unroll
         for (var k = 0u; k < POINT_WORDS; k++) {
             window_sums[w * POINT_WORDS + k] = words[k];

@@ -38,9 +38,8 @@ pub const MAX_WINDOW_BITS: u32 = 16;
 
 /// Largest window size, in bits, of a set with shifted copies (`Precompute`,
 /// `LoadOptions::window_bits`): 2^21 buckets per window of buckets, one window at most
-/// 400 MB of buckets in the Edwards profile. The bucket reduction gives a thread at most
-/// 128 buckets there (`gpu::layout::MAX_REDUCTION_SEGMENTS` segments a window), so that its
-/// last pass, one workgroup a window, adds at most 256 partials a lane.
+/// 400 MB of buckets in the Edwards profile, reduced in 2^17 segments of 16 buckets and two
+/// `reduce_level` passes (`gpu::reduction`).
 pub const MAX_PRECOMPUTED_WINDOW_BITS: u32 = 22;
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a

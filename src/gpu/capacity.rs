@@ -149,10 +149,7 @@ impl GpuContext {
     /// with `copies` shifted copies): what it reserves against the memory budget.
     pub(crate) fn call_bytes(&self, n: usize, host: bool, c: u32, copies: u32) -> Result<u64> {
         let lay = self.sort_layout(n, host, c, copies)?;
-        let levels = lay
-            .sort
-            .as_ref()
-            .map_or(0, |s| s.scan.len() + s.carry.len());
+        let levels = lay.level_blocks().len();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         sections.extend(sort_uploads(levels, n));
         if host {

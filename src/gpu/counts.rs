@@ -10,6 +10,7 @@
 //! bucket as nonempty, and every carry-level boundary as one addition (a bucket that spans
 //! it; at most two per item).
 
+use super::reduction::{level_adds, reduce_levels, segment_adds, window_adds};
 use super::shader::contract::Params;
 use super::shader::field::Arithmetic;
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
@@ -82,10 +83,11 @@ impl CallCounts {
         let threads = accumulation_threads(n, digit_windows) as u64;
         let w = bw;
         let carry = carry_levels(threads as u32);
-        let (segment_adds, segments) = (reduction_adds(&shape), shape.segments as u64);
+        let segments = shape.segments as u64;
+        let levels = reduce_levels(shape.segments);
         let item = 2 * (point + 4);
         let mut passes: Vec<PassCounts> = Vec::new();
-        for step in sort_pass_list(scan.len(), carry.len()) {
+        for step in sort_pass_list(scan.len(), carry.len(), levels.len()) {
             // (mixed additions, additions, bytes read, bytes written) of one dispatch.
             let (mixed_adds, adds, bytes_read, bytes_written) = match step {
                 // Montgomery form in, integer out; the base read to see whether it is the
@@ -113,18 +115,32 @@ impl CallCounts {
                     let (inp, out) = (carry[i].count_in as u64, carry[i].count_out as u64);
                     (0, inp, inp * item, out * item)
                 }
+                // Every bucket and its offsets read; two points an item written.
                 SortPass::ReduceSegments => (
                     0,
-                    w as u64 * segment_adds,
+                    w as u64 * segment_adds(shape.segments, shape.run_length),
                     buckets * (point + 8),
-                    w as u64 * segments * point,
+                    w as u64 * segments * 2 * point,
                 ),
-                SortPass::ReduceWindows => (
-                    0,
-                    w as u64 * segments,
-                    w as u64 * segments * point,
-                    w as u64 * point,
-                ),
+                SortPass::ReduceLevel(i) => {
+                    let l = &levels[i];
+                    let (inp, out) = (w as u64 * l.count_in as u64, w as u64 * l.count_out as u64);
+                    (
+                        0,
+                        w as u64 * level_adds(l),
+                        inp * 2 * point,
+                        out * 2 * point,
+                    )
+                }
+                SortPass::ReduceWindows => {
+                    let m = shape.final_items as u64;
+                    (
+                        0,
+                        w as u64 * window_adds(shape.final_items),
+                        w as u64 * m * 2 * point,
+                        w as u64 * point,
+                    )
+                }
             };
             let stage = step.stage().def().entry;
             match passes.last_mut() {
@@ -183,20 +199,6 @@ impl CallCounts {
     }
 }
 
-/// Additions of one window's segments (`shaders/reduce.wgsl`'s schedule: per segment of J
-/// buckets, 2J - 1 for the running sums, log2 S doublings, bits(s + 1) doublings and
-/// popcount(s + 1) additions for (s + 1) T, and the last a += acc), J and S as `shape` has
-/// them.
-fn reduction_adds(shape: &Params) -> u64 {
-    let (run, log2_s) = (shape.run_length as u64, shape.log2_segments as u64);
-    (1..=shape.segments as u64)
-        .map(|k| {
-            let bits = 64 - k.leading_zeros() as u64;
-            2 * run - 1 + log2_s + bits + k.count_ones() as u64 + 1
-        })
-        .sum()
-}
-
 /// The window size the engine picks for an n-point call on `arithmetic` without a
 /// configured one (the cost model's).
 pub fn window_bits(n: usize, arithmetic: Arithmetic) -> u32 {
@@ -212,7 +214,7 @@ mod tests {
     fn counts_follow_the_plan() {
         // 2^20 at c = 16: 16 windows of 2^15 buckets; scan of 2^19 + 1 counts in blocks of
         // 1024 (two levels, one add-back); 2^18 accumulation threads, carried by 16 per level
-        // (five levels).
+        // (five levels); one reduction level.
         assert_eq!(scan_block(), 1024);
         let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards);
         assert_eq!((k.windows, k.entries), (16, 16 << 20));
@@ -227,23 +229,32 @@ mod tests {
                 ("accumulate_balanced", 1),
                 ("carry_level", 5),
                 ("reduce_segments", 1),
+                ("reduce_level", 1),
                 ("reduce_windows", 1)
             ]
         );
-        assert_eq!(k.dispatches(), 13);
+        assert_eq!(k.dispatches(), 14);
         // Accumulation: one mixed addition (7 multiplications) per entry, most of the total.
         let acc = 7 * (16u64 << 20);
         assert!(k.field_muls() > acc && k.field_muls() < acc + acc / 5);
-        // The reduction of one window: S = 2048 segments of 16 buckets, each 31 additions
-        // for its running sums, 11 doublings for S A, and bits(s + 1) doublings plus
-        // popcount(s + 1) additions for (s + 1) T, plus one.
+        // The reduction of one window: S = 2048 segments of 16 buckets, 31 additions each
+        // for the running sums; one level of 128 threads over 16 items each (31 for T and
+        // A, 16 for Z, 4 doublings and one more: 52); 128 items in reduce_windows, 2 a lane.
         let shape = Params::for_windows(0, 1, 16, 1);
-        let (adds, s) = (reduction_adds(&shape), shape.segments);
-        assert_eq!(s, 2048);
-        let by_hand: u64 = (1..=2048u64)
-            .map(|k| 31 + 11 + (64 - k.leading_zeros() as u64) + k.count_ones() as u64 + 1)
-            .sum();
-        assert_eq!(adds, by_hand);
+        assert_eq!((shape.segments, shape.final_items), (2048, 128));
+        let adds = |stage: &str| k.passes.iter().find(|p| p.stage == stage).unwrap().adds;
+        assert_eq!(adds("reduce_segments"), 16 * 2048 * 31);
+        assert_eq!(adds("reduce_level"), 16 * 128 * 52);
+        // Lane l: 6 for its two items, bits(2l) - 1 = bits(l) doublings and popcount(l)
+        // additions for 2l Tot, 7 doublings of z, 2 more; over the 64 lanes 64 (6 + 7 + 2) =
+        // 960, plus sum bits(l) = 321 and sum popcount(l) = 192 over l = 1..63; then 63 in
+        // the tree.
+        assert_eq!(adds("reduce_windows"), 16 * (960 + 321 + 192 + 63));
+        // About 2.2 additions a bucket, against 3.66 before the levels.
+        let per_bucket = (adds("reduce_segments") + adds("reduce_level") + adds("reduce_windows"))
+            as f64
+            / (16u64 << 15) as f64;
+        assert!((2.1..2.3).contains(&per_bucket), "{per_bucket}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use ark_bls12_377::{Fr, G1Affine};
 
+use super::reduction::{self, MAX_REDUCE_LEVELS};
 use super::resident::{Shift, StoredBases};
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
 use super::slots::Slot;
@@ -10,23 +11,16 @@ use super::{sort, GpuContext};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 
-/// Bucket reduction gives each thread a run of this many buckets of one window (fewer when a
-/// window has fewer buckets, more when it has more than `MAX_REDUCTION_SEGMENTS` runs),
-/// so a window of B buckets is split into B / 16 segments (at most
-/// `MAX_REDUCTION_SEGMENTS`).
-pub const REDUCTION_RUN_LENGTH: u32 = 16;
-
-/// Most segments of one window: `reduce_windows` adds a window's segments in one workgroup,
-/// 256 a lane at most. Reached only by the wide windows of sets with shifted copies (c over
-/// 18), whose segments then take longer runs.
-pub const MAX_REDUCTION_SEGMENTS: u32 = super::shader::field::WORKGROUP_SIZE * 256;
-
-/// Most compute passes of one call: convert, accumulate, the merge levels, reduce segments,
-/// reduce windows; or, with the GPU bucket sort, convert, count, the scan levels up and back,
-/// scatter, accumulate, the carry levels and the two reduction passes.
+/// Most compute passes of one call: convert, accumulate, the merge levels and the
+/// reduction's passes; or, with the GPU bucket sort, convert, count, the scan levels up and
+/// back, scatter, accumulate, the carry levels and the reduction's passes.
 pub(super) const MAX_PASSES: usize = {
-    let host = 4 + MAX_MERGE_LEVELS;
-    let gpu = 1 + sort::sort_pass_count(sort::MAX_SCAN_LEVELS, sort::MAX_CARRY_LEVELS);
+    let host = 2 + MAX_MERGE_LEVELS + sort::reduction_pass_count(MAX_REDUCE_LEVELS);
+    let gpu = 1 + sort::sort_pass_count(
+        sort::MAX_SCAN_LEVELS,
+        sort::MAX_CARRY_LEVELS,
+        MAX_REDUCE_LEVELS,
+    );
     if host > gpu {
         host
     } else {
@@ -57,8 +51,7 @@ impl Params {
     /// segments).
     pub(super) fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
         let b = crate::digits::buckets_per_window(c);
-        let run_length = REDUCTION_RUN_LENGTH.min(b).max(b / MAX_REDUCTION_SEGMENTS);
-        let segments = b / run_length;
+        let (segments, run_length) = reduction::segments(b);
         Self {
             num_points,
             num_windows: windows,
@@ -71,6 +64,7 @@ impl Params {
             first_point,
             window_bits: c,
             digit_windows: windows,
+            final_items: reduction::final_items(segments),
             ..Default::default()
         }
     }
@@ -131,6 +125,8 @@ pub(super) struct SortLayout {
 pub(super) struct JobLayout {
     pub(super) merge: MergePlan,
     pub(super) sort: Option<SortLayout>,
+    /// The bucket reduction's `reduce_level` passes (`reduction.rs`), on either path.
+    pub(super) reduce_levels: Vec<LevelParams>,
     pub(super) params: Params,
     /// The first base uploaded by the call (0 for one-shot bases, n for the SRE merged
     /// points after resident ones), if the call uploads any: they live in the workspace's
@@ -155,11 +151,34 @@ impl JobLayout {
         Ok(self)
     }
 
+    /// The call's level parameter blocks in the order its passes bind them (`passes.rs`):
+    /// the scan levels' and the carry levels' (GPU bucket sort), then the reduction's.
+    pub(super) fn level_blocks(&self) -> Vec<LevelParams> {
+        self.sort
+            .iter()
+            .flat_map(|s| s.scan.iter().chain(&s.carry))
+            .chain(&self.reduce_levels)
+            .copied()
+            .collect()
+    }
+
     /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
     /// sort ([`READ_ENTRIES_AT`]) and the call's status words ([`READ_STATUS_AT`]).
     pub(super) fn read_bytes(&self) -> u64 {
         self.sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64
     }
+}
+
+/// The `reduce_level` passes of a call of window shape `params`, within `MAX_PASSES`.
+fn reduce_plan(params: &Params) -> Result<Vec<LevelParams>> {
+    let levels = reduction::reduce_levels(params.segments);
+    if levels.len() > MAX_REDUCE_LEVELS {
+        return Err(MsmError::InputTooLarge(format!(
+            "{} reduction levels; at most {MAX_REDUCE_LEVELS}",
+            levels.len()
+        )));
+    }
+    Ok(levels)
 }
 
 /// Where the read-back holds the GPU bucket sort's entry count, after the window sums.
@@ -231,7 +250,11 @@ impl GpuContext {
             (Slot::ChunkSums, a.sums_bytes(tmp_items)),
             (Slot::MergeTmp, a.sums_bytes(tmp_items)),
             (Slot::Buckets, a.sums_bytes(params.total_buckets as u64)),
-            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
+            // Two points an item (reduce.wgsl).
+            (
+                Slot::Partials,
+                a.sums_bytes(2 * params.total_segments as u64),
+            ),
             (Slot::Sums, sum_bytes),
             (
                 Slot::Readback,
@@ -258,6 +281,7 @@ impl GpuContext {
         Ok(JobLayout {
             merge,
             sort: None,
+            reduce_levels: reduce_plan(&params)?,
             params,
             convert_from,
             sizes,
@@ -311,7 +335,11 @@ impl GpuContext {
             (Slot::ItemKeysB, slices as u64 * 8),
             (Slot::ItemSumsB, items),
             (Slot::Buckets, a.sums_bytes(buckets)),
-            (Slot::Partials, a.sums_bytes(params.total_segments as u64)),
+            // Two points an item (reduce.wgsl).
+            (
+                Slot::Partials,
+                a.sums_bytes(2 * params.total_segments as u64),
+            ),
             (Slot::Sums, sum_bytes),
             (
                 Slot::Readback,
@@ -335,6 +363,7 @@ impl GpuContext {
         let convert_from = host.then_some(0);
         Ok(JobLayout {
             merge: MergePlan::default(),
+            reduce_levels: reduce_plan(&params)?,
             sort: Some(SortLayout {
                 scan,
                 carry,

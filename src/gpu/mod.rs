@@ -18,7 +18,8 @@
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
 //! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn |
-//! | `sort.rs` | the GPU bucket sort's level plans and its CPU model |
+//! | `sort.rs` | the GPU bucket sort's level plans, the pass list and its CPU model |
+//! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
 //! | `testing.rs` | read-back helpers for the tests |
@@ -33,6 +34,7 @@ pub(crate) mod pipeline_cache;
 mod pipelines;
 pub mod pool;
 mod readback;
+pub mod reduction;
 pub(crate) use readback::lock_within;
 mod resident;
 pub mod selftest;
@@ -50,11 +52,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use layout::REDUCTION_RUN_LENGTH;
 pub(crate) use layout::{Job, JobBases, JobPlan};
 pub(crate) use pipelines::HostListCheck;
 use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
+pub use reduction::REDUCTION_RUN_LENGTH;
 pub use resident::{Shift, StoredBases};
 /// The former name of [`StoredBases`].
 #[deprecated(note = "renamed StoredBases")]

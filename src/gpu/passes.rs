@@ -3,10 +3,10 @@
 
 use super::layout::{Job, JobBases, JobLayout, SortLayout, SECTION_ALIGN};
 use super::pipelines::Pass;
-use super::shader::contract::{LevelParams, MergeParams, Params};
+use super::shader::contract::{LevelParams, MergeParams};
 use super::shader::field::WORKGROUP_SIZE;
 use super::slots::Slot;
-use super::sort::{sort_pass_list, SortPass};
+use super::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use super::stages::{Binding, Source, StageId};
 use super::workspace::{GroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES_ID};
@@ -106,11 +106,12 @@ impl GpuContext {
     fn sort_passes(
         &self,
         ws: &mut Workspace,
+        lay: &JobLayout,
         sort: &SortLayout,
-        params: &Params,
         on_bases: Binds,
         out: &mut Vec<Pass>,
     ) {
+        let params = &lay.params;
         const EVEN: &[(&str, Slot)] = &[
             ("in_keys", Slot::ItemKeysA),
             ("in_sums", Slot::ItemSumsA),
@@ -129,7 +130,11 @@ impl GpuContext {
             level,
             ..Binds::NONE
         };
-        for step in sort_pass_list(sort.scan.len(), sort.carry.len()) {
+        // The parameter blocks (`JobLayout::level_blocks`): the scan levels', the carry
+        // levels', the reduction levels'.
+        let reduce_from = sort.scan.len() + sort.carry.len();
+        let reduce = lay.reduce_levels.len();
+        for step in sort_pass_list(sort.scan.len(), sort.carry.len(), reduce) {
             let (binds, dims) = match step {
                 SortPass::Count | SortPass::Scatter => (on_bases, threads(n)),
                 SortPass::ScanBlocks(i) => (
@@ -147,19 +152,38 @@ impl GpuContext {
                     },
                     threads(sort.carry[i].count_out as u64),
                 ),
-                SortPass::ReduceSegments | SortPass::ReduceWindows => {
-                    (Binds::NONE, self.reduction_dims(params, step))
+                SortPass::ReduceSegments | SortPass::ReduceLevel(_) | SortPass::ReduceWindows => {
+                    self.reduction_binds(lay, reduce_from, step)
                 }
             };
             out.push(self.pass(ws, step.stage(), binds, dims));
         }
     }
 
-    /// The dispatch size of one of the two reduction passes, which both paths end with.
-    fn reduction_dims(&self, params: &Params, step: SortPass) -> (u32, u32) {
+    /// What a pass of the bucket reduction, which both paths end with, binds (its level's
+    /// parameter block is `reduce_from` + its level) and its dispatch size.
+    fn reduction_binds(
+        &self,
+        lay: &JobLayout,
+        reduce_from: usize,
+        step: SortPass,
+    ) -> (Binds<'static>, (u32, u32)) {
+        let params = &lay.params;
         match step {
-            SortPass::ReduceSegments => self.dispatch_dims(params.total_segments as u64),
-            SortPass::ReduceWindows => (params.num_windows, 1),
+            SortPass::ReduceSegments => (
+                Binds::NONE,
+                self.dispatch_dims(params.total_segments as u64),
+            ),
+            SortPass::ReduceLevel(i) => (
+                Binds {
+                    level: reduce_from + i,
+                    ..Binds::NONE
+                },
+                self.dispatch_dims(
+                    params.num_windows as u64 * lay.reduce_levels[i].count_out as u64,
+                ),
+            ),
+            SortPass::ReduceWindows => (Binds::NONE, (params.num_windows, 1)),
             other => unreachable!("{other:?} is not a reduction pass"),
         }
     }
@@ -215,12 +239,13 @@ impl GpuContext {
             out.push(self.pass(ws, StageId::Convert, Binds::NONE, dims));
         }
         match &lay.sort {
-            Some(sort) => self.sort_passes(ws, sort, params, bases, &mut out),
+            Some(sort) => self.sort_passes(ws, lay, sort, bases, &mut out),
             None => {
                 self.host_passes(ws, lay, bases, &mut out);
-                for step in [SortPass::ReduceSegments, SortPass::ReduceWindows] {
-                    let dims = self.reduction_dims(params, step);
-                    out.push(self.pass(ws, step.stage(), Binds::NONE, dims));
+                // The reduction levels' parameter blocks are the call's only ones.
+                for step in reduction_pass_list(lay.reduce_levels.len()) {
+                    let (binds, dims) = self.reduction_binds(lay, 0, step);
+                    out.push(self.pass(ws, step.stage(), binds, dims));
                 }
             }
         }

@@ -76,9 +76,11 @@ pub enum SortPass {
     Accumulate,
     /// `carry_level` on carry level `level`.
     Carry(usize),
-    /// `reduce_segments`: the running sums of each window's segments (this and the next end
-    /// the host-list path's calls too).
+    /// `reduce_segments`: the running sums of each window's segments (this, the levels and
+    /// the last end the host-list path's calls too: [`reduction_pass_list`]).
     ReduceSegments,
+    /// `reduce_level` on reduction level `level` (`reduction.rs`).
+    ReduceLevel(usize),
     /// `reduce_windows`: one window sum per workgroup.
     ReduceWindows,
 }
@@ -94,27 +96,42 @@ impl SortPass {
             SortPass::Accumulate => StageId::AccumulateBalanced,
             SortPass::Carry(_) => StageId::CarryLevel,
             SortPass::ReduceSegments => StageId::ReduceSegments,
+            SortPass::ReduceLevel(_) => StageId::ReduceLevel,
             SortPass::ReduceWindows => StageId::ReduceWindows,
         }
     }
 }
 
-/// The passes of a call on the GPU bucket sort with `scan` prefix-sum levels and `carry`
-/// carry levels (a call that uploads its bases runs the convert pass first).
-pub fn sort_pass_list(scan: usize, carry: usize) -> Vec<SortPass> {
+/// The passes of a call on the GPU bucket sort with `scan` prefix-sum levels, `carry`
+/// carry levels and `reduce` reduction levels (a call that uploads its bases runs the
+/// convert pass first).
+pub fn sort_pass_list(scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
     let mut out = vec![SortPass::Count];
     out.extend((0..scan).map(SortPass::ScanBlocks));
     out.extend((0..scan.saturating_sub(1)).rev().map(SortPass::ScanAdd));
     out.extend([SortPass::Scatter, SortPass::Accumulate]);
     out.extend((0..carry).map(SortPass::Carry));
-    out.extend([SortPass::ReduceSegments, SortPass::ReduceWindows]);
+    out.extend(reduction_pass_list(reduce));
     out
 }
 
+/// The bucket reduction's passes with `reduce` reduction levels, which end every call.
+pub fn reduction_pass_list(reduce: usize) -> Vec<SortPass> {
+    let mut out = vec![SortPass::ReduceSegments];
+    out.extend((0..reduce).map(SortPass::ReduceLevel));
+    out.push(SortPass::ReduceWindows);
+    out
+}
+
+/// How long [`reduction_pass_list`] is, as a constant (for `MAX_PASSES`).
+pub const fn reduction_pass_count(reduce: usize) -> usize {
+    2 + reduce
+}
+
 /// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
-pub const fn sort_pass_count(scan: usize, carry: usize) -> usize {
-    // Count, scatter, accumulate and the two reductions, the scan up and back, the carries.
-    5 + scan + scan.saturating_sub(1) + carry
+pub const fn sort_pass_count(scan: usize, carry: usize, reduce: usize) -> usize {
+    // Count, scatter, accumulate, the scan up and back, the carries, the reduction.
+    3 + scan + scan.saturating_sub(1) + carry + reduction_pass_count(reduce)
 }
 
 /// Accumulation threads for n scalars in W windows (at most n W entries).
@@ -227,6 +244,7 @@ fn merge_runs(halves: impl Iterator<Item = (u32, u64)>) -> (ModelItem, Vec<(u32,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::reduction::MAX_REDUCE_LEVELS;
     use proptest::prelude::*;
 
     fn check(keys: &[u32], buckets: usize, threads: u32) {
@@ -250,9 +268,10 @@ mod tests {
     #[test]
     fn the_pass_list_and_its_count_agree() {
         for scan in 1..=MAX_SCAN_LEVELS {
-            for carry in 1..=MAX_CARRY_LEVELS {
-                let list = sort_pass_list(scan, carry);
-                assert_eq!(list.len(), sort_pass_count(scan, carry));
+            for (carry, reduce) in (1..=MAX_CARRY_LEVELS).zip((0..=MAX_REDUCE_LEVELS).cycle()) {
+                let list = sort_pass_list(scan, carry, reduce);
+                assert_eq!(list.len(), sort_pass_count(scan, carry, reduce));
+                assert_eq!(list.last(), Some(&SortPass::ReduceWindows));
                 // The scan comes back down from the level below the top to level 0.
                 let adds: Vec<usize> = list
                     .iter()

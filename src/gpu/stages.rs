@@ -113,7 +113,7 @@ pub(crate) enum Module {
     Accumulate,
     /// The host plan's merge levels.
     Merge,
-    /// Bucket reduction, with the profile's per-segment entry point.
+    /// Bucket reduction.
     Reduce,
     /// The self-test kernel (runs the base check too).
     SelfTest,
@@ -148,7 +148,7 @@ impl Module {
             Module::Balanced => vec![files::BASES, files::BALANCED],
             Module::Accumulate => vec![files::BASES, files::ACCUMULATE],
             Module::Merge => vec![files::MERGE],
-            Module::Reduce => vec![files::REDUCE, arithmetic.reduce_segments_file()],
+            Module::Reduce => vec![files::REDUCE],
             Module::SelfTest => vec![files::BASE_CHECK, files::SELFTEST],
             Module::Shift => vec![files::SHIFT],
         }
@@ -253,6 +253,7 @@ pub(crate) enum StageId {
     Accumulate,
     Merge,
     ReduceSegments,
+    ReduceLevel,
     ReduceWindows,
     SelfTest,
     Shift,
@@ -260,7 +261,7 @@ pub(crate) enum StageId {
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 13] = {
+    pub const ALL: [StageId; 14] = {
         use StageId::*;
         [
             Convert,
@@ -273,6 +274,7 @@ impl StageId {
             Accumulate,
             Merge,
             ReduceSegments,
+            ReduceLevel,
             ReduceWindows,
             SelfTest,
             Shift,
@@ -287,7 +289,7 @@ impl StageId {
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 14] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -421,6 +423,18 @@ impl Stage {
                 PARAMS,
                 // The bucket offsets (GPU bucket sort): empty buckets and windows.
                 b("bucket_offsets", Read, Source::Slot(Slot::Scan)),
+            ],
+            on_first_use: false,
+        },
+        Stage {
+            entry: "reduce_level",
+            module: Module::Reduce,
+            phase: Phase::Reduce,
+            bindings: &[
+                // Items read and written in place (a thread writes only its first).
+                b("partials", ReadWrite, Source::Slot(Slot::Partials)),
+                PARAMS,
+                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
             on_first_use: false,
         },
@@ -567,6 +581,7 @@ mod tests {
             (StageId::Accumulate, "accumulate"),
             (StageId::Merge, "merge"),
             (StageId::ReduceSegments, "reduce_segments"),
+            (StageId::ReduceLevel, "reduce_level"),
             (StageId::ReduceWindows, "reduce_windows"),
             (StageId::SelfTest, "selftest"),
             (StageId::Shift, "shift"),

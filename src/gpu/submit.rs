@@ -139,11 +139,7 @@ impl GpuContext {
         if lay.convert_from.is_some() {
             bases.push(job.merged);
         }
-        let levels = lay
-            .sort
-            .as_ref()
-            .map(|s| s.scan.iter().chain(&s.carry).copied().collect())
-            .unwrap_or_default();
+        let levels = lay.level_blocks();
         Uploads {
             params: lay.params,
             merge: &lay.merge,

@@ -76,7 +76,8 @@ pub(super) struct Uploads<'a> {
     pub(super) merge: &'a MergePlan,
     /// The host's bucket lists, or (GPU bucket sort) the scalars.
     pub(super) plan: JobPlan<'a>,
-    /// The GPU bucket sort's level parameters (scan levels, then carry levels).
+    /// The level parameters: the GPU bucket sort's scan and carry levels, then the bucket
+    /// reduction's levels (the host-list path's only ones).
     pub(super) levels: Vec<LevelParams>,
     /// Host bases in arkworks' form (one-shot bases and merged points).
     pub(super) bases: Vec<&'a [G1Affine]>,
@@ -92,6 +93,8 @@ impl Uploads<'_> {
         match self.plan {
             JobPlan::HostLists(plan) => sections.extend([
                 (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
+                // The reduction levels' blocks, if any.
+                (Slot::LevelParams, self.levels.len() as u64 * SECTION_ALIGN),
                 (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),

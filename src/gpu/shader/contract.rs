@@ -42,7 +42,8 @@ shader_struct! {
         buckets_per_window,
         /// W * B.
         total_buckets,
-        /// Bucket reduction splits a window's B buckets into S interleaved segments.
+        /// Bucket reduction splits a window's B buckets into S interleaved segments (and
+        /// keeps a window's items S apart in its partials).
         segments,
         /// log2(S).
         log2_segments,
@@ -69,8 +70,9 @@ shader_struct! {
         /// part's length; unused without copies): digit window w of point i places point
         /// (w / W') * copy_stride + i in window w mod W'.
         copy_stride,
-        /// Padding to a multiple of 16 bytes.
-        pad0,
+        /// Items of a window that reach reduce_windows (S, or fewer after reduce_level
+        /// passes).
+        final_items,
     }
 }
 
@@ -89,11 +91,12 @@ shader_struct! {
 }
 
 shader_struct! {
-    /// One level of the prefix sum (scan.wgsl) or of the carry reduction (balanced.wgsl).
+    /// One level of the prefix sum (scan.wgsl), of the carry reduction (balanced.wgsl) or
+    /// of the bucket reduction (reduce_level in reduce.wgsl).
     pub struct LevelParams {
-        /// Values (scan) or items (carry) the level reads.
+        /// Values (scan) or items (carry; reduction: a window's) the level reads.
         count_in,
-        /// Block totals (scan) or items (carry) the level writes.
+        /// Block totals (scan) or items (carry; reduction: a window's) the level writes.
         count_out,
         /// Scan: where the level's values start in the scan buffer.
         in_base,

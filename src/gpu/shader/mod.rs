@@ -94,10 +94,6 @@ pub mod files {
     pub const CONVERT32: ShaderFile = wgsl_file!("convert_limbs32.wgsl");
     /// The Edwards profile's convert stage (the map and precomputation).
     pub const CONVERT_EDWARDS: ShaderFile = wgsl_file!("convert_edwards.wgsl");
-    /// Per-segment reduction through the interpreter.
-    pub const REDUCE_SEGMENTS_INTERP: ShaderFile = wgsl_file!("reduce_segments_interp.wgsl");
-    /// Per-segment reduction with straight-line formulas.
-    pub const REDUCE_SEGMENTS_STRAIGHT: ShaderFile = wgsl_file!("reduce_segments_straight.wgsl");
 }
 
 /// What every stage starts with: generated constants, the contract, the profile's field and

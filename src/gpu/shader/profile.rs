@@ -94,12 +94,4 @@ impl Arithmetic {
             Arithmetic::Limbs32Edwards => files::CONVERT_EDWARDS,
         }
     }
-
-    /// The bucket-reduction stage's per-segment entry point for the profile's formulas.
-    pub fn reduce_segments_file(self) -> ShaderFile {
-        match self {
-            Arithmetic::Limbs13 => files::REDUCE_SEGMENTS_INTERP,
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => files::REDUCE_SEGMENTS_STRAIGHT,
-        }
-    }
 }

@@ -1,0 +1,186 @@
+//! The bucket reduction's plan (`shaders/reduce.wgsl`): how a window's buckets are dealt to
+//! `reduce_segments`, the `reduce_level` passes and `reduce_windows`, fixed by the window
+//! shape alone, and the additions each pass does (`counts.rs` adds them up).
+//!
+//! Every pass hands on m items with the window's value R = sum (i + 1) t_i + m sum z_i; a
+//! level deals m items to m / J threads, J items each (about 2 additions an item over the
+//! buckets, which have no z, 3 over items), and `reduce_windows` ends with at most
+//! [`MAX_FINAL_ITEMS`] a window, one workgroup a window. Every count here is a power of two:
+//! the shaders take log2 as the trailing zeros.
+
+use super::shader::contract::LevelParams;
+use super::shader::field::WORKGROUP_SIZE;
+
+/// Buckets one `reduce_segments` thread sums (fewer when a window has fewer): a window of B
+/// buckets has B / 16 segments.
+pub const REDUCTION_RUN_LENGTH: u32 = 16;
+
+/// Items one `reduce_level` thread takes.
+pub const LEVEL_RUN_LENGTH: u32 = 16;
+
+/// Most items one `reduce_windows` lane takes, in a row.
+pub const FINAL_ITEMS_PER_LANE: u32 = 16;
+
+/// Most items of one window that `reduce_windows` takes: more segments than this go through
+/// `reduce_level` passes first (windows of 16 bits and more).
+pub const MAX_FINAL_ITEMS: u32 = WORKGROUP_SIZE * FINAL_ITEMS_PER_LANE;
+
+/// Most `reduce_level` passes: 22-bit windows (`config::MAX_PRECOMPUTED_WINDOW_BITS`) have
+/// 2^17 segments, then 2^13 and 2^9 items (`levels_end_within_the_last_pass`).
+pub const MAX_REDUCE_LEVELS: usize = 2;
+
+const _: () = assert!(
+    REDUCTION_RUN_LENGTH.is_power_of_two()
+        && LEVEL_RUN_LENGTH.is_power_of_two()
+        && LEVEL_RUN_LENGTH > 1
+        && MAX_FINAL_ITEMS.is_power_of_two()
+);
+
+/// Segments of a window of `buckets` buckets (a power of two) and the buckets each sums.
+pub fn segments(buckets: u32) -> (u32, u32) {
+    let run = REDUCTION_RUN_LENGTH.min(buckets);
+    (buckets / run, run)
+}
+
+/// The `reduce_level` passes after `segments` segments a window: each takes `count_in`
+/// items a window to `count_out`, until at most [`MAX_FINAL_ITEMS`] remain.
+pub fn reduce_levels(segments: u32) -> Vec<LevelParams> {
+    let mut levels = Vec::new();
+    let mut m = segments;
+    while m > MAX_FINAL_ITEMS {
+        let out = m / LEVEL_RUN_LENGTH;
+        levels.push(LevelParams {
+            count_in: m,
+            count_out: out,
+            ..Default::default()
+        });
+        m = out;
+    }
+    levels
+}
+
+/// Items a window hands `reduce_windows` after the levels.
+pub fn final_items(segments: u32) -> u32 {
+    reduce_levels(segments)
+        .last()
+        .map_or(segments, |l| l.count_out)
+}
+
+fn bits(x: u64) -> u64 {
+    64 - x.leading_zeros() as u64
+}
+
+/// Additions (doublings included) of one window's `reduce_segments`: 2J - 1 a segment.
+pub fn segment_adds(segments: u32, run: u32) -> u64 {
+    segments as u64 * (2 * run as u64 - 1)
+}
+
+/// Additions of one window's `reduce_level` pass: per thread 2J - 1 for T and A, J for Z
+/// (the first onto the identity), log2(J) doublings of Z and A + J Z.
+pub fn level_adds(level: &LevelParams) -> u64 {
+    let run = (level.count_in / level.count_out) as u64;
+    level.count_out as u64 * (3 * run - 1 + run.trailing_zeros() as u64 + 1)
+}
+
+/// Additions of one window's `reduce_windows` over m items: per lane with items, 3M for its
+/// running sums, bits(lM) - 1 doublings and popcount(lM) additions for lM Tot, log2(m)
+/// doublings of z and two more; then the tree.
+pub fn window_adds(m: u32) -> u64 {
+    let own = (m / WORKGROUP_SIZE).max(1) as u64;
+    let lanes = (m as u64).min(WORKGROUP_SIZE as u64);
+    let lane: u64 = (0..lanes)
+        .map(|l| {
+            let off = l * own;
+            let scale = bits(off).saturating_sub(1) + off.count_ones() as u64;
+            3 * own + scale + (m as u64).trailing_zeros() as u64 + 2
+        })
+        .sum();
+    lane + WORKGROUP_SIZE as u64 - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_end_within_the_last_pass() {
+        // Windows of 2..=22 bits: B = 2^(c-1) buckets.
+        for c in 2..=crate::config::MAX_PRECOMPUTED_WINDOW_BITS {
+            let (s, run) = segments(1 << (c - 1));
+            assert_eq!(s * run, 1 << (c - 1));
+            let levels = reduce_levels(s);
+            assert!(levels.len() <= MAX_REDUCE_LEVELS, "c = {c}");
+            let m = final_items(s);
+            assert!(
+                (1..=MAX_FINAL_ITEMS).contains(&m) && m.is_power_of_two(),
+                "c = {c}"
+            );
+            for l in &levels {
+                assert_eq!(l.count_in, l.count_out * LEVEL_RUN_LENGTH);
+            }
+        }
+        // c = 16: 2048 segments of 16 buckets, one level to 128 items; c = 15: none.
+        assert_eq!(segments(1 << 15), (2048, 16));
+        assert_eq!(final_items(2048), 128);
+        assert_eq!(reduce_levels(1024).len(), 0);
+    }
+
+    /// The reduction's form, run on integers: every pass's items keep
+    /// R = sum (i + 1) t_i + m sum z_i, and the passes end with sum (k + 1) S_k.
+    #[test]
+    fn the_form_holds_on_integers() {
+        for c in [2u32, 5, 11, 13, 16, 17, 20] {
+            let b = 1u32 << (c - 1);
+            let sums: Vec<u128> = (0..b as u128).map(|k| (k * 7919 + 13) % 1009).collect();
+            let want: u128 = sums
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (k as u128 + 1) * s)
+                .sum();
+            let (s, run) = segments(b);
+            // reduce_segments: thread s takes buckets j S + s.
+            let mut items: Vec<(u128, u128)> = (0..s as usize)
+                .map(|i| {
+                    let col = (0..run as usize).map(|j| sums[j * s as usize + i]);
+                    let t: u128 = col.clone().sum();
+                    let a: u128 = col.enumerate().map(|(j, x)| j as u128 * x).sum();
+                    (t, a)
+                })
+                .collect();
+            for l in reduce_levels(s) {
+                let (m_out, run) = (l.count_out as usize, (l.count_in / l.count_out) as u128);
+                items = (0..m_out)
+                    .map(|i| {
+                        let col = (0..run as usize).map(|j| items[j * m_out + i]);
+                        let t: u128 = col.clone().map(|x| x.0).sum();
+                        let a: u128 = col.clone().enumerate().map(|(j, x)| j as u128 * x.0).sum();
+                        let z: u128 = col.map(|x| x.1).sum();
+                        (t, a + run * z)
+                    })
+                    .collect();
+            }
+            let m = items.len() as u128;
+            let got: u128 = items
+                .iter()
+                .enumerate()
+                .map(|(i, (t, z))| (i as u128 + 1) * t + m * z)
+                .sum();
+            assert_eq!(got, want, "c = {c}");
+            // reduce_windows: lane l takes items [l M, (l + 1) M) from the top.
+            let own = (m as u32 / WORKGROUP_SIZE).max(1) as usize;
+            let lanes: u128 = (0..WORKGROUP_SIZE as usize)
+                .filter(|l| l * own < items.len())
+                .map(|l| {
+                    let (off, (mut run, mut w, mut z)) = (l * own, (0, 0, 0));
+                    for (t, zz) in items[off..off + own].iter().rev() {
+                        run += t;
+                        w += run;
+                        z += zz;
+                    }
+                    w + off as u128 * run + m * z
+                })
+                .sum();
+            assert_eq!(lanes, want, "c = {c}");
+        }
+    }
+}
