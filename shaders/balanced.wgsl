@@ -69,7 +69,7 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
     if (t >= count) {
         return;
     }
-    let total = offsets[params.total_buckets];
+    let total = bucket_offset(params.total_buckets);
     let slice = max((total + count - 1u) / count, MIN_SLICE);
     let start = min(t * slice, total);
     let end = min(start + slice, total);

@@ -33,7 +33,7 @@
 // Bucket g's sum. On the GPU bucket sort only buckets with entries were written: an empty
 // one (equal offsets) is the identity, whatever its buffer holds.
 fn load_bucket(g: u32) -> Point {
-    if (params.device_sort != 0u && bucket_offsets[g] == bucket_offsets[g + 1u]) {
+    if (params.device_sort != 0u && bucket_is_empty(g)) {
         return point_identity();
     }
     var w: PointWords;
@@ -78,7 +78,7 @@ fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
     let b = params.buckets_per_window;
     let first = w * b + (t & (params.segments - 1u));
     var steps = 2u * params.run_length;
-    if (params.device_sort != 0u && bucket_offsets[w * b] == bucket_offsets[(w + 1u) * b]) {
+    if (params.device_sort != 0u && bucket_offset(w * b) == bucket_offset((w + 1u) * b)) {
         steps = 0u;
     }
     var running = point_identity();

@@ -1,10 +1,9 @@
 // Exclusive prefix sum of the bucket counts, in levels (the host plans them from the bucket
 // count alone): scan_blocks scans blocks of SCAN_BLOCK = WORKGROUP_SIZE * SCAN_RUN values in
-// place and writes each block's total into the next level's section; scan_add adds the
-// scanned block totals back. All levels live in one buffer at offsets the level gives.
-
-
-const SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;
+// place and writes each block's total into the next level's section; the top level (one
+// block) writes its total, the entry count, after its values. All levels live in one buffer
+// at offsets the level gives. Nothing adds the totals back: a bucket's offset is the sum of
+// one value a level (bucket_offset in offsets.wgsl), which saves a pass over the counts.
 
 var<workgroup> lane_sums: array<u32, WORKGROUP_SIZE>;
 
@@ -40,16 +39,7 @@ fn scan_blocks(@builtin(workgroup_id) wid: vec3<u32>,
             run += x;
         }
     }
-    if (lane == WORKGROUP_SIZE - 1u && level.last == 0u && block < level.count_out) {
+    if (lane == WORKGROUP_SIZE - 1u && block < level.count_out) {
         scan[level.out_base + block] = lane_sums[lane];
-    }
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn scan_add(@builtin(global_invocation_id) gid: vec3<u32>,
-            @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_index(gid, nwg);
-    if (i < level.count_in) {
-        scan[level.in_base + i] += scan[level.out_base + i / SCAN_BLOCK];
     }
 }

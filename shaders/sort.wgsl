@@ -1,6 +1,7 @@
 // The bucket sort on the GPU (a counting sort, the sparse-matrix transpose of cuZK and of
 // Derei and Koh's WebGPU MSM): count_digits counts the entries of every bucket, scan.wgsl
-// turns the counts into offsets, scatter_digits writes each entry at its bucket's offset.
+// turns the counts into levels of offsets (a bucket's offset is bucket_offset, offsets.wgsl),
+// scatter_digits writes each entry at its bucket's offset.
 // The host uploads the scalars as arkworks keeps them (Fr in Montgomery form, 8 words each)
 // and does no work per scalar.
 //
@@ -192,7 +193,7 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
         carry = d.carry;
         if (d.magnitude != 0u) {
             let g = bucket_of(f, d);
-            let at = offsets[g] + atomicAdd(&counters[g], 1u);
+            let at = bucket_offset(g) + atomicAdd(&counters[g], 1u);
             entries[at] = entry_of(f, i, d);
             entry_buckets[at] = g;
         }

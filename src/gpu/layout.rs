@@ -304,7 +304,7 @@ impl GpuContext {
         let digit_windows = crate::digits::num_windows(c);
         let windows = crate::digits::bucket_windows(c, copies);
         let slices = sort::accumulation_threads(n, digit_windows);
-        let params = Params {
+        let mut params = Params {
             num_slices: slices,
             device_sort: 1,
             digit_windows,
@@ -312,6 +312,10 @@ impl GpuContext {
         };
         let buckets = params.total_buckets as u64;
         let (scan, scan_len) = sort::scan_levels(params.total_buckets + 1);
+        // Where the stages after the scan find each level (shaders/offsets.wgsl).
+        params.scan_levels = scan.len() as u32;
+        let base = |i: usize| scan.get(i).map_or(0, |l| l.in_base);
+        (params.scan_base1, params.scan_base2, params.scan_base3) = (base(1), base(2), base(3));
         let carry = sort::carry_levels(slices);
         if scan.len() > sort::MAX_SCAN_LEVELS || carry.len() > sort::MAX_CARRY_LEVELS {
             return Err(MsmError::InputTooLarge(format!(
@@ -361,13 +365,15 @@ impl GpuContext {
             ],
         )?;
         let convert_from = host.then_some(0);
+        // The top level's total, after its values.
+        let entry_count_at = scan.last().map_or(0, |l| l.out_base as u64 * 4);
         Ok(JobLayout {
             merge: MergePlan::default(),
             reduce_levels: reduce_plan(&params)?,
             sort: Some(SortLayout {
                 scan,
                 carry,
-                entry_count_at: buckets * 4,
+                entry_count_at,
             }),
             params,
             convert_from,

@@ -141,7 +141,6 @@ impl GpuContext {
                     at(i),
                     threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64),
                 ),
-                SortPass::ScanAdd(i) => (at(i), threads(sort.scan[i].count_in as u64)),
                 SortPass::Accumulate => (on_bases, threads(params.num_slices as u64)),
                 SortPass::Carry(i) => (
                     // The carry levels' parameter blocks follow the scan levels'.

@@ -34,9 +34,9 @@ pub fn scan_block() -> u32 {
 const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES && MIN_SLICE <= ACCUMULATE_SLICE);
 
 /// Levels of the exclusive prefix sum over `count` values that start at element 0 of the
-/// scan buffer: level i scans `count_in` values at `in_base` and (unless `last`) writes its
-/// block totals at `out_base`, the next level's input. Returns the levels and the buffer's
-/// length in elements.
+/// scan buffer: level i scans `count_in` values at `in_base` and writes its block totals at
+/// `out_base`, the next level's input (the `last` level's one total, the sum of all
+/// values, after its values). Returns the levels and the buffer's length in elements.
 pub fn scan_levels(count: u32) -> (Vec<LevelParams>, u32) {
     let block = scan_block();
     let mut levels = Vec::new();
@@ -53,10 +53,40 @@ pub fn scan_levels(count: u32) -> (Vec<LevelParams>, u32) {
             ..Default::default()
         });
         if last {
-            return (levels, base + len);
+            return (levels, base + len + 1);
         }
         base += len;
         len = blocks;
+    }
+}
+
+/// A bucket's offset from the scan buffer as the levels leave it (nothing adds the block
+/// totals back): the sum of its value on each level, as `shaders/offsets.wgsl` computes it.
+pub fn bucket_offset(scan: &[u32], levels: &[LevelParams], g: u32) -> u32 {
+    let mut at = g;
+    let mut offset = 0u32;
+    for level in levels {
+        offset = offset.wrapping_add(scan[(level.in_base + at) as usize]);
+        at /= scan_block();
+    }
+    offset
+}
+
+/// `scan_blocks` on the CPU, level after level, over a scan buffer that holds the counts
+/// from element 0 (for the tests).
+pub fn scan_model(scan: &mut [u32], levels: &[LevelParams]) {
+    let block = scan_block() as usize;
+    for level in levels {
+        let (base, count) = (level.in_base as usize, level.count_in as usize);
+        for (k, start) in (0..count).step_by(block).enumerate() {
+            let mut run = 0u32;
+            for v in &mut scan[base + start..base + count.min(start + block)] {
+                let x = *v;
+                *v = run;
+                run = run.wrapping_add(x);
+            }
+            scan[level.out_base as usize + k] = run;
+        }
     }
 }
 
@@ -66,10 +96,9 @@ pub fn scan_levels(count: u32) -> (Vec<LevelParams>, u32) {
 pub enum SortPass {
     /// `count_digits`: each scalar's integer written back, the buckets counted.
     Count,
-    /// `scan_blocks` on prefix-sum level `level`, the levels going up.
+    /// `scan_blocks` on prefix-sum level `level`, the levels going up (nothing comes back
+    /// down: the stages after it add one value a level, `shaders/offsets.wgsl`).
     ScanBlocks(usize),
-    /// `scan_add` on level `level`, coming back down (every level but the last).
-    ScanAdd(usize),
     /// `scatter_digits`: the entries placed.
     Scatter,
     /// `accumulate_balanced`: equal slices of the sorted entries.
@@ -91,7 +120,6 @@ impl SortPass {
         match self {
             SortPass::Count => StageId::CountDigits,
             SortPass::ScanBlocks(_) => StageId::ScanBlocks,
-            SortPass::ScanAdd(_) => StageId::ScanAdd,
             SortPass::Scatter => StageId::ScatterDigits,
             SortPass::Accumulate => StageId::AccumulateBalanced,
             SortPass::Carry(_) => StageId::CarryLevel,
@@ -108,7 +136,6 @@ impl SortPass {
 pub fn sort_pass_list(scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
     let mut out = vec![SortPass::Count];
     out.extend((0..scan).map(SortPass::ScanBlocks));
-    out.extend((0..scan.saturating_sub(1)).rev().map(SortPass::ScanAdd));
     out.extend([SortPass::Scatter, SortPass::Accumulate]);
     out.extend((0..carry).map(SortPass::Carry));
     out.extend(reduction_pass_list(reduce));
@@ -130,8 +157,8 @@ pub const fn reduction_pass_count(reduce: usize) -> usize {
 
 /// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
 pub const fn sort_pass_count(scan: usize, carry: usize, reduce: usize) -> usize {
-    // Count, scatter, accumulate, the scan up and back, the carries, the reduction.
-    3 + scan + scan.saturating_sub(1) + carry + reduction_pass_count(reduce)
+    // Count, scatter, accumulate, the scan levels, the carries, the reduction.
+    3 + scan + carry + reduction_pass_count(reduce)
 }
 
 /// Accumulation threads for n scalars in W windows (at most n W entries).
@@ -266,21 +293,54 @@ mod tests {
     }
 
     #[test]
+    fn offsets_are_the_sum_of_one_value_a_level() {
+        let block = scan_block();
+        for count in [
+            1,
+            2,
+            block - 1,
+            block,
+            block + 1,
+            3 * block + 5,
+            block * block + 7,
+        ] {
+            let (levels, len) = scan_levels(count);
+            let counts: Vec<u32> = (0..count).map(|i| (i * 7 + 3) % 5).collect();
+            let mut scan = vec![0u32; len as usize];
+            scan[..count as usize].copy_from_slice(&counts);
+            scan_model(&mut scan, &levels);
+            let mut want = 0u32;
+            for (g, c) in counts.iter().enumerate() {
+                assert_eq!(
+                    bucket_offset(&scan, &levels, g as u32),
+                    want,
+                    "{count}: {g}"
+                );
+                want += c;
+            }
+            // The top level's one total, after its values, is the sum of all counts.
+            let top = levels.last().unwrap();
+            assert_eq!((top.count_out, top.out_base + 1), (1, len));
+            assert_eq!(scan[top.out_base as usize], want, "{count}");
+        }
+    }
+
+    #[test]
     fn the_pass_list_and_its_count_agree() {
         for scan in 1..=MAX_SCAN_LEVELS {
             for (carry, reduce) in (1..=MAX_CARRY_LEVELS).zip((0..=MAX_REDUCE_LEVELS).cycle()) {
                 let list = sort_pass_list(scan, carry, reduce);
                 assert_eq!(list.len(), sort_pass_count(scan, carry, reduce));
                 assert_eq!(list.last(), Some(&SortPass::ReduceWindows));
-                // The scan comes back down from the level below the top to level 0.
-                let adds: Vec<usize> = list
+                // The scan goes up, level 0 first, and nothing comes back down.
+                let levels: Vec<usize> = list
                     .iter()
                     .filter_map(|p| match p {
-                        SortPass::ScanAdd(l) => Some(*l),
+                        SortPass::ScanBlocks(l) => Some(*l),
                         _ => None,
                     })
                     .collect();
-                assert_eq!(adds, (0..scan - 1).rev().collect::<Vec<_>>());
+                assert_eq!(levels, (0..scan).collect::<Vec<_>>());
             }
         }
     }
@@ -313,7 +373,8 @@ mod tests {
     fn level_plans() {
         let (levels, len) = scan_levels(1);
         assert_eq!(levels.len(), 1);
-        assert_eq!(len, 1);
+        // The value and the top level's total after it.
+        assert_eq!(len, 2);
         let b = scan_block();
         for count in [b - 1, b, b + 1, b * b, b * b + 1] {
             let (levels, len) = scan_levels(count);
@@ -325,7 +386,7 @@ mod tests {
                 assert_eq!(w[1].in_base, w[0].out_base);
             }
             let top = levels.last().unwrap();
-            assert_eq!(len, top.in_base + top.count_in);
+            assert_eq!(len, top.in_base + top.count_in + 1);
             assert!(levels.len() <= MAX_SCAN_LEVELS);
         }
         for items in [1, 2, CARRY_FANIN, CARRY_FANIN + 1, 1 << 20] {

@@ -143,12 +143,12 @@ impl Module {
                 files::BASE_STATUS,
                 arithmetic.convert_file(),
             ],
-            Module::Sort => vec![files::BASES, files::SORT],
+            Module::Sort => vec![files::BASES, files::OFFSETS, files::SORT],
             Module::Scan => vec![files::SCAN],
-            Module::Balanced => vec![files::BASES, files::BALANCED],
+            Module::Balanced => vec![files::BASES, files::OFFSETS, files::BALANCED],
             Module::Accumulate => vec![files::BASES, files::ACCUMULATE],
             Module::Merge => vec![files::MERGE],
-            Module::Reduce => vec![files::REDUCE],
+            Module::Reduce => vec![files::OFFSETS, files::REDUCE],
             Module::SelfTest => vec![files::BASE_CHECK, files::SELFTEST],
             Module::Shift => vec![files::SHIFT],
         }
@@ -247,7 +247,6 @@ pub(crate) enum StageId {
     CountDigits,
     ScatterDigits,
     ScanBlocks,
-    ScanAdd,
     AccumulateBalanced,
     CarryLevel,
     Accumulate,
@@ -261,14 +260,13 @@ pub(crate) enum StageId {
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 14] = {
+    pub const ALL: [StageId; 13] = {
         use StageId::*;
         [
             Convert,
             CountDigits,
             ScatterDigits,
             ScanBlocks,
-            ScanAdd,
             AccumulateBalanced,
             CarryLevel,
             Accumulate,
@@ -289,7 +287,7 @@ impl StageId {
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 14] = [
+    pub const ALL: [Stage; 13] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -326,7 +324,7 @@ impl Stage {
                 b("scalars", ReadWrite, Source::Slot(Slot::Scalars)),
                 // Per-bucket cursors.
                 b("counters", Atomic, Source::Slot(Slot::Counters)),
-                // Bucket offsets: the scanned counts.
+                // Bucket offsets: the prefix sum's levels (offsets.wgsl).
                 b("offsets", Read, Source::Slot(Slot::Scan)),
                 b("entries", ReadWrite, Source::Slot(Slot::Entries)),
                 b("entry_buckets", ReadWrite, Source::Slot(Slot::EntryBuckets)),
@@ -336,16 +334,6 @@ impl Stage {
         },
         Stage {
             entry: "scan_blocks",
-            module: Module::Scan,
-            phase: Phase::Sort,
-            bindings: &[
-                b("scan", ReadWrite, Source::Slot(Slot::Scan)),
-                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
-            ],
-            on_first_use: false,
-        },
-        Stage {
-            entry: "scan_add",
             module: Module::Scan,
             phase: Phase::Sort,
             bindings: &[
@@ -421,8 +409,8 @@ impl Stage {
                 b("buckets", Read, Source::Slot(Slot::Buckets)),
                 b("partials", ReadWrite, Source::Slot(Slot::Partials)),
                 PARAMS,
-                // The bucket offsets (GPU bucket sort): empty buckets and windows.
-                b("bucket_offsets", Read, Source::Slot(Slot::Scan)),
+                // The prefix sum's levels (GPU bucket sort): empty buckets and windows.
+                b("offsets", Read, Source::Slot(Slot::Scan)),
             ],
             on_first_use: false,
         },
@@ -575,7 +563,6 @@ mod tests {
             (StageId::CountDigits, "count_digits"),
             (StageId::ScatterDigits, "scatter_digits"),
             (StageId::ScanBlocks, "scan_blocks"),
-            (StageId::ScanAdd, "scan_add"),
             (StageId::AccumulateBalanced, "accumulate_balanced"),
             (StageId::CarryLevel, "carry_level"),
             (StageId::Accumulate, "accumulate"),

@@ -33,8 +33,20 @@ impl GpuContext {
         self.wait_for(f.submission.clone(), timeout)?;
         let buckets =
             crate::digits::num_windows(c) as u64 * crate::digits::buckets_per_window(c) as u64;
-        let offsets = self.read_words(f.ws.get(Slot::Scan), buckets + 1)?;
+        // The offsets from the prefix sum's levels, as the stages after it read them.
+        let (levels, len) = super::sort::scan_levels(buckets as u32 + 1);
+        let scan = self.read_words(f.ws.get(Slot::Scan), len as u64)?;
+        let offsets: Vec<u32> = (0..=buckets as u32)
+            .map(|g| super::sort::bucket_offset(&scan, &levels, g))
+            .collect();
         let total = *offsets.last().expect("W B + 1 offsets") as u64;
+        let top = levels.last().expect("one scan level at least");
+        if scan[top.out_base as usize] as u64 != total {
+            return Err(crate::error::MsmError::Gpu(format!(
+                "the scan's total {} is not the last offset {total}",
+                scan[top.out_base as usize]
+            )));
+        }
         let entries = self.read_words(f.ws.get(Slot::Entries), total)?;
         self.finish(f, timeout)?;
         Ok((offsets, entries))

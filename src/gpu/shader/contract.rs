@@ -73,6 +73,14 @@ shader_struct! {
         /// Items of a window that reach reduce_windows (S, or fewer after reduce_level
         /// passes).
         final_items,
+        /// Levels of the prefix sum of the bucket counts (GPU bucket sort; offsets.wgsl).
+        scan_levels,
+        /// Where level 1 of the prefix sum starts in the scan buffer (if there is one).
+        scan_base1,
+        /// Where level 2 starts.
+        scan_base2,
+        /// Where level 3 starts.
+        scan_base3,
     }
 }
 
@@ -211,7 +219,8 @@ pub fn sort_wgsl_constants() -> String {
         inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
     }
     format!(
-        "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
+        "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;\n\
+         const CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
          const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         inv.wrapping_neg(),

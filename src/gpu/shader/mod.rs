@@ -66,6 +66,8 @@ pub mod files {
     pub const REDUCE: ShaderFile = wgsl_file!("reduce.wgsl");
     /// Decomposition: counting and scattering the digits.
     pub const SORT: ShaderFile = wgsl_file!("sort.wgsl");
+    /// Bucket offsets from the prefix sum's levels.
+    pub const OFFSETS: ShaderFile = wgsl_file!("offsets.wgsl");
     /// The prefix sum of the bucket counts.
     pub const SCAN: ShaderFile = wgsl_file!("scan.wgsl");
     /// Balanced accumulation and the carry levels.
