@@ -12,8 +12,8 @@ use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 
 /// Most compute passes of one call: convert, accumulate, the merge levels and the
-/// reduction's passes; or, with the GPU bucket sort, convert, count, the scan levels up and
-/// back, scatter, accumulate, the carry levels and the reduction's passes.
+/// reduction's passes; or, with the GPU bucket sort, convert, count, the scan levels,
+/// scatter, accumulate, the carry levels and the reduction's passes.
 pub(super) const MAX_PASSES: usize = {
     let host = 2 + MAX_MERGE_LEVELS + sort::reduction_pass_count(MAX_REDUCE_LEVELS);
     let gpu = 1 + sort::sort_pass_count(
@@ -117,7 +117,8 @@ pub(crate) enum JobPlan<'a> {
 pub(super) struct SortLayout {
     pub(super) scan: Vec<LevelParams>,
     pub(super) carry: Vec<LevelParams>,
-    /// Byte offset of the entry count (the last offset) in the scan buffer.
+    /// Byte offset of the entry count in the scan buffer: the top scan level's total, after
+    /// its values.
     pub(super) entry_count_at: u64,
 }
 

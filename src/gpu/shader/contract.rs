@@ -108,9 +108,9 @@ shader_struct! {
         count_out,
         /// Scan: where the level's values start in the scan buffer.
         in_base,
-        /// Scan: where its block totals go.
+        /// Scan: where its block totals go (the top level's one total: the entry count).
         out_base,
-        /// 1 on the top level (scan: no totals to write; carry: write the buckets).
+        /// 1 on the top level (carry: write the buckets; scan: unused, the plan's mark).
         last,
         /// Padding to 32 bytes.
         pad0,
