@@ -20,7 +20,7 @@ fn bucket_offset(g: u32) -> u32 {
     return o;
 }
 
-// Whether bucket g has no entry.
-fn bucket_is_empty(g: u32) -> bool {
-    return bucket_offset(g) == bucket_offset(g + 1u);
+// Whether buckets a .. b (b excluded) have no entry.
+fn range_is_empty(a: u32, b: u32) -> bool {
+    return bucket_offset(a) == bucket_offset(b);
 }

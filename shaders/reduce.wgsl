@@ -1,19 +1,20 @@
-// Bucket reduction: reduce_segments, reduce_level (zero or more times) and reduce_windows.
+// Bucket reduction: reduce_level (once or more) and reduce_windows.
 // Window w needs sum_{k<B} (k + 1) b_k, where b_k is the sum in the bucket of digit
 // magnitude k + 1. Every pass hands on the window's value in one form: m items (t_i, z_i),
 //     R = sum_{i<m} (i + 1) t_i + m sum_{i<m} z_i,
-// item i of window w kept at w S + i in `partials` (S = params.segments, the segments of a
-// window), both halves. The buckets are that form with t_k = b_k, z_k = 0, m = B.
+// item i of window w kept at w S + i in `partials` (S = params.segments, the items a window
+// has after level 0), both halves. The buckets are that form with t_k = b_k, z_k = 0, m = B:
+// level 0 reads them (level.from_buckets), the levels after it read the partials.
 //
-// One level (reduce_segments over the buckets, reduce_level over items) deals m items to
-// m' = m / J threads in interleaved runs: thread s takes items i = j m' + s, j < J, so that
-// neighbouring threads read neighbouring items. With (i + 1) = j m' + (s + 1):
+// One level deals m items to m' = m / J threads in interleaved runs: thread s takes items
+// i = j m' + s, j < J, so that neighbouring threads read neighbouring items. With
+// (i + 1) = j m' + (s + 1):
 //     R = sum_s (s + 1) T_s + m' sum_s (A_s + J Z_s),
 //     T_s = sum_j t_{jm'+s},  A_s = sum_j j t_{jm'+s},  Z_s = sum_j z_{jm'+s},
 // the same form with m' items (T_s, A_s + J Z_s). T and A come from one running sum over j
 // (2J - 1 additions), Z from J more (the first onto the identity) and J Z from log2(J)
-// doublings, then one addition: about 2 additions an item without z (the buckets), 3 with.
-// No thread multiplies by its own index.
+// doublings, then one addition: about 2 additions an item over the buckets (no z, so no Z
+// steps), 3 over items. No thread multiplies by its own index.
 //
 // reduce_windows: one workgroup per window ends it. Lane l takes the contiguous items
 // [off, off + M), off = l M, M = m / WORKGROUP_SIZE (one item for the first m lanes when m
@@ -33,7 +34,7 @@
 // Bucket g's sum. On the GPU bucket sort only buckets with entries were written: an empty
 // one (equal offsets) is the identity, whatever its buffer holds.
 fn load_bucket(g: u32) -> Point {
-    if (params.device_sort != 0u && bucket_is_empty(g)) {
+    if (params.device_sort != 0u && range_is_empty(g, g + 1u)) {
         return point_identity();
     }
     var w: PointWords;
@@ -64,53 +65,18 @@ fn store_partial(t: u32, tp: Point, zp: Point) {
     }
 }
 
-// reduce_segments: thread t = w S + s takes buckets w B + j S + s, j = J-1 .. 0, two steps
-// each: running += b_j, then (j >= 1) a += running. A window without entries (small
-// scalars on the GPU bucket sort) runs no step: its items are the identity.
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn reduce_segments(@builtin(global_invocation_id) gid: vec3<u32>,
-                   @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = thread_index(gid, nwg);
-    if (t >= params.total_segments) {
-        return;
-    }
-    let w = t >> params.log2_segments;
-    let b = params.buckets_per_window;
-    let first = w * b + (t & (params.segments - 1u));
-    var steps = 2u * params.run_length;
-    if (params.device_sort != 0u && bucket_offset(w * b) == bucket_offset((w + 1u) * b)) {
-        steps = 0u;
-    }
-    var running = point_identity();
-    var a = point_identity();
-    for (var step = 0u; step < steps; step++) {
-        let j = params.run_length - 1u - step / 2u;
-        var x = a;
-        var y = running;
-        if ((step & 1u) == 0u) {
-            x = running;
-            y = load_bucket(first + j * params.segments);
-        } else if (j == 0u) {
-            continue;
-        }
-        let r = point_add(x, y);
-        if ((step & 1u) == 0u) {
-            running = r;
-        } else {
-            a = r;
-        }
-    }
-    store_partial(t, running, a);
-}
-
 // reduce_level's points, by the step's choice.
 const L_RUN: u32 = 0u;
 const L_A: u32 = 1u;
 const L_Z: u32 = 2u;
 
-// One level over items: level.count_in items a window to level.count_out (m to m'). Thread
-// (w, s) reads items w S + j m' + s and writes item w S + s, which no other thread reads:
-// the level runs in place.
+// One level: level.count_in items a window to level.count_out (m to m'). Thread (w, s)
+// reads items j m' + s of window w (level 0: buckets w B + j m' + s; after it, partials
+// w S + j m' + s) and writes item w S + s, which no other thread of a level over partials
+// reads: those levels run in place. Over the buckets a step reads t_j or adds the running
+// sum (no z); over items a third step adds z_j, then J z is made and added. On the GPU
+// bucket sort a window without entries (small scalars) runs no step: its items are the
+// identity.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -119,27 +85,40 @@ fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
     if (m_out == 0u || g >= params.num_windows * m_out) {
         return;
     }
-    let first = (g / m_out) * params.segments + g % m_out;
+    let w = g / m_out;
+    let s = g % m_out;
     let per = level.count_in / m_out;
-    let loads = 3u * per;
-    let steps = loads + countTrailingZeros(per) + 1u;
+    let buckets_in = level.from_buckets != 0u;
+    let window_in = select(params.segments, level.count_in, buckets_in);
+    let first = w * window_in + s;
+    let per_item = select(3u, 2u, buckets_in);
+    let loads = per_item * per;
+    var steps = select(loads + countTrailingZeros(per) + 1u, loads, buckets_in);
+    if (buckets_in && params.device_sort != 0u
+        && range_is_empty(w * window_in, (w + 1u) * window_in)) {
+        steps = 0u;
+    }
     var running = point_identity();
     var a = point_identity();
     var z = point_identity();
     for (var step = 0u; step < steps; step++) {
-        // The last step: a += J z.
+        // The last step over items: a += J z.
         var dst = L_A;
         var x = a;
         var y = z;
         if (step < loads) {
             // Items j = J-1 .. 0: running += t_j; (j >= 1) a += running; z += z_j.
-            let j = per - 1u - step / 3u;
+            let j = per - 1u - step / per_item;
             let at = first + j * m_out;
-            let r = step % 3u;
+            let r = step % per_item;
             if (r == 0u) {
                 dst = L_RUN;
                 x = running;
-                y = load_partial(0u, at);
+                if (buckets_in) {
+                    y = load_bucket(at);
+                } else {
+                    y = load_partial(0u, at);
+                }
             } else if (r == 1u) {
                 if (j == 0u) {
                     continue;
@@ -164,7 +143,7 @@ fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
             z = p;
         }
     }
-    store_partial(first, running, a);
+    store_partial(w * params.segments + s, running, a);
 }
 
 var<workgroup> tree: array<PointWords, WORKGROUP_SIZE>;

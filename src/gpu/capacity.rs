@@ -85,11 +85,13 @@ impl GpuContext {
                 "workgroups of {WORKGROUP_SIZE} invocations do not fit"
             ));
         }
-        let shared = WORKGROUP_SIZE * 4 * (self.arithmetic.point_words() as u32).max(1);
+        // The larger workgroup arrays: the carry tree's (balanced.wgsl: WORKGROUP_SIZE keys
+        // and points), then reduce_windows' (WORKGROUP_SIZE points).
+        let shared = WORKGROUP_SIZE * 4 * (self.arithmetic.point_words() as u32 + 1);
         if shared > limits.max_compute_workgroup_storage_size {
             let max = limits.max_compute_workgroup_storage_size;
             return refuse(format!(
-                "the reduction's workgroup needs {shared} bytes, at most {max}"
+                "the carry's and the reduction's workgroups need {shared} bytes, at most {max}"
             ));
         }
         Ok(())

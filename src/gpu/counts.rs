@@ -10,7 +10,7 @@
 //! bucket as nonempty, and every carry-level boundary as one addition (a bucket that spans
 //! it; at most two per item).
 
-use super::reduction::{level_adds, reduce_levels, segment_adds, window_adds};
+use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
 use super::shader::field::Arithmetic;
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
@@ -83,8 +83,7 @@ impl CallCounts {
         let threads = accumulation_threads(n, digit_windows) as u64;
         let w = bw;
         let carry = carry_levels(threads as u32);
-        let segments = shape.segments as u64;
-        let levels = reduce_levels(shape.segments);
+        let levels = reduce_levels(shape.buckets_per_window);
         let item = 2 * (point + 4);
         let mut passes: Vec<PassCounts> = Vec::new();
         for step in sort_pass_list(scan.len(), carry.len(), levels.len()) {
@@ -116,22 +115,17 @@ impl CallCounts {
                     let (inp, out) = (carry[i].count_in as u64, carry[i].count_out as u64);
                     (0, inp, inp * item, out * item)
                 }
-                // Every bucket and its offsets read; two points an item written.
-                SortPass::ReduceSegments => (
-                    0,
-                    w as u64 * segment_adds(shape.segments, shape.run_length),
-                    buckets * (point + 8),
-                    w as u64 * segments * 2 * point,
-                ),
+                // Level 0 reads every bucket and its offsets, a level after it two points an
+                // item; each writes two points an item.
                 SortPass::ReduceLevel(i) => {
                     let l = &levels[i];
                     let (inp, out) = (w as u64 * l.count_in as u64, w as u64 * l.count_out as u64);
-                    (
-                        0,
-                        w as u64 * level_adds(l),
-                        inp * 2 * point,
-                        out * 2 * point,
-                    )
+                    let read = if l.from_buckets != 0 {
+                        point + 8
+                    } else {
+                        2 * point
+                    };
+                    (0, w as u64 * level_adds(l), inp * read, out * 2 * point)
                 }
                 SortPass::ReduceWindows => {
                     let m = shape.final_items as u64;
@@ -215,7 +209,7 @@ mod tests {
     fn counts_follow_the_plan() {
         // 2^20 at c = 16: 16 windows of 2^15 buckets; scan of 2^19 + 1 counts in blocks of
         // 1024 (two levels, nothing added back); 2^18 accumulation threads, carried by 16 per level
-        // (five levels); one reduction level.
+        // (five levels); two reduction levels (level 0 over the buckets, one over items).
         assert_eq!(scan_block(), 1024);
         let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards);
         assert_eq!((k.windows, k.entries), (16, 16 << 20));
@@ -228,8 +222,7 @@ mod tests {
                 ("scatter_digits", 1),
                 ("accumulate_balanced", 1),
                 ("carry_level", 5),
-                ("reduce_segments", 1),
-                ("reduce_level", 1),
+                ("reduce_level", 2),
                 ("reduce_windows", 1)
             ]
         );
@@ -237,23 +230,22 @@ mod tests {
         // Accumulation: one mixed addition (7 multiplications) per entry, most of the total.
         let acc = 7 * (16u64 << 20);
         assert!(k.field_muls() > acc && k.field_muls() < acc + acc / 5);
-        // The reduction of one window: S = 2048 segments of 16 buckets, 31 additions each
-        // for the running sums; one level of 128 threads over 16 items each (31 for T and
-        // A, 16 for Z, 4 doublings and one more: 52); 128 items in reduce_windows, 2 a lane.
+        // The reduction of one window: level 0, S = 2048 segments of 16 buckets, 31
+        // additions each for the running sums; level 1, 128 threads over 16 items each (31
+        // for T and A, 16 for Z, 4 doublings and one more: 52); 128 items in
+        // reduce_windows, 2 a lane.
         let shape = Params::for_windows(0, 1, 16, 1);
         assert_eq!((shape.segments, shape.final_items), (2048, 128));
         let adds = |stage: &str| k.passes.iter().find(|p| p.stage == stage).unwrap().adds;
-        assert_eq!(adds("reduce_segments"), 16 * 2048 * 31);
-        assert_eq!(adds("reduce_level"), 16 * 128 * 52);
+        assert_eq!(adds("reduce_level"), 16 * (2048 * 31 + 128 * 52));
         // Lane l: 6 for its two items, bits(2l) - 1 = bits(l) doublings and popcount(l)
         // additions for 2l Tot, 7 doublings of z, 2 more; over the 64 lanes 64 (6 + 7 + 2) =
         // 960, plus sum bits(l) = 321 and sum popcount(l) = 192 over l = 1..63; then 63 in
         // the tree.
         assert_eq!(adds("reduce_windows"), 16 * (960 + 321 + 192 + 63));
         // About 2.2 additions a bucket, against 3.66 before the levels.
-        let per_bucket = (adds("reduce_segments") + adds("reduce_level") + adds("reduce_windows"))
-            as f64
-            / (16u64 << 15) as f64;
+        let per_bucket =
+            (adds("reduce_level") + adds("reduce_windows")) as f64 / (16u64 << 15) as f64;
         assert!((2.1..2.3).contains(&per_bucket), "{per_bucket}");
     }
 
@@ -272,8 +264,8 @@ mod tests {
             adds(&k, "accumulate_balanced"),
             adds(&plain, "accumulate_balanced")
         );
-        let (_, reduce) = adds(&k, "reduce_segments");
-        assert_eq!(reduce * 16, adds(&plain, "reduce_segments").1);
+        let (_, reduce) = adds(&k, "reduce_level");
+        assert_eq!(reduce * 16, adds(&plain, "reduce_level").1);
         assert!(k.field_muls() < plain.field_muls());
         assert_eq!(k.host_adds * 16, plain.host_adds);
     }

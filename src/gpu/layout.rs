@@ -51,20 +51,19 @@ impl Params {
     /// segments).
     pub(super) fn for_windows(first_point: u32, num_points: u32, c: u32, windows: u32) -> Self {
         let b = crate::digits::buckets_per_window(c);
-        let (segments, run_length) = reduction::segments(b);
+        let levels = reduction::reduce_levels(b);
+        let segments = levels[0].count_out;
         Self {
             num_points,
             num_windows: windows,
             buckets_per_window: b,
             total_buckets: windows * b,
             segments,
-            log2_segments: segments.trailing_zeros(),
-            run_length,
             total_segments: windows * segments,
             first_point,
             window_bits: c,
             digit_windows: windows,
-            final_items: reduction::final_items(segments),
+            final_items: reduction::final_items(&levels),
             ..Default::default()
         }
     }
@@ -172,7 +171,7 @@ impl JobLayout {
 
 /// The `reduce_level` passes of a call of window shape `params`, within `MAX_PASSES`.
 fn reduce_plan(params: &Params) -> Result<Vec<LevelParams>> {
-    let levels = reduction::reduce_levels(params.segments);
+    let levels = reduction::reduce_levels(params.buckets_per_window);
     if levels.len() > MAX_REDUCE_LEVELS {
         return Err(MsmError::InputTooLarge(format!(
             "{} reduction levels; at most {MAX_REDUCE_LEVELS}",

@@ -149,9 +149,10 @@ impl GpuContext {
                         given: if i % 2 == 0 { EVEN } else { ODD },
                         ..Binds::NONE
                     },
-                    threads(sort.carry[i].count_out as u64),
+                    // A workgroup an output item.
+                    threads(sort.carry[i].count_out as u64 * WORKGROUP_SIZE as u64),
                 ),
-                SortPass::ReduceSegments | SortPass::ReduceLevel(_) | SortPass::ReduceWindows => {
+                SortPass::ReduceLevel(_) | SortPass::ReduceWindows => {
                     self.reduction_binds(lay, reduce_from, step)
                 }
             };
@@ -169,10 +170,6 @@ impl GpuContext {
     ) -> (Binds<'static>, (u32, u32)) {
         let params = &lay.params;
         match step {
-            SortPass::ReduceSegments => (
-                Binds::NONE,
-                self.dispatch_dims(params.total_segments as u64),
-            ),
             SortPass::ReduceLevel(i) => (
                 Binds {
                     level: reduce_from + i,

@@ -1,33 +1,33 @@
 //! The bucket reduction's plan (`shaders/reduce.wgsl`): how a window's buckets are dealt to
-//! `reduce_segments`, the `reduce_level` passes and `reduce_windows`, fixed by the window
-//! shape alone, and the additions each pass does (`counts.rs` adds them up).
+//! the `reduce_level` passes and `reduce_windows`, fixed by the window shape alone, and the
+//! additions each pass does (`counts.rs` adds them up).
 //!
 //! Every pass hands on m items with the window's value R = sum (i + 1) t_i + m sum z_i; a
-//! level deals m items to m / J threads, J items each (about 2 additions an item over the
-//! buckets, which have no z, 3 over items), and `reduce_windows` ends with at most
+//! level deals m items to m / J threads, J items each (about 2 additions an item on level 0,
+//! over the buckets, which have no z; 3 over items), and `reduce_windows` ends with at most
 //! [`MAX_FINAL_ITEMS`] a window, one workgroup a window. Every count here is a power of two:
 //! the shaders take log2 as the trailing zeros.
 
 use super::shader::contract::LevelParams;
 use super::shader::field::WORKGROUP_SIZE;
 
-/// Buckets one `reduce_segments` thread sums (fewer when a window has fewer): a window of B
-/// buckets has B / 16 segments.
+/// Buckets one thread of level 0 sums (fewer when a window has fewer): a window of B
+/// buckets has B / 16 segments, level 0's items.
 pub const REDUCTION_RUN_LENGTH: u32 = 16;
 
-/// Items one `reduce_level` thread takes.
+/// Items one thread of a level after level 0 takes.
 pub const LEVEL_RUN_LENGTH: u32 = 16;
 
 /// Most items one `reduce_windows` lane takes, in a row.
 pub const FINAL_ITEMS_PER_LANE: u32 = 16;
 
 /// Most items of one window that `reduce_windows` takes: more segments than this go through
-/// `reduce_level` passes first (windows of 16 bits and more).
+/// more `reduce_level` passes (windows of 16 bits and more).
 pub const MAX_FINAL_ITEMS: u32 = WORKGROUP_SIZE * FINAL_ITEMS_PER_LANE;
 
 /// Most `reduce_level` passes: 22-bit windows (`config::MAX_PRECOMPUTED_WINDOW_BITS`) have
-/// 2^17 segments, then 2^13 and 2^9 items (`levels_end_within_the_last_pass`).
-pub const MAX_REDUCE_LEVELS: usize = 2;
+/// 2^21 buckets, then 2^17 segments, 2^13 and 2^9 items (`levels_end_within_the_last_pass`).
+pub const MAX_REDUCE_LEVELS: usize = 3;
 
 const _: () = assert!(
     REDUCTION_RUN_LENGTH.is_power_of_two()
@@ -36,16 +36,24 @@ const _: () = assert!(
         && MAX_FINAL_ITEMS.is_power_of_two()
 );
 
-/// Segments of a window of `buckets` buckets (a power of two) and the buckets each sums.
+/// Segments of a window of `buckets` buckets (a power of two), level 0's items, and the
+/// buckets each sums.
 pub fn segments(buckets: u32) -> (u32, u32) {
     let run = REDUCTION_RUN_LENGTH.min(buckets);
     (buckets / run, run)
 }
 
-/// The `reduce_level` passes after `segments` segments a window: each takes `count_in`
-/// items a window to `count_out`, until at most [`MAX_FINAL_ITEMS`] remain.
-pub fn reduce_levels(segments: u32) -> Vec<LevelParams> {
-    let mut levels = Vec::new();
+/// The `reduce_level` passes of a window of `buckets` buckets: level 0 takes the buckets to
+/// its segments, each level after it `count_in` items a window to `count_out`, until at
+/// most [`MAX_FINAL_ITEMS`] remain.
+pub fn reduce_levels(buckets: u32) -> Vec<LevelParams> {
+    let (segments, _) = segments(buckets);
+    let mut levels = vec![LevelParams {
+        count_in: buckets,
+        count_out: segments,
+        from_buckets: 1,
+        ..Default::default()
+    }];
     let mut m = segments;
     while m > MAX_FINAL_ITEMS {
         let out = m / LEVEL_RUN_LENGTH;
@@ -59,27 +67,26 @@ pub fn reduce_levels(segments: u32) -> Vec<LevelParams> {
     levels
 }
 
-/// Items a window hands `reduce_windows` after the levels.
-pub fn final_items(segments: u32) -> u32 {
-    reduce_levels(segments)
-        .last()
-        .map_or(segments, |l| l.count_out)
+/// Items a window hands `reduce_windows` after `levels`.
+pub fn final_items(levels: &[LevelParams]) -> u32 {
+    levels.last().map_or(0, |l| l.count_out)
 }
 
 fn bits(x: u64) -> u64 {
     64 - x.leading_zeros() as u64
 }
 
-/// Additions (doublings included) of one window's `reduce_segments`: 2J - 1 a segment.
-pub fn segment_adds(segments: u32, run: u32) -> u64 {
-    segments as u64 * (2 * run as u64 - 1)
-}
-
-/// Additions of one window's `reduce_level` pass: per thread 2J - 1 for T and A, J for Z
-/// (the first onto the identity), log2(J) doublings of Z and A + J Z.
+/// Additions (doublings included) of one window's `reduce_level` pass: per thread 2J - 1
+/// for T and A; over items (not level 0) J more for Z (the first onto the identity), log2(J)
+/// doublings of Z and A + J Z.
 pub fn level_adds(level: &LevelParams) -> u64 {
     let run = (level.count_in / level.count_out) as u64;
-    level.count_out as u64 * (3 * run - 1 + run.trailing_zeros() as u64 + 1)
+    let z = if level.from_buckets != 0 {
+        0
+    } else {
+        run + run.trailing_zeros() as u64 + 1
+    };
+    level.count_out as u64 * (2 * run - 1 + z)
 }
 
 /// Additions of one window's `reduce_windows` over m items: per lane with items, 3M for its
@@ -106,23 +113,33 @@ mod tests {
     fn levels_end_within_the_last_pass() {
         // Windows of 2..=22 bits: B = 2^(c-1) buckets.
         for c in 2..=crate::config::MAX_PRECOMPUTED_WINDOW_BITS {
-            let (s, run) = segments(1 << (c - 1));
-            assert_eq!(s * run, 1 << (c - 1));
-            let levels = reduce_levels(s);
+            let b = 1 << (c - 1);
+            let (s, run) = segments(b);
+            assert_eq!(s * run, b);
+            let levels = reduce_levels(b);
             assert!(levels.len() <= MAX_REDUCE_LEVELS, "c = {c}");
-            let m = final_items(s);
+            let m = final_items(&levels);
             assert!(
                 (1..=MAX_FINAL_ITEMS).contains(&m) && m.is_power_of_two(),
                 "c = {c}"
             );
-            for l in &levels {
+            assert_eq!(
+                (
+                    levels[0].count_in,
+                    levels[0].count_out,
+                    levels[0].from_buckets
+                ),
+                (b, s, 1)
+            );
+            for l in &levels[1..] {
                 assert_eq!(l.count_in, l.count_out * LEVEL_RUN_LENGTH);
+                assert_eq!(l.from_buckets, 0);
             }
         }
-        // c = 16: 2048 segments of 16 buckets, one level to 128 items; c = 15: none.
+        // c = 16: 2048 segments of 16 buckets, one more level to 128 items; c = 15: none.
         assert_eq!(segments(1 << 15), (2048, 16));
-        assert_eq!(final_items(2048), 128);
-        assert_eq!(reduce_levels(1024).len(), 0);
+        assert_eq!(final_items(&reduce_levels(1 << 15)), 128);
+        assert_eq!(reduce_levels(1 << 14).len(), 1);
     }
 
     /// The reduction's form, run on integers: every pass's items keep
@@ -137,8 +154,12 @@ mod tests {
                 .enumerate()
                 .map(|(k, s)| (k as u128 + 1) * s)
                 .sum();
-            let (s, run) = segments(b);
-            // reduce_segments: thread s takes buckets j S + s.
+            let levels = reduce_levels(b);
+            let (s, run) = (
+                levels[0].count_out,
+                levels[0].count_in / levels[0].count_out,
+            );
+            // Level 0: thread s takes buckets j S + s.
             let mut items: Vec<(u128, u128)> = (0..s as usize)
                 .map(|i| {
                     let col = (0..run as usize).map(|j| sums[j * s as usize + i]);
@@ -147,7 +168,7 @@ mod tests {
                     (t, a)
                 })
                 .collect();
-            for l in reduce_levels(s) {
+            for l in &levels[1..] {
                 let (m_out, run) = (l.count_out as usize, (l.count_in / l.count_out) as u128);
                 items = (0..m_out)
                     .map(|i| {

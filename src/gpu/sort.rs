@@ -8,6 +8,7 @@ use super::shader::contract::LevelParams;
 pub use super::shader::contract::{
     sort_wgsl_constants as wgsl_constants, CARRY_FANIN, MIN_SLICE, SCAN_RUN,
 };
+use super::shader::field::WORKGROUP_SIZE;
 use super::stages::StageId;
 use crate::digits::MAX_CHUNK_ENTRIES;
 
@@ -20,15 +21,18 @@ pub fn slice_len(entries: u32, threads: u32) -> u32 {
     entries.div_ceil(threads).max(MIN_SLICE)
 }
 
+/// Items one workgroup of a carry level joins into one (balanced.wgsl).
+pub const CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;
+
 /// Most levels of the prefix sum: SCAN_BLOCK^4 = 2^40 counts.
 pub const MAX_SCAN_LEVELS: usize = 4;
 
-/// Most carry levels: CARRY_FANIN^8 = 2^32 accumulation threads.
-pub const MAX_CARRY_LEVELS: usize = 8;
+/// Most carry levels: CARRY_GROUP^4 = 2^40 >= 2^32 accumulation threads.
+pub const MAX_CARRY_LEVELS: usize = 4;
 
 /// Values one workgroup of the prefix sum scans.
 pub fn scan_block() -> u32 {
-    super::shader::field::WORKGROUP_SIZE * SCAN_RUN
+    WORKGROUP_SIZE * SCAN_RUN
 }
 
 const _: () = assert!(ACCUMULATE_SLICE <= MAX_CHUNK_ENTRIES && MIN_SLICE <= ACCUMULATE_SLICE);
@@ -105,10 +109,9 @@ pub enum SortPass {
     Accumulate,
     /// `carry_level` on carry level `level`.
     Carry(usize),
-    /// `reduce_segments`: the running sums of each window's segments (this, the levels and
-    /// the last end the host-list path's calls too: [`reduction_pass_list`]).
-    ReduceSegments,
-    /// `reduce_level` on reduction level `level` (`reduction.rs`).
+    /// `reduce_level` on reduction level `level` (`reduction.rs`; level 0 reads the
+    /// buckets). The levels and the last pass end the host-list path's calls too:
+    /// [`reduction_pass_list`].
     ReduceLevel(usize),
     /// `reduce_windows`: one window sum per workgroup.
     ReduceWindows,
@@ -123,7 +126,6 @@ impl SortPass {
             SortPass::Scatter => StageId::ScatterDigits,
             SortPass::Accumulate => StageId::AccumulateBalanced,
             SortPass::Carry(_) => StageId::CarryLevel,
-            SortPass::ReduceSegments => StageId::ReduceSegments,
             SortPass::ReduceLevel(_) => StageId::ReduceLevel,
             SortPass::ReduceWindows => StageId::ReduceWindows,
         }
@@ -142,17 +144,17 @@ pub fn sort_pass_list(scan: usize, carry: usize, reduce: usize) -> Vec<SortPass>
     out
 }
 
-/// The bucket reduction's passes with `reduce` reduction levels, which end every call.
+/// The bucket reduction's passes with `reduce` reduction levels (level 0 included), which
+/// end every call.
 pub fn reduction_pass_list(reduce: usize) -> Vec<SortPass> {
-    let mut out = vec![SortPass::ReduceSegments];
-    out.extend((0..reduce).map(SortPass::ReduceLevel));
+    let mut out: Vec<SortPass> = (0..reduce).map(SortPass::ReduceLevel).collect();
     out.push(SortPass::ReduceWindows);
     out
 }
 
 /// How long [`reduction_pass_list`] is, as a constant (for `MAX_PASSES`).
 pub const fn reduction_pass_count(reduce: usize) -> usize {
-    2 + reduce
+    1 + reduce
 }
 
 /// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
@@ -166,13 +168,13 @@ pub fn accumulation_threads(n: usize, windows: u32) -> u32 {
     ((n as u64 * windows as u64).div_ceil(ACCUMULATE_SLICE as u64)).max(1) as u32
 }
 
-/// Levels of the carry reduction of `items` items: each level merges CARRY_FANIN items per
-/// thread until one thread (the last level) remains.
+/// Levels of the carry reduction of `items` items: each level joins CARRY_GROUP items per
+/// workgroup until one workgroup (the last level) remains.
 pub fn carry_levels(items: u32) -> Vec<LevelParams> {
     let mut levels = Vec::new();
     let mut count = items;
     loop {
-        let out = count.div_ceil(CARRY_FANIN);
+        let out = count.div_ceil(CARRY_GROUP);
         levels.push(LevelParams {
             count_in: count,
             count_out: out,
@@ -212,23 +214,31 @@ pub fn model(keys: &[u32], buckets: usize, threads: u32) -> (Vec<u64>, Vec<u32>)
         .collect();
     for level in carry_levels(threads) {
         let mut next = Vec::new();
-        for group in items.chunks(CARRY_FANIN as usize) {
-            let halves = group
-                .iter()
-                .flat_map(|&(hk, hv, tk, tv)| [(hk, hv), (tk, tv)])
-                .filter(|&(k, _)| k != NO_KEY);
-            let (item, done) = merge_runs(halves);
-            store(done);
-            next.push(item);
+        for group in items.chunks(CARRY_GROUP as usize) {
+            // Each lane folds its CARRY_FANIN items, then the tree joins lane items.
+            let mut lanes: Vec<ModelItem> = group
+                .chunks(CARRY_FANIN as usize)
+                .map(|lane| {
+                    let (item, done) = merge_runs(lane.iter().flat_map(|&it| halves(it)));
+                    store(done);
+                    item
+                })
+                .collect();
+            lanes.resize(WORKGROUP_SIZE as usize, EMPTY_ITEM);
+            let mut stride = 1;
+            while stride < lanes.len() {
+                for l in (0..lanes.len()).step_by(2 * stride) {
+                    let joined = halves(lanes[l]).chain(halves(lanes[l + stride]));
+                    let (item, done) = merge_runs(joined);
+                    store(done);
+                    lanes[l] = item;
+                }
+                stride *= 2;
+            }
+            next.push(lanes[0]);
         }
         if level.last != 0 {
-            let (hk, hv, tk, tv) = next[0];
-            store(
-                [(hk, hv), (tk, tv)]
-                    .into_iter()
-                    .filter(|&(k, _)| k != NO_KEY)
-                    .collect(),
-            );
+            store(halves(next[0]).collect());
             break;
         }
         items = next;
@@ -240,6 +250,15 @@ const NO_KEY: u32 = u32::MAX;
 
 /// (head key, head sum, tail key, tail sum) of the model.
 type ModelItem = (u32, u64, u32, u64);
+
+const EMPTY_ITEM: ModelItem = (NO_KEY, 0, NO_KEY, 0);
+
+/// An item's runs in order, without the absent ones.
+fn halves((hk, hv, tk, tv): ModelItem) -> impl Iterator<Item = (u32, u64)> {
+    [(hk, hv), (tk, tv)]
+        .into_iter()
+        .filter(|&(k, _)| k != NO_KEY)
+}
 
 /// Merges (key, sum) pairs in order: the first and last runs come back as an item, the runs
 /// in between (complete) as the second value.
@@ -328,7 +347,7 @@ mod tests {
     #[test]
     fn the_pass_list_and_its_count_agree() {
         for scan in 1..=MAX_SCAN_LEVELS {
-            for (carry, reduce) in (1..=MAX_CARRY_LEVELS).zip((0..=MAX_REDUCE_LEVELS).cycle()) {
+            for (carry, reduce) in (1..=MAX_CARRY_LEVELS).zip((1..=MAX_REDUCE_LEVELS).cycle()) {
                 let list = sort_pass_list(scan, carry, reduce);
                 assert_eq!(list.len(), sort_pass_count(scan, carry, reduce));
                 assert_eq!(list.last(), Some(&SortPass::ReduceWindows));
@@ -347,8 +366,9 @@ mod tests {
 
     #[test]
     fn skewed_shapes_around_the_fanin_and_slice() {
-        let f = CARRY_FANIN;
-        for threads in [1, 2, f - 1, f, f + 1, f * f - 1, f * f, f * f + 1] {
+        let (f, g) = (CARRY_FANIN, CARRY_GROUP);
+        // Around a lane's items, a workgroup's and a second carry level's.
+        for threads in [1, 2, f - 1, f, f + 1, f * f + 1, g - 1, g, g + 1, 2 * g + 1] {
             // Fewer entries than MIN_SLICE per thread, around it.
             for e in [MIN_SLICE - 1, MIN_SLICE, MIN_SLICE + 1] {
                 check(&vec![1; (e * threads) as usize], 3, threads);
@@ -389,7 +409,7 @@ mod tests {
             assert_eq!(len, top.in_base + top.count_in + 1);
             assert!(levels.len() <= MAX_SCAN_LEVELS);
         }
-        for items in [1, 2, CARRY_FANIN, CARRY_FANIN + 1, 1 << 20] {
+        for items in [1, 2, CARRY_GROUP, CARRY_GROUP + 1, 1 << 20, u32::MAX] {
             let levels = carry_levels(items);
             assert_eq!(levels[0].count_in, items);
             assert_eq!(levels.last().unwrap().count_out, 1);

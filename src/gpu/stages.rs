@@ -251,7 +251,6 @@ pub(crate) enum StageId {
     CarryLevel,
     Accumulate,
     Merge,
-    ReduceSegments,
     ReduceLevel,
     ReduceWindows,
     SelfTest,
@@ -260,7 +259,7 @@ pub(crate) enum StageId {
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 13] = {
+    pub const ALL: [StageId; 12] = {
         use StageId::*;
         [
             Convert,
@@ -271,7 +270,6 @@ impl StageId {
             CarryLevel,
             Accumulate,
             Merge,
-            ReduceSegments,
             ReduceLevel,
             ReduceWindows,
             SelfTest,
@@ -287,7 +285,7 @@ impl StageId {
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 12] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -402,26 +400,18 @@ impl Stage {
             on_first_use: true,
         },
         Stage {
-            entry: "reduce_segments",
-            module: Module::Reduce,
-            phase: Phase::Reduce,
-            bindings: &[
-                b("buckets", Read, Source::Slot(Slot::Buckets)),
-                b("partials", ReadWrite, Source::Slot(Slot::Partials)),
-                PARAMS,
-                // The prefix sum's levels (GPU bucket sort): empty buckets and windows.
-                b("offsets", Read, Source::Slot(Slot::Scan)),
-            ],
-            on_first_use: false,
-        },
-        Stage {
             entry: "reduce_level",
             module: Module::Reduce,
             phase: Phase::Reduce,
             bindings: &[
-                // Items read and written in place (a thread writes only its first).
+                // Level 0's items.
+                b("buckets", Read, Source::Slot(Slot::Buckets)),
+                // The items of the levels after it, read and written in place (a thread
+                // writes only its first).
                 b("partials", ReadWrite, Source::Slot(Slot::Partials)),
                 PARAMS,
+                // The prefix sum's levels (GPU bucket sort): empty buckets and windows.
+                b("offsets", Read, Source::Slot(Slot::Scan)),
                 b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
             on_first_use: false,
@@ -567,7 +557,6 @@ mod tests {
             (StageId::CarryLevel, "carry_level"),
             (StageId::Accumulate, "accumulate"),
             (StageId::Merge, "merge"),
-            (StageId::ReduceSegments, "reduce_segments"),
             (StageId::ReduceLevel, "reduce_level"),
             (StageId::ReduceWindows, "reduce_windows"),
             (StageId::SelfTest, "selftest"),

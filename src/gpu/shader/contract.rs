@@ -42,13 +42,9 @@ shader_struct! {
         buckets_per_window,
         /// W * B.
         total_buckets,
-        /// Bucket reduction splits a window's B buckets into S interleaved segments (and
-        /// keeps a window's items S apart in its partials).
+        /// Level 0 of the bucket reduction sums a window's B buckets into S interleaved
+        /// segments, its items (the partials keep a window's items S apart).
         segments,
-        /// log2(S).
-        log2_segments,
-        /// Buckets per segment, B / S.
-        run_length,
         /// W * S.
         total_segments,
         /// Accumulation chunks.
@@ -70,7 +66,7 @@ shader_struct! {
         /// part's length; unused without copies): digit window w of point i places point
         /// (w / W') * copy_stride + i in window w mod W'.
         copy_stride,
-        /// Items of a window that reach reduce_windows (S, or fewer after reduce_level
+        /// Items of a window that reach reduce_windows (S, or fewer after more reduce_level
         /// passes).
         final_items,
         /// Levels of the prefix sum of the bucket counts (GPU bucket sort; offsets.wgsl).
@@ -81,6 +77,10 @@ shader_struct! {
         scan_base2,
         /// Where level 3 starts.
         scan_base3,
+        /// Padding to a multiple of 16 bytes.
+        pad0,
+        /// Padding.
+        pad1,
     }
 }
 
@@ -112,8 +112,8 @@ shader_struct! {
         out_base,
         /// 1 on the top level (carry: write the buckets; scan: unused, the plan's mark).
         last,
-        /// Padding to 32 bytes.
-        pad0,
+        /// Bucket reduction: 1 on level 0, which reads the buckets (items without z).
+        from_buckets,
         /// Padding.
         pad1,
         /// Padding.
@@ -192,8 +192,9 @@ pub fn wgsl() -> String {
 /// `WORKGROUP_SIZE * SCAN_RUN` values per level.
 pub const SCAN_RUN: u32 = 16;
 
-/// Items each thread of a carry level merges: at most `2 * CARRY_FANIN - 1` additions per
-/// thread, and log_CARRY_FANIN(threads) levels.
+/// Items each lane of a carry level merges before its workgroup's tree: a workgroup takes
+/// `WORKGROUP_SIZE * CARRY_FANIN` items a level (at most `2 * CARRY_FANIN - 1` additions a
+/// lane, then one a tree step).
 pub const CARRY_FANIN: u32 = 16;
 
 /// Bases each thread of the shift stage (shift.wgsl) doubles and normalises with one
@@ -244,7 +245,7 @@ mod tests {
             .collect();
         assert_eq!(fields.len() * 4, std::mem::size_of::<Params>());
         assert_eq!(fields[0], "num_points");
-        assert_eq!(fields[9], "first_point");
+        assert_eq!(fields[7], "first_point");
         assert!(wgsl().contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
     }
 
