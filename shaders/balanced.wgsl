@@ -65,6 +65,29 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
     return point_from_words(w);
 }
 
+// A thread's runs, in both stages: its first run (head_key, head), kept once it has a second,
+// and the run it sums (key, acc), its last.
+
+// The run being summed ends with `sum`: it becomes the thread's head if it has none (it may
+// continue in the threads before), else it is complete and written.
+fn end_run(head_key: ptr<function, u32>, head: ptr<function, Point>, key: u32, sum: Point) {
+    if (*head_key == NO_KEY) {
+        *head_key = key;
+        *head = sum;
+    } else {
+        store_bucket(key, sum);
+    }
+}
+
+// The thread's runs as item k of `count`: (head, last), or the last alone.
+fn store_runs(k: u32, count: u32, head_key: u32, head: Point, key: u32, acc: Point) {
+    if (head_key == NO_KEY) {
+        store_item(k, count, key, acc, NO_KEY, point_identity());
+    } else {
+        store_item(k, count, head_key, head, key, acc);
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
                        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -88,107 +111,111 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
     for (var e = start; e < end; e++) {
         let b = entry_buckets[e];
         if (b != key) {
-            if (head_key == NO_KEY) {
-                head_key = key;
-                head = acc;
-            } else {
-                store_bucket(key, acc);
-            }
+            end_run(&head_key, &head, key, acc);
             key = b;
             acc = point_identity();
         }
         acc = point_add_mixed(acc, entry_base(entries[e]));
     }
-    if (head_key == NO_KEY) {
-        store_item(t, count, key, acc, NO_KEY, point_identity());
-    } else {
-        store_item(t, count, head_key, head, key, acc);
-    }
+    store_runs(t, count, head_key, head, key, acc);
 }
 
-// The items handed up a tree step (at most WORKGROUP_SIZE / 2 a step): item k's keys at 2k and
-// 2k + 1, its sums at the same places (12 KiB for 48-word points).
+// A run of a carry level's input: a bucket key (NO_KEY: none) and its sum.
+struct Run {
+    key: u32,
+    sum: Point,
+}
+
+// The items handed up a tree step (at most WORKGROUP_SIZE / 2 a step): item k's head and
+// tail keys at 2k and 2k + 1, their sums at the same places (WORKGROUP_SIZE keys and points:
+// 4 (POINT_WORDS + 1) WORKGROUP_SIZE bytes, which src/gpu/capacity.rs checks).
 var<workgroup> up_keys: array<u32, WORKGROUP_SIZE>;
 var<workgroup> up_sums: array<PointWords, WORKGROUP_SIZE>;
 
 const FOLD_STEPS: u32 = 2u * CARRY_FANIN;
 
-// One loop with one point addition in it: FOLD_STEPS steps over the lane's items' halves
-// (head of k, then its tail), then the tree steps, two barriers each (every lane runs the
-// same steps, so the barriers stay in uniform control flow). A lane's state is its first
-// run (head_key, head), kept only once it has a second, and its last run (key, acc).
+// Fold step `step` of a lane whose items are [first_item, end): the half it reads (the head
+// of an item, then its tail), or no run.
+fn fold_input(first_item: u32, end: u32, step: u32) -> Run {
+    let h = 2u * first_item + step;
+    var run = Run(NO_KEY, point_identity());
+    if (h < 2u * end) {
+        run.key = in_keys[h];
+        if (run.key != NO_KEY) {
+            run.sum = load_half(h / 2u, h % 2u, level.count_in);
+        }
+    }
+    return run;
+}
+
+// A right lane of a tree step hands its runs up as item `slot`.
+fn hand_up(slot: u32, head_key: u32, head: Point, key: u32, acc: Point) {
+    var item_head = Run(key, acc);
+    var tail_key = NO_KEY;
+    if (head_key != NO_KEY) {
+        item_head = Run(head_key, head);
+        tail_key = key;
+    }
+    up_keys[2u * slot] = item_head.key;
+    up_keys[2u * slot + 1u] = tail_key;
+    up_sums[2u * slot] = point_to_words(item_head.sum);
+    up_sums[2u * slot + 1u] = point_to_words(acc);
+}
+
+// One loop with one point addition in it (a call site is thousands of instructions:
+// curve.wgsl): FOLD_STEPS steps over the lane's items' halves, then the tree steps, two
+// barriers each (every lane runs the same steps, with no early exit, so the barriers stay
+// in uniform control flow).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lane: u32) {
-    let group = wid.x + wid.y * nwg.x;
-    let first = (group * WORKGROUP_SIZE + lane) * CARRY_FANIN;
-    let end = min(first + CARRY_FANIN, level.count_in);
+    let group = workgroup_index(wid, nwg);
+    let first_item = group * CARRY_GROUP + lane * CARRY_FANIN;
+    let end = min(first_item + CARRY_FANIN, level.count_in);
     var key = NO_KEY;
     var acc = point_identity();
     var head_key = NO_KEY;
     var head = point_identity();
     let steps = FOLD_STEPS + countTrailingZeros(WORKGROUP_SIZE);
     for (var step = 0u; step < steps; step++) {
-        // The next run (k, p), if any; on a tree step, the taken item's last run (tail_key,
-        // its sum at `slot`) when it has two.
-        var k = NO_KEY;
-        var p = acc;
+        // The next run, if any; on a tree step, the taken item's tail key when it has two
+        // runs (its sum stays at `slot` until the next step's first barrier).
+        var next = Run(NO_KEY, acc);
         var tail_key = NO_KEY;
         var slot = 0u;
         if (step < FOLD_STEPS) {
-            let h = 2u * first + step;
-            if (h < 2u * end) {
-                k = in_keys[h];
-                if (k != NO_KEY) {
-                    p = load_half(h / 2u, h % 2u, level.count_in);
-                }
-            }
+            next = fold_input(first_item, end, step);
         } else {
             let stride = 1u << (step - FOLD_STEPS);
             slot = lane / (2u * stride);
+            // The previous step's left lanes have read their slots.
             workgroupBarrier();
             if (lane % (2u * stride) == stride) {
-                // A right lane hands its item up: its first run, then its last (or none).
-                var first_key = key;
-                var last_key = NO_KEY;
-                var first_sum = acc;
-                if (head_key != NO_KEY) {
-                    first_key = head_key;
-                    last_key = key;
-                    first_sum = head;
-                }
-                up_keys[2u * slot] = first_key;
-                up_keys[2u * slot + 1u] = last_key;
-                up_sums[2u * slot] = point_to_words(first_sum);
-                up_sums[2u * slot + 1u] = point_to_words(acc);
+                hand_up(slot, head_key, head, key, acc);
             }
             workgroupBarrier();
-            if (lane % (2u * stride) == 0u) {
-                k = up_keys[2u * slot];
-                if (k != NO_KEY) {
-                    p = point_from_words(up_sums[2u * slot]);
-                    tail_key = up_keys[2u * slot + 1u];
-                }
+            if (lane % (2u * stride) == 0u && up_keys[2u * slot] != NO_KEY) {
+                next = Run(up_keys[2u * slot], point_from_words(up_sums[2u * slot]));
+                tail_key = up_keys[2u * slot + 1u];
             }
         }
-        // Run k joins the last run (the addition below) or ends it and starts anew.
-        let adds = k != NO_KEY && k == key;
-        if (k != NO_KEY && !adds) {
+        // The next run joins the one being summed (the addition) or ends it.
+        let adds = next.key != NO_KEY && next.key == key;
+        if (next.key != NO_KEY && !adds) {
             if (key != NO_KEY) {
-                close_run(&head_key, &head, key, acc);
+                end_run(&head_key, &head, key, acc);
             }
-            key = k;
-            acc = p;
+            key = next.key;
+            acc = next.sum;
         }
         var sum = acc;
         if (adds) {
-            sum = point_add(acc, p);
+            sum = point_add(acc, next.sum);
         }
-        // An item with two runs: its first (joined or not) is the lane's last until its
-        // second, the new last, comes.
+        // A taken item with two runs: its head (joined or not) ends, its tail is the last.
         if (tail_key != NO_KEY) {
-            close_run(&head_key, &head, key, sum);
+            end_run(&head_key, &head, key, sum);
             key = tail_key;
             sum = point_from_words(up_sums[2u * slot + 1u]);
         }
@@ -204,22 +231,7 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
         if (key != NO_KEY) {
             store_bucket(key, acc);
         }
-        return;
-    }
-    if (head_key == NO_KEY) {
-        store_item(group, level.count_out, key, acc, NO_KEY, point_identity());
     } else {
-        store_item(group, level.count_out, head_key, head, key, acc);
-    }
-}
-
-// A lane's last run (key, sum) ends: it becomes the lane's first run if there is none yet
-// (it may continue in the lanes before), else it is complete and written.
-fn close_run(head_key: ptr<function, u32>, head: ptr<function, Point>, key: u32, sum: Point) {
-    if (*head_key == NO_KEY) {
-        *head_key = key;
-        *head = sum;
-    } else {
-        store_bucket(key, sum);
+        store_runs(group, level.count_out, head_key, head, key, acc);
     }
 }

@@ -7,3 +7,8 @@
 fn thread_index(gid: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
     return gid.x + gid.y * num_workgroups.x * WORKGROUP_SIZE;
 }
+
+// The linear index of workgroup `wid`, for stages that give each workgroup one block.
+fn workgroup_index(wid: vec3<u32>, num_workgroups: vec3<u32>) -> u32 {
+    return wid.x + wid.y * num_workgroups.x;
+}

@@ -88,14 +88,15 @@ fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
     let w = g / m_out;
     let s = g % m_out;
     let per = level.count_in / m_out;
+    // Where window w's input starts: its buckets, or its items in the partials.
     let buckets_in = level.from_buckets != 0u;
-    let window_in = select(params.segments, level.count_in, buckets_in);
-    let first = w * window_in + s;
+    let in_stride = select(params.segments, params.buckets_per_window, buckets_in);
+    let first = w * in_stride + s;
     let per_item = select(3u, 2u, buckets_in);
     let loads = per_item * per;
     var steps = select(loads + countTrailingZeros(per) + 1u, loads, buckets_in);
     if (buckets_in && params.device_sort != 0u
-        && range_is_empty(w * window_in, (w + 1u) * window_in)) {
+        && range_is_empty(w * in_stride, (w + 1u) * in_stride)) {
         steps = 0u;
     }
     var running = point_identity();

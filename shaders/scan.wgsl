@@ -11,7 +11,7 @@ var<workgroup> lane_sums: array<u32, WORKGROUP_SIZE>;
 fn scan_blocks(@builtin(workgroup_id) wid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lane: u32) {
-    let block = wid.x + wid.y * nwg.x;
+    let block = workgroup_index(wid, nwg);
     let first = block * SCAN_BLOCK + lane * SCAN_RUN;
     var sum = 0u;
     for (var j = 0u; j < SCAN_RUN; j++) {

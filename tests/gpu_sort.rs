@@ -7,7 +7,7 @@ use ark_bls12_377::{Fr, G1Affine};
 use ark_ff::{One, Zero};
 use common::reference;
 use gpu_msm::digits::BucketPlan;
-use gpu_msm::gpu::sort::{ACCUMULATE_SLICE, CARRY_FANIN};
+use gpu_msm::gpu::sort::{accumulation_threads, ACCUMULATE_SLICE, CARRY_FANIN, CARRY_GROUP};
 use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
 use gpu_msm::{Backend, BucketSort, GpuMsm, MsmConfig};
 
@@ -58,8 +58,9 @@ fn gpu_sorting(e: &GpuMsm) -> GpuMsm {
 }
 
 /// Whole MSMs on the GPU pipeline, every profile: the adversarial sets, and skewed inputs
-/// whose entries straddle the accumulation slice and the carry fan-in (a hot bucket spread
-/// over many slices, one nonzero scalar, sparse scalars), against arkworks.
+/// whose entries straddle the accumulation slice and a carry lane's items (a hot bucket
+/// spread over many slices, one nonzero scalar, sparse scalars), against arkworks; on the
+/// default profile, also more accumulation threads than one carry workgroup joins.
 #[test]
 fn gpu_pipeline_msms_on_adversarial_and_skewed_inputs() {
     let slice = ACCUMULATE_SLICE as usize;
@@ -105,6 +106,9 @@ fn gpu_pipeline_msms_on_adversarial_and_skewed_inputs() {
                 assert_eq!(rep.num_entries, want_entries, "{a:?}, n = {n}, {name}");
             }
         }
+        if a == common::profile_engines()[0].arithmetic() {
+            carry_crosses_workgroups(&e);
+        }
         // Resident bases, a prefix of them, and a batch.
         let b = bases(300, 77);
         let resident = e.load_bases(&b).unwrap();
@@ -120,5 +124,36 @@ fn gpu_pipeline_msms_on_adversarial_and_skewed_inputs() {
         for (s, got) in batch.iter().zip(sums) {
             assert_eq!(got, reference(&b, s), "{a:?}, batch");
         }
+    }
+}
+
+/// More accumulation threads than one carry workgroup joins (`CARRY_GROUP` items), so that
+/// two carry levels run and hot buckets cross workgroups: one hot bucket a window, a hot
+/// bucket beside random ones, sparse and random scalars.
+fn carry_crosses_workgroups(e: &GpuMsm) {
+    let n = 3000;
+    let b = bases(n, 81);
+    let mut mixed = random_scalars(n, 82);
+    for x in mixed.iter_mut().step_by(3) {
+        *x = Fr::from(5u64);
+    }
+    let mut sparse = vec![Fr::zero(); n];
+    for (i, x) in random_scalars(n, 83).into_iter().enumerate() {
+        if i % 13 == 0 {
+            sparse[i] = x;
+        }
+    }
+    let cases = [
+        ("all equal", vec![random_scalars(1, 84)[0]; n]),
+        ("a third equal", mixed),
+        ("sparse", sparse),
+        ("random", random_scalars(n, 85)),
+    ];
+    for (name, s) in cases {
+        let (got, rep) = e.msm_with_report(&b, &s).unwrap();
+        assert_eq!(got, reference(&b, &s), "n = {n}, {name}");
+        let windows = gpu_msm::digits::num_windows(rep.window_bits.unwrap());
+        let threads = accumulation_threads(n, windows);
+        assert!(threads > CARRY_GROUP, "{threads} threads, {name}");
     }
 }

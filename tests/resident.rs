@@ -71,8 +71,9 @@ fn dispatch_counts_match_the_engine() {
     let bases = random_bases(n, 11);
     let handle = e.load_bases(&bases).unwrap();
     let all = random_scalars(n, 12);
-    // With the Edwards default: 2^12 at c = 9, 1856 accumulation threads, three carry
-    // levels; 5000 at c = 9 (29 windows), 2266 threads. The counts take c from the report.
+    // With the Edwards default: 2^12 at c = 9, 1856 accumulation threads, two carry levels
+    // (1024 items a workgroup); 5000 at c = 9 (29 windows), 2266 threads. The counts take c
+    // from the report.
     for len in [1, 64, 1 << 12, n] {
         let (got, rep) = e.msm_with_report(&handle, &all[..len]).unwrap();
         assert_eq!(got, reference(&bases[..len], &all[..len]), "n = {len}");

@@ -13,8 +13,9 @@ use crate::error::{MsmError, Result};
 impl GpuContext {
     /// [`MsmError::InvalidConfig`] unless every MSM stage fits the device's per-stage
     /// limits: storage and uniform buffers per stage, invocations per workgroup, and the
-    /// workgroup memory of the reduction's tree (`shaders/reduce.wgsl`, one point per
-    /// invocation) and of the scan (one word per invocation).
+    /// workgroup memory of the carry's tree (`shaders/balanced.wgsl`, a key and a point per
+    /// invocation), which bounds the reduction's (`shaders/reduce.wgsl`, a point per
+    /// invocation) and the scan's (a word per invocation).
     pub(super) fn check_stage_limits(&self) -> Result<()> {
         let limits = self.device.limits();
         let refuse = |what: String| {

@@ -56,7 +56,7 @@ pub(crate) use layout::{Job, JobBases, JobPlan};
 pub(crate) use pipelines::HostListCheck;
 use pipelines::Pipelines;
 use pool::{MemoryUsage, Pool};
-pub use reduction::REDUCTION_RUN_LENGTH;
+pub use reduction::LEVEL0_RUN_LENGTH;
 pub use resident::{Shift, StoredBases};
 /// The former name of [`StoredBases`].
 #[deprecated(note = "renamed StoredBases")]

@@ -11,11 +11,11 @@
 use super::shader::contract::LevelParams;
 use super::shader::field::WORKGROUP_SIZE;
 
-/// Buckets one thread of level 0 sums (fewer when a window has fewer): a window of B
-/// buckets has B / 16 segments, level 0's items.
-pub const REDUCTION_RUN_LENGTH: u32 = 16;
+/// Buckets one thread of level 0 sums (its J; fewer when a window has fewer): a window of B
+/// buckets has S = B / 16 segments, level 0's items.
+pub const LEVEL0_RUN_LENGTH: u32 = 16;
 
-/// Items one thread of a level after level 0 takes.
+/// Items one thread of a level after level 0 takes (J there).
 pub const LEVEL_RUN_LENGTH: u32 = 16;
 
 /// Most items one `reduce_windows` lane takes, in a row.
@@ -30,24 +30,17 @@ pub const MAX_FINAL_ITEMS: u32 = WORKGROUP_SIZE * FINAL_ITEMS_PER_LANE;
 pub const MAX_REDUCE_LEVELS: usize = 3;
 
 const _: () = assert!(
-    REDUCTION_RUN_LENGTH.is_power_of_two()
+    LEVEL0_RUN_LENGTH.is_power_of_two()
         && LEVEL_RUN_LENGTH.is_power_of_two()
         && LEVEL_RUN_LENGTH > 1
         && MAX_FINAL_ITEMS.is_power_of_two()
 );
 
-/// Segments of a window of `buckets` buckets (a power of two), level 0's items, and the
-/// buckets each sums.
-pub fn segments(buckets: u32) -> (u32, u32) {
-    let run = REDUCTION_RUN_LENGTH.min(buckets);
-    (buckets / run, run)
-}
-
 /// The `reduce_level` passes of a window of `buckets` buckets: level 0 takes the buckets to
 /// its segments, each level after it `count_in` items a window to `count_out`, until at
 /// most [`MAX_FINAL_ITEMS`] remain.
 pub fn reduce_levels(buckets: u32) -> Vec<LevelParams> {
-    let (segments, _) = segments(buckets);
+    let segments = buckets / LEVEL0_RUN_LENGTH.min(buckets);
     let mut levels = vec![LevelParams {
         count_in: buckets,
         count_out: segments,
@@ -114,9 +107,9 @@ mod tests {
         // Windows of 2..=22 bits: B = 2^(c-1) buckets.
         for c in 2..=crate::config::MAX_PRECOMPUTED_WINDOW_BITS {
             let b = 1 << (c - 1);
-            let (s, run) = segments(b);
-            assert_eq!(s * run, b);
             let levels = reduce_levels(b);
+            let s = levels[0].count_out;
+            assert_eq!(s * LEVEL0_RUN_LENGTH.min(b), b);
             assert!(levels.len() <= MAX_REDUCE_LEVELS, "c = {c}");
             let m = final_items(&levels);
             assert!(
@@ -137,7 +130,7 @@ mod tests {
             }
         }
         // c = 16: 2048 segments of 16 buckets, one more level to 128 items; c = 15: none.
-        assert_eq!(segments(1 << 15), (2048, 16));
+        assert_eq!(reduce_levels(1 << 15)[0].count_out, 2048);
         assert_eq!(final_items(&reduce_levels(1 << 15)), 128);
         assert_eq!(reduce_levels(1 << 14).len(), 1);
     }

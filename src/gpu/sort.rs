@@ -6,7 +6,7 @@
 
 use super::shader::contract::LevelParams;
 pub use super::shader::contract::{
-    sort_wgsl_constants as wgsl_constants, CARRY_FANIN, MIN_SLICE, SCAN_RUN,
+    sort_wgsl_constants as wgsl_constants, CARRY_FANIN, CARRY_GROUP, MIN_SLICE, SCAN_RUN,
 };
 use super::shader::field::WORKGROUP_SIZE;
 use super::stages::StageId;
@@ -20,9 +20,6 @@ pub const ACCUMULATE_SLICE: u32 = 64;
 pub fn slice_len(entries: u32, threads: u32) -> u32 {
     entries.div_ceil(threads).max(MIN_SLICE)
 }
-
-/// Items one workgroup of a carry level joins into one (balanced.wgsl).
-pub const CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;
 
 /// Most levels of the prefix sum: SCAN_BLOCK^4 = 2^40 counts.
 pub const MAX_SCAN_LEVELS: usize = 4;
@@ -190,58 +187,39 @@ pub fn carry_levels(items: u32) -> Vec<LevelParams> {
 
 /// The balanced accumulation and carry levels of balanced.wgsl run on the CPU over sorted
 /// bucket keys with integer "points" (each entry adds 1): returns each bucket's sum and how
-/// many times it was written. The shaders' logic, step for step, for the tests.
+/// many times it was written. The shaders' logic, step for step (a carry lane's loop in
+/// [`CarryLane::step`], the tree's hand-up slots as `carry_level` lays them out), for the
+/// tests.
 pub fn model(keys: &[u32], buckets: usize, threads: u32) -> (Vec<u64>, Vec<u32>) {
     let mut sums = vec![0u64; buckets];
     let mut writes = vec![0u32; buckets];
-    let mut store = |runs: Vec<(u32, u64)>| {
-        for (k, v) in runs {
-            sums[k as usize] = v;
-            writes[k as usize] += 1;
-        }
-    };
+    let mut done = Vec::new();
     let total = keys.len() as u32;
     let slice = slice_len(total, threads);
     let mut items: Vec<ModelItem> = (0..threads)
         .map(|t| {
             let start = (t * slice).min(total);
             let end = (start + slice).min(total);
-            let (item, done) =
+            let (item, complete) =
                 merge_runs(keys[start as usize..end as usize].iter().map(|&k| (k, 1)));
-            store(done);
+            done.extend(complete);
             item
         })
         .collect();
     for level in carry_levels(threads) {
-        let mut next = Vec::new();
-        for group in items.chunks(CARRY_GROUP as usize) {
-            // Each lane folds its CARRY_FANIN items, then the tree joins lane items.
-            let mut lanes: Vec<ModelItem> = group
-                .chunks(CARRY_FANIN as usize)
-                .map(|lane| {
-                    let (item, done) = merge_runs(lane.iter().flat_map(|&it| halves(it)));
-                    store(done);
-                    item
-                })
-                .collect();
-            lanes.resize(WORKGROUP_SIZE as usize, EMPTY_ITEM);
-            let mut stride = 1;
-            while stride < lanes.len() {
-                for l in (0..lanes.len()).step_by(2 * stride) {
-                    let joined = halves(lanes[l]).chain(halves(lanes[l + stride]));
-                    let (item, done) = merge_runs(joined);
-                    store(done);
-                    lanes[l] = item;
-                }
-                stride *= 2;
-            }
-            next.push(lanes[0]);
-        }
+        let lanes: Vec<CarryLane> = (0..level.count_out)
+            .map(|group| carry_group(&items, group, &mut done))
+            .collect();
         if level.last != 0 {
-            store(halves(next[0]).collect());
+            let lane = lanes[0];
+            done.extend([lane.head, (lane.key, lane.acc)]);
             break;
         }
-        items = next;
+        items = lanes.iter().map(CarryLane::item).collect();
+    }
+    for (k, v) in done.into_iter().filter(|&(k, _)| k != NO_KEY) {
+        sums[k as usize] = v;
+        writes[k as usize] += 1;
     }
     (sums, writes)
 }
@@ -251,21 +229,108 @@ const NO_KEY: u32 = u32::MAX;
 /// (head key, head sum, tail key, tail sum) of the model.
 type ModelItem = (u32, u64, u32, u64);
 
-const EMPTY_ITEM: ModelItem = (NO_KEY, 0, NO_KEY, 0);
+/// A carry lane's runs as `carry_level` keeps them: its head (once it has a second run) and
+/// the run it sums, (key, acc).
+#[derive(Clone, Copy)]
+struct CarryLane {
+    head: (u32, u64),
+    key: u32,
+    acc: u64,
+}
 
-/// An item's runs in order, without the absent ones.
-fn halves((hk, hv, tk, tv): ModelItem) -> impl Iterator<Item = (u32, u64)> {
-    [(hk, hv), (tk, tv)]
-        .into_iter()
-        .filter(|&(k, _)| k != NO_KEY)
+impl CarryLane {
+    const EMPTY: CarryLane = CarryLane {
+        head: (NO_KEY, 0),
+        key: NO_KEY,
+        acc: 0,
+    };
+
+    /// `end_run`: the run summed ends with `sum`.
+    fn end_run(&mut self, sum: u64, done: &mut Vec<(u32, u64)>) {
+        if self.head.0 == NO_KEY {
+            self.head = (self.key, sum);
+        } else {
+            done.push((self.key, sum));
+        }
+    }
+
+    /// One step of `carry_level`'s loop: the next run (NO_KEY: none) and, on a tree step, the
+    /// taken item's tail.
+    fn step(&mut self, next: (u32, u64), tail: (u32, u64), done: &mut Vec<(u32, u64)>) {
+        let adds = next.0 != NO_KEY && next.0 == self.key;
+        if next.0 != NO_KEY && !adds {
+            if self.key != NO_KEY {
+                self.end_run(self.acc, done);
+            }
+            (self.key, self.acc) = next;
+        }
+        let mut sum = self.acc;
+        if adds {
+            sum += next.1;
+        }
+        if tail.0 != NO_KEY {
+            self.end_run(sum, done);
+            (self.key, sum) = tail;
+        }
+        self.acc = sum;
+    }
+
+    /// The item `hand_up` and `store_runs` write.
+    fn item(&self) -> ModelItem {
+        if self.head.0 == NO_KEY {
+            (self.key, self.acc, NO_KEY, 0)
+        } else {
+            (self.head.0, self.head.1, self.key, self.acc)
+        }
+    }
+}
+
+/// Workgroup `group` of a carry level over `items`: each lane's fold steps, then the tree
+/// steps through the hand-up slots; lane 0 (its runs) comes back.
+fn carry_group(items: &[ModelItem], group: u32, done: &mut Vec<(u32, u64)>) -> CarryLane {
+    let lanes_n = WORKGROUP_SIZE as usize;
+    let mut lanes = vec![CarryLane::EMPTY; lanes_n];
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        let first_item = group * CARRY_GROUP + l as u32 * CARRY_FANIN;
+        let end = (first_item + CARRY_FANIN).min(items.len() as u32);
+        for step in 0..2 * CARRY_FANIN {
+            let h = 2 * first_item + step;
+            let next = if h < 2 * end {
+                let (hk, hv, tk, tv) = items[(h / 2) as usize];
+                if h.is_multiple_of(2) {
+                    (hk, hv)
+                } else {
+                    (tk, tv)
+                }
+            } else {
+                (NO_KEY, 0)
+            };
+            lane.step(next, (NO_KEY, 0), done);
+        }
+    }
+    let mut stride = 1;
+    while stride < lanes_n {
+        let mut up = vec![(NO_KEY, 0, NO_KEY, 0); lanes_n / 2];
+        for l in (stride..lanes_n).step_by(2 * stride) {
+            up[l / (2 * stride)] = lanes[l].item();
+        }
+        for l in (0..lanes_n).step_by(2 * stride) {
+            let (hk, hv, tk, tv) = up[l / (2 * stride)];
+            if hk != NO_KEY {
+                lanes[l].step((hk, hv), (tk, tv), done);
+            }
+        }
+        stride *= 2;
+    }
+    lanes[0]
 }
 
 /// Merges (key, sum) pairs in order: the first and last runs come back as an item, the runs
 /// in between (complete) as the second value.
-fn merge_runs(halves: impl Iterator<Item = (u32, u64)>) -> (ModelItem, Vec<(u32, u64)>) {
+fn merge_runs(runs: impl Iterator<Item = (u32, u64)>) -> (ModelItem, Vec<(u32, u64)>) {
     let (mut key, mut acc, mut head) = (NO_KEY, 0u64, (NO_KEY, 0u64));
     let mut done = Vec::new();
-    for (k, v) in halves {
+    for (k, v) in runs {
         if key == NO_KEY {
             (key, acc) = (k, v);
         } else if k == key {

@@ -93,7 +93,7 @@ impl Uploads<'_> {
         match self.plan {
             JobPlan::HostLists(plan) => sections.extend([
                 (Slot::MergeParams, MAX_MERGE_LEVELS as u64 * SECTION_ALIGN),
-                // The reduction levels' blocks, if any.
+                // The reduction levels' blocks (level 0's at least).
                 (Slot::LevelParams, self.levels.len() as u64 * SECTION_ALIGN),
                 (Slot::ChunkOffsets, plan.chunk_offsets.len() as u64 * 4),
                 (Slot::Entries, plan.entries.len() as u64 * 4),

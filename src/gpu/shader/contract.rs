@@ -102,9 +102,11 @@ shader_struct! {
     /// One level of the prefix sum (scan.wgsl), of the carry reduction (balanced.wgsl) or
     /// of the bucket reduction (reduce_level in reduce.wgsl).
     pub struct LevelParams {
-        /// Values (scan) or items (carry; reduction: a window's) the level reads.
+        /// Values (scan), items (carry, all of them) or a window's items (reduction; level 0:
+        /// its buckets) the level reads.
         count_in,
-        /// Block totals (scan) or items (carry; reduction: a window's) the level writes.
+        /// Block totals (scan), items (carry, one a workgroup) or a window's items
+        /// (reduction) the level writes.
         count_out,
         /// Scan: where the level's values start in the scan buffer.
         in_base,
@@ -114,10 +116,10 @@ shader_struct! {
         last,
         /// Bucket reduction: 1 on level 0, which reads the buckets (items without z).
         from_buckets,
+        /// Padding to 32 bytes.
+        pad0,
         /// Padding.
         pad1,
-        /// Padding.
-        pad2,
     }
 }
 
@@ -192,10 +194,12 @@ pub fn wgsl() -> String {
 /// `WORKGROUP_SIZE * SCAN_RUN` values per level.
 pub const SCAN_RUN: u32 = 16;
 
-/// Items each lane of a carry level merges before its workgroup's tree: a workgroup takes
-/// `WORKGROUP_SIZE * CARRY_FANIN` items a level (at most `2 * CARRY_FANIN - 1` additions a
-/// lane, then one a tree step).
+/// Items each lane of a carry level merges before its workgroup's tree (at most
+/// `2 * CARRY_FANIN - 1` additions a lane, then at most one a tree step).
 pub const CARRY_FANIN: u32 = 16;
+
+/// Items one workgroup of a carry level joins into one.
+pub const CARRY_GROUP: u32 = super::field::WORKGROUP_SIZE * CARRY_FANIN;
 
 /// Bases each thread of the shift stage (shift.wgsl) doubles and normalises with one
 /// shared field inversion (about 570 multiplications).
@@ -221,7 +225,7 @@ pub fn sort_wgsl_constants() -> String {
     }
     format!(
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;\n\
-         const CARRY_FANIN: u32 = {CARRY_FANIN}u;\n\
+         const CARRY_FANIN: u32 = {CARRY_FANIN}u;\nconst CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;\n\
          const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         inv.wrapping_neg(),
@@ -237,6 +241,7 @@ mod tests {
     fn blocks_are_uniform_sized_and_declared_in_order() {
         assert_eq!(std::mem::size_of::<Params>() % 16, 0);
         assert_eq!(std::mem::size_of::<MergeParams>(), 16);
+        assert_eq!(std::mem::size_of::<LevelParams>(), 32);
         let w = Params::wgsl();
         let fields: Vec<&str> = w
             .lines()
@@ -245,7 +250,7 @@ mod tests {
             .collect();
         assert_eq!(fields.len() * 4, std::mem::size_of::<Params>());
         assert_eq!(fields[0], "num_points");
-        assert_eq!(fields[7], "first_point");
+        assert!(fields.contains(&"first_point"));
         assert!(wgsl().contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
     }
 

@@ -236,8 +236,8 @@ pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 16;
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
 /// multiplications) is shared by this many points, each of which costs 17 more.
 pub const CONVERT_BATCH: u32 = 32;
-/// Threads per workgroup in every stage: a power of two (the reductions' trees in
-/// workgroup memory, `shaders/reduce.wgsl` and `scan.wgsl`, halve it level by level).
+/// Threads per workgroup in every stage: a power of two (the trees in workgroup memory,
+/// `shaders/reduce.wgsl`, `balanced.wgsl` and `scan.wgsl`, halve it level by level).
 pub const WORKGROUP_SIZE: u32 = 64;
 const _: () = assert!(WORKGROUP_SIZE.is_power_of_two());
 

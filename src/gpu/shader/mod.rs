@@ -62,7 +62,7 @@ pub mod files {
     pub const ACCUMULATE: ShaderFile = wgsl_file!("accumulate.wgsl");
     /// The host plan's merge levels.
     pub const MERGE: ShaderFile = wgsl_file!("merge.wgsl");
-    /// Bucket reduction (segments and windows).
+    /// Bucket reduction (levels and windows).
     pub const REDUCE: ShaderFile = wgsl_file!("reduce.wgsl");
     /// Decomposition: counting and scattering the digits.
     pub const SORT: ShaderFile = wgsl_file!("sort.wgsl");
