@@ -73,7 +73,8 @@ fn main() {
             let p = parts(n, copies, a);
             // One call a part, the parts as long as the binding allows (the last shorter:
             // counted as the others, an upper bound).
-            let k = CallCounts::precomputed(n.div_ceil(p as usize), c, copies, a);
+            let k = CallCounts::precomputed(n.div_ceil(p as usize), c, copies, a)
+                .expect("a shape the cost model chose");
             let set = gib(copies as u64 * a.base_words() as u64 * 4 * n as u64);
             let muls = (p * k.field_muls()) as f64;
             let (read, written) = (p * k.bytes_read(), p * k.bytes_written());

@@ -235,8 +235,9 @@ fn window_point(i: u32, running: Point, wt: Point, z: Point, v: Point) -> Point 
     return v;
 }
 
-// One loop with one point addition in it: the lane's steps (window_step), then
-// log2(WORKGROUP_SIZE) steps of the tree, a barrier at the start of each (every lane runs
+// One loop with one point addition in it: the lane's steps (window_step), then the tree over
+// the lanes that hold items (min(m, WORKGROUP_SIZE) of them, the others keep the identity):
+// log2 of that many steps, none for m = 1, a barrier at the start of each (every lane runs
 // the same steps). Lane 0 ends with the window's sum.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
@@ -248,7 +249,8 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
     let has = w < params.num_windows && off < m;
     let kbits = 32u - countLeadingZeros(max(m, 1u) - 1u);
     let own_steps = 3u * own + 2u * kbits + countTrailingZeros(m) + 2u;
-    let steps = own_steps + countTrailingZeros(WORKGROUP_SIZE);
+    let lanes = clamp(m, 1u, WORKGROUP_SIZE);
+    let steps = own_steps + countTrailingZeros(lanes);
     var running = point_identity();
     var wt = point_identity();
     var z = point_identity();
@@ -275,7 +277,7 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                 tree[lane] = point_to_words(v);
             }
             workgroupBarrier();
-            let half = WORKGROUP_SIZE >> (step - own_steps + 1u);
+            let half = lanes >> (step - own_steps + 1u);
             if (lane < half) {
                 y = point_from_words(tree[lane + half]);
                 adds = true;

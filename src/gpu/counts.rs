@@ -14,7 +14,9 @@ use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
 use super::shader::field::Arithmetic;
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
+use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::digits::{bucket_windows, num_windows, AddCosts, SCALAR_BITS};
+use crate::error::{MsmError, Result};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
 /// reads and writes in device memory.
@@ -60,13 +62,31 @@ pub struct CallCounts {
 
 impl CallCounts {
     /// The counts of an n-point resident call at window size c on `arithmetic`.
-    pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> CallCounts {
+    pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> Result<CallCounts> {
         Self::precomputed(n, c, 1, arithmetic)
     }
 
     /// The counts of an n-point call at window size c on a resident set stored with
-    /// `copies` shifted copies (1: none).
-    pub fn precomputed(n: usize, c: u32, copies: u32, arithmetic: Arithmetic) -> CallCounts {
+    /// `copies` shifted copies (1: none). [`MsmError::InvalidConfig`] for c outside
+    /// `MIN_WINDOW_BITS..=MAX_PRECOMPUTED_WINDOW_BITS` or no copy,
+    /// [`MsmError::InputTooLarge`] for n of 2^31 or more (one call's point indices).
+    pub fn precomputed(
+        n: usize,
+        c: u32,
+        copies: u32,
+        arithmetic: Arithmetic,
+    ) -> Result<CallCounts> {
+        if !(MIN_WINDOW_BITS..=MAX_PRECOMPUTED_WINDOW_BITS).contains(&c) || copies == 0 {
+            return Err(MsmError::InvalidConfig(format!(
+                "counts at c = {c} with {copies} copies: c must be in \
+                 {MIN_WINDOW_BITS}..={MAX_PRECOMPUTED_WINDOW_BITS}, copies at least 1"
+            )));
+        }
+        if n as u64 >= crate::digits::SIGN_BIT as u64 {
+            return Err(MsmError::InputTooLarge(format!(
+                "counts of {n} points: at most 2^31 - 1"
+            )));
+        }
         let a = arithmetic;
         let digit_windows = num_windows(c);
         let bw = bucket_windows(c, copies);
@@ -156,7 +176,7 @@ impl CallCounts {
                 }),
             }
         }
-        CallCounts {
+        Ok(CallCounts {
             n,
             window_bits: c,
             windows: digit_windows,
@@ -166,7 +186,7 @@ impl CallCounts {
             arithmetic,
             passes,
             host_adds: w as u64 * (c as u64 + 1),
-        }
+        })
     }
 
     /// Dispatches of the call.
@@ -212,7 +232,7 @@ mod tests {
         // workgroup (two levels); two reduction levels (level 0 over the buckets, one over
         // items).
         assert_eq!(scan_block(), 1024);
-        let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards);
+        let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards).unwrap();
         assert_eq!((k.windows, k.entries), (16, 16 << 20));
         let d: Vec<(&str, u32)> = k.passes.iter().map(|p| (p.stage, p.dispatches)).collect();
         assert_eq!(
@@ -251,10 +271,31 @@ mod tests {
     }
 
     #[test]
+    fn shapes_outside_the_engine_are_refused() {
+        let a = Arithmetic::Limbs32Edwards;
+        for (c, copies) in [
+            (0, 1),
+            (MAX_PRECOMPUTED_WINDOW_BITS + 1, 1),
+            (40, 1),
+            (16, 0),
+        ] {
+            let e = CallCounts::precomputed(1 << 10, c, copies, a).unwrap_err();
+            assert!(matches!(e, MsmError::InvalidConfig(_)), "c = {c}: {e}");
+        }
+        for c in MIN_WINDOW_BITS..=MAX_PRECOMPUTED_WINDOW_BITS {
+            assert!(CallCounts::precomputed(100, c, 2, a).is_ok(), "c = {c}");
+        }
+        assert!(matches!(
+            CallCounts::device_sort(1 << 31, 16, a),
+            Err(MsmError::InputTooLarge(_))
+        ));
+    }
+
+    #[test]
     fn copies_shrink_the_reduction_only() {
         let a = Arithmetic::Limbs32Edwards;
-        let plain = CallCounts::device_sort(1 << 20, 16, a);
-        let k = CallCounts::precomputed(1 << 20, 16, 16, a);
+        let plain = CallCounts::device_sort(1 << 20, 16, a).unwrap();
+        let k = CallCounts::precomputed(1 << 20, 16, 16, a).unwrap();
         assert_eq!((k.windows, k.bucket_windows, k.copies), (16, 1, 16));
         assert_eq!(k.entries, plain.entries);
         let adds = |c: &CallCounts, stage: &str| {

@@ -84,7 +84,7 @@ pub fn level_adds(level: &LevelParams) -> u64 {
 
 /// Additions of one window's `reduce_windows` over m items: per lane with items, 3M for its
 /// running sums, bits(lM) - 1 doublings and popcount(lM) additions for lM Tot, log2(m)
-/// doublings of z and two more; then the tree.
+/// doublings of z and two more; then the tree over those lanes.
 pub fn window_adds(m: u32) -> u64 {
     let own = (m / WORKGROUP_SIZE).max(1) as u64;
     let lanes = (m as u64).min(WORKGROUP_SIZE as u64);
@@ -95,7 +95,7 @@ pub fn window_adds(m: u32) -> u64 {
             3 * own + scale + (m as u64).trailing_zeros() as u64 + 2
         })
         .sum();
-    lane + WORKGROUP_SIZE as u64 - 1
+    lane + lanes - 1
 }
 
 #[cfg(test)]
@@ -129,6 +129,10 @@ mod tests {
                 assert_eq!(l.from_buckets, 0);
             }
         }
+        // m = 1: one lane, 3 steps for its item, no doubling, 2 more, no tree; m = 2: lane 0
+        // as for m = 1 plus one doubling of z (6), lane 1 also adds Tot once (7), one tree step.
+        assert_eq!(window_adds(1), 5);
+        assert_eq!(window_adds(2), 6 + 7 + 1);
         // c = 16: 2048 segments of 16 buckets, one more level to 128 items; c = 15: none.
         assert_eq!(reduce_levels(1 << 15)[0].count_out, 2048);
         assert_eq!(final_items(&reduce_levels(1 << 15)), 128);
