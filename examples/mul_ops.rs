@@ -111,9 +111,9 @@ fn interpret(a: &[u64; LIMBS], b: &[u64; LIMBS]) -> [u64; LIMBS] {
     // r < 2p: subtract p once if r >= p.
     let mut t = [0u64; LIMBS];
     let mut borrow = 0u64;
-    for i in 0..LIMBS {
-        let d = r[i].wrapping_sub(p[i] + borrow);
-        t[i] = d & MASK;
+    for ((ti, ri), pi) in t.iter_mut().zip(r).zip(p) {
+        let d = ri.wrapping_sub(pi + borrow);
+        *ti = d & MASK;
         borrow = d >> 63;
     }
     if borrow == 1 {
