@@ -200,10 +200,13 @@ pub fn model(keys: &[u32], buckets: usize, threads: u32) -> (Vec<u64>, Vec<u32>)
         .map(|t| {
             let start = (t * slice).min(total);
             let end = (start + slice).min(total);
-            let (item, complete) =
-                merge_runs(keys[start as usize..end as usize].iter().map(|&k| (k, 1)));
-            done.extend(complete);
-            item
+            // `accumulate_balanced`: each entry adds 1 to the run summed, a new key ends it
+            // (`end_run`), as a carry lane's step does with one-entry runs.
+            let mut lane = CarryLane::EMPTY;
+            for &k in &keys[start as usize..end as usize] {
+                lane.step((k, 1), (NO_KEY, 0), &mut done);
+            }
+            lane.item()
         })
         .collect();
     for level in carry_levels(threads) {
@@ -323,33 +326,6 @@ fn carry_group(items: &[ModelItem], group: u32, done: &mut Vec<(u32, u64)>) -> C
         stride *= 2;
     }
     lanes[0]
-}
-
-/// Merges (key, sum) pairs in order: the first and last runs come back as an item, the runs
-/// in between (complete) as the second value.
-fn merge_runs(runs: impl Iterator<Item = (u32, u64)>) -> (ModelItem, Vec<(u32, u64)>) {
-    let (mut key, mut acc, mut head) = (NO_KEY, 0u64, (NO_KEY, 0u64));
-    let mut done = Vec::new();
-    for (k, v) in runs {
-        if key == NO_KEY {
-            (key, acc) = (k, v);
-        } else if k == key {
-            acc += v;
-        } else {
-            if head.0 == NO_KEY {
-                head = (key, acc);
-            } else {
-                done.push((key, acc));
-            }
-            (key, acc) = (k, v);
-        }
-    }
-    let item = if head.0 == NO_KEY {
-        (key, acc, NO_KEY, 0)
-    } else {
-        (head.0, head.1, key, acc)
-    };
-    (item, done)
 }
 
 #[cfg(test)]
