@@ -21,10 +21,13 @@ use gpu_msm::Arithmetic;
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
 const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
-/// Integer instructions per 12x32-bit Montgomery product in the WGSL as written (288 32x32
-/// -> 64-bit products, each a wide multiply-add and two 64-bit additions, about 6
-/// instructions; plus the final subtraction): an estimate from the source, not from SASS.
-const INT_OPS_PER_MUL: f64 = 1800.0;
+/// Integer instructions per Montgomery product of the wide profiles in the WGSL as written
+/// (`mul29.rs`: 338 products of 29-bit limbs, each added to a u64 accumulator, about two
+/// instructions (a wide multiply-add, one if the driver sees the operands are 32-bit); a
+/// shift and a mask for each of 25 columns, 13 reduction factors, the final subtraction):
+/// about 900, an estimate from the source, not from SASS. It was 1 800 for the 12 x 32-bit
+/// CIOS before (288 products of about 6 instructions: a word and a carry split off each).
+const INT_OPS_PER_MUL: f64 = 900.0;
 /// H200 HBM3e bandwidth, bytes per second.
 const H200_BYTES: f64 = 4.8e12;
 /// Cost per dispatch within one submission (an estimate).

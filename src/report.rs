@@ -74,7 +74,7 @@ pub struct PhaseTimes {
     /// the call's one submission, before the first stage).
     pub upload: Duration,
     /// The convert stage (GPU): every uploaded base checked on the curve, and stored in the
-    /// profile's form (Limbs32 stores arkworks' form as it is: there it is the check alone).
+    /// profile's form (a Montgomery radix change, or the Edwards map and precomputation).
     pub point_conversion: Duration,
     /// Scalar decomposition and the bucket sort on the GPU (count, prefix sum, scatter).
     pub bucket_sort: Duration,

@@ -207,7 +207,7 @@ pub struct MsmConfig {
     /// `None` (the default) routes each call.
     pub force_backend: Option<Backend>,
     /// The shaders' arithmetic profile. `None` (the default) picks per adapter
-    /// ([`Arithmetic::auto`]): 32-bit limbs with 64-bit products and twisted Edwards buckets
+    /// ([`Arithmetic::auto`]): 29-bit limbs with 64-bit products and twisted Edwards buckets
     /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^16
     /// Edwards bases (lavapipe does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` but
     /// binds fewer, else 13-bit

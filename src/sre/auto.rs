@@ -330,6 +330,15 @@ mod tests {
         merge_ns: DEFAULT_MERGE_NS,
         costs: AddCosts::RCB,
     };
+    /// Four times [`SLOW_GPU`]'s costs: a plain call of about 1.5 s at 4096 points, so that
+    /// the time the pilots take under a loaded machine (the re-prediction counts it) cannot
+    /// eat SRE's predicted gain, as it did at [`SLOW_GPU`]'s 0.37 s while the whole suite ran
+    /// beside the test.
+    const DEAR_GPU: Rates = Rates {
+        entry_ns: 4.0 * SLOW_GPU.entry_ns,
+        call_ns_per_mul: 4.0 * SLOW_GPU.call_ns_per_mul,
+        ..SLOW_GPU
+    };
     /// A fast GPU: additions a thousand times cheaper than a host merge.
     const FAST_GPU: Rates = Rates {
         entry_ns: 1.0,
@@ -351,7 +360,7 @@ mod tests {
         let n = 4096;
         let b = random_bases(n, 1);
         let k = vec![random_scalars(1, 2)[0]; n];
-        let d = decide(&b, &k, Some(SLOW_GPU), None, AddCosts::RCB);
+        let d = decide(&b, &k, Some(DEAR_GPU), None, AddCosts::RCB);
         assert!(d.search, "{}", d.reason);
         assert!(d.sre_ns < d.plain_ns);
         // The pilots stay inside their budget (with slack for one pilot's last clock check,

@@ -4,22 +4,23 @@
 //! read and write.
 //!
 //! Three profiles ([`Arithmetic`]): 30 limbs of 13 bits in u32 (Montgomery radix 2^390, for
-//! adapters without 64-bit integers), and 12 limbs of 32 bits with 64-bit products (radix
-//! 2^384, where the adapter has `SHADER_INT64`), the latter with short Weierstrass or twisted
-//! Edwards buckets. Either way a reduced value is stored as 12 little-endian u32 words of
-//! x * R mod p. arkworks keeps x * 2^384 mod p.
+//! adapters without 64-bit integers), and 13 limbs of 29 bits with 64-bit products (radix
+//! 2^377, `mul29.rs`, where the adapter has `SHADER_INT64`), the latter with short
+//! Weierstrass or twisted Edwards buckets. Either way a reduced value is stored as 12
+//! little-endian u32 words of x * R mod p. arkworks keeps x * 2^384 mod p, so bases are
+//! converted on the device in every profile.
 
 use ark_bls12_377::{Fq, G1Affine, G1Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{BigInt, Field, One, PrimeField, Zero};
 use rayon::prelude::*;
 
+use super::mul29;
+
 /// Limb width in bits of the portable profile.
 pub const LIMB_BITS: u32 = 13;
 /// Limbs per element in the portable profile: 30 * 13 = 390 bits >= 377.
 pub const LIMBS: u32 = 30;
-/// Limbs per element in the wide profile: 12 * 32 = 384 bits.
-pub const WIDE_LIMBS: u32 = 12;
 
 pub use crate::config::Arithmetic;
 
@@ -28,7 +29,9 @@ impl Arithmetic {
     pub fn radix_bits(self) -> u32 {
         match self {
             Arithmetic::Limbs13 => LIMBS * LIMB_BITS,
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => 32 * WIDE_LIMBS,
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
+                mul29::LIMBS as u32 * mul29::LIMB_BITS
+            }
         }
     }
 
@@ -74,14 +77,28 @@ impl Arithmetic {
             std::sync::OnceLock::new();
         let all = SHIFTS.get_or_init(|| {
             Arithmetic::ALL.map(|a| {
-                let s = Fq::from(2u64).pow([(a.radix_bits() - 384) as u64]);
-                (s, s.inverse().expect("a power of two"))
+                let up = Fq::from(2u64).pow([u64::from(a.radix_bits().abs_diff(384))]);
+                let down = up.inverse().expect("a power of two");
+                match a.radix_bits() >= 384 {
+                    true => (up, down),
+                    false => (down, up),
+                }
             })
         });
         all[Arithmetic::ALL
             .iter()
             .position(|&a| a == self)
             .expect("a profile")]
+    }
+
+    /// The shaders' Montgomery form of x (x * R mod p) in the profile's limbs: the form of a
+    /// constant written into the WGSL as an `Fp`.
+    pub fn to_shader_limbs(self, x: &Fq) -> Vec<u32> {
+        let b = (*x * self.shift().0).0;
+        match self {
+            Arithmetic::Limbs13 => limbs13(&b),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(&b).to_vec(),
+        }
     }
 
     /// The shaders' Montgomery form of x (x * R mod p), packed.
@@ -174,7 +191,6 @@ impl Arithmetic {
     /// derived from ark-bls12-377 so that nothing is typed in by hand.
     pub fn wgsl_header(self) -> String {
         let two = Fq::from(2u64);
-        let one = two.pow([self.radix_bits() as u64]).into_bigint(); // R mod p
         let mut s = String::new();
         s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
         s += &format!("const BASE_WORDS: u32 = {}u;\n", self.base_words());
@@ -187,25 +203,30 @@ impl Arithmetic {
         s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
         s += "alias PointWords = array<u32, POINT_WORDS>;\n";
         s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
-        match self {
-            Arithmetic::Limbs13 => {
-                // 2^396 mod p turns arkworks' x * 2^384 into x * 2^390.
-                let r_convert = two.pow([396u64]).into_bigint();
-                s += &format!("const LIMBS: u32 = {LIMBS}u;\n");
-                s += &format!("const LIMB_BITS: u32 = {LIMB_BITS}u;\n");
-                s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << LIMB_BITS) - 1);
-                s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_limb());
-                s += &wgsl_limbs("P", &limbs13(&Fq::MODULUS));
-                s += &wgsl_limbs("FP_ONE", &limbs13(&one));
-                s += &wgsl_limbs("R_CONVERT", &limbs13(&r_convert));
-            }
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                s += &format!("const LIMBS: u32 = {WIDE_LIMBS}u;\n");
-                s += &format!("const NP0: u32 = {}u;\n", neg_p_inv_word());
-                s += &wgsl_limbs("P", &bigint_words(&Fq::MODULUS));
-                s += &wgsl_limbs("FP_ONE", &bigint_words(&one));
-            }
-        }
+        let (limbs, bits, np0) = match self {
+            Arithmetic::Limbs13 => (LIMBS, LIMB_BITS, neg_p_inv_limb()),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => (
+                mul29::LIMBS as u32,
+                mul29::LIMB_BITS,
+                mul29::neg_p_inv_word(),
+            ),
+        };
+        s += &format!("const LIMBS: u32 = {limbs}u;\n");
+        s += &format!("const LIMB_BITS: u32 = {bits}u;\n");
+        s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << bits) - 1);
+        s += &format!("const NP0: u32 = {np0}u;\n");
+        // As constants in the shaders' form: p itself, R mod p (one), and R^2 / 2^384 mod p,
+        // the factor whose Montgomery product takes arkworks' x * 2^384 to x * R.
+        let radix = u64::from(self.radix_bits());
+        let p = Fq::MODULUS;
+        let (one, r_convert) = (two.pow([radix]), two.pow([2 * radix - 384]));
+        let raw = |b: &BigInt<6>| match self {
+            Arithmetic::Limbs13 => limbs13(b),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(b).to_vec(),
+        };
+        s += &wgsl_limbs("P", &raw(&p));
+        s += &wgsl_limbs("FP_ONE", &raw(&one.into_bigint()));
+        s += &wgsl_limbs("R_CONVERT", &raw(&r_convert.into_bigint()));
         s += &wgsl_limbs("P_PACKED", &bigint_words(&Fq::MODULUS));
         let mut p_minus_2 = Fq::MODULUS;
         p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
@@ -214,7 +235,7 @@ impl Arithmetic {
             let k = super::edwards::constants();
             s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
             for (name, v) in [("TE_K", k.k), ("MAP_S", k.s), ("MAP_C", k.c)] {
-                s += &wgsl_limbs(name, &self.to_shader_words(&v));
+                s += &wgsl_limbs(name, &self.to_shader_limbs(&v));
             }
         }
         s += &super::program::wgsl_programs();
@@ -223,6 +244,7 @@ impl Arithmetic {
 }
 /// u32 words of one packed field element.
 pub const PACKED_WORDS: usize = 12;
+const _: () = assert!(mul29::PACKED_WORDS == PACKED_WORDS);
 /// Words of one base as uploaded (arkworks' x, y); the profile's stored form may be wider
 /// ([`Arithmetic::base_words`]).
 pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
@@ -310,17 +332,6 @@ fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
     )
 }
 
-/// -p^-1 mod 2^32, by Newton iteration on the lowest word.
-pub(super) fn neg_p_inv_word() -> u32 {
-    let p0 = Fq::MODULUS.0[0] as u32;
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
-    }
-    debug_assert_eq!(p0.wrapping_mul(inv), 1);
-    inv.wrapping_neg()
-}
-
 /// -p^-1 mod 2^13, by Newton iteration on the lowest limb.
 fn neg_p_inv_limb() -> u32 {
     let p0 = (Fq::MODULUS.0[0] & ((1 << LIMB_BITS) - 1)) as u32;
@@ -352,9 +363,13 @@ mod tests {
             let p = bigint_words(&Fq::MODULUS);
             assert_eq!(a.from_shader_words(&p), None);
         }
-        // The wide profile stores arkworks' own words.
+        // The wide profiles store x * 2^377: arkworks' words (x * 2^384) times 2^-7.
         let x = xs[5];
-        assert_eq!(Arithmetic::Limbs32.to_shader_words(&x), arkworks_words(&x));
+        let down = Fq::from(2u64).pow([7u64]).inverse().unwrap();
+        assert_eq!(
+            Arithmetic::Limbs32.to_shader_words(&x),
+            arkworks_words(&(x * down))
+        );
     }
 
     #[test]
@@ -401,7 +416,7 @@ mod tests {
     #[test]
     fn wide_montgomery_constant_inverts_p() {
         let p0 = Fq::MODULUS.0[0] as u32;
-        assert_eq!(p0.wrapping_mul(neg_p_inv_word()), u32::MAX);
+        assert_eq!(p0.wrapping_mul(mul29::neg_p_inv_word()), u32::MAX);
         for a in Arithmetic::ALL {
             let h = a.wgsl_header();
             assert!(h.contains("const P: array<u32"), "{a:?}");

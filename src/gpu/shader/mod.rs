@@ -1,7 +1,7 @@
 //! The shader-generation side, in one place: every WGSL file of `shaders/`, the profiles'
 //! choice among them ([`profile`]), the host/shader contract ([`contract`]), the field
 //! constants and word layouts ([`field`]), the wide profiles' generated multiplication
-//! ([`mul32`]), the curve formulas as step tables ([`program`], [`edwards`]), the prelude
+//! and packing ([`mul29`]), the curve formulas as step tables ([`program`], [`edwards`]), the prelude
 //! every stage starts with, and the writing-out of marked loops ([`unroll`], which
 //! `super::stages` applies to each module's whole source). What each stage adds to the
 //! prelude (its files and its bindings) is the stage table's (`super::stages`).
@@ -11,7 +11,7 @@
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
 //! | `field.rs` | field constants, word layouts, arkworks <-> shader words |
-//! | `mul32.rs` | the wide profiles' multiplication, generated straight-line |
+//! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
@@ -20,7 +20,7 @@
 pub mod contract;
 pub mod edwards;
 pub mod field;
-pub mod mul32;
+pub mod mul29;
 pub mod profile;
 pub mod program;
 pub mod unroll;
@@ -83,17 +83,15 @@ pub mod files {
     /// The portable profile's field.
     pub const FIELD13: ShaderFile = wgsl_file!("field.wgsl");
     /// The wide profiles' field.
-    pub const FIELD32: ShaderFile = wgsl_file!("field32.wgsl");
+    pub const FIELD29: ShaderFile = wgsl_file!("field29.wgsl");
     /// Short Weierstrass types and storage.
     pub const CURVE: ShaderFile = wgsl_file!("curve.wgsl");
     /// Twisted Edwards types and storage.
     pub const CURVE_EDWARDS: ShaderFile = wgsl_file!("curve_edwards.wgsl");
     /// The step-table interpreter (portable profile).
     pub const CURVE_INTERP: ShaderFile = wgsl_file!("curve_interp.wgsl");
-    /// The portable profile's convert stage (a radix change).
-    pub const CONVERT13: ShaderFile = wgsl_file!("convert.wgsl");
-    /// The Limbs32 profile's convert stage (the check only).
-    pub const CONVERT32: ShaderFile = wgsl_file!("convert_limbs32.wgsl");
+    /// The short Weierstrass profiles' convert stage (a radix change).
+    pub const CONVERT: ShaderFile = wgsl_file!("convert.wgsl");
     /// The Edwards profile's convert stage (the map and precomputation).
     pub const CONVERT_EDWARDS: ShaderFile = wgsl_file!("convert_edwards.wgsl");
 }

@@ -38,7 +38,8 @@ impl Arithmetic {
 
     /// Whether bases uploaded in arkworks' form must be converted on the device (for a
     /// resident set, checked on the host, the convert stage runs only then; a call that
-    /// uploads bases runs it in every profile, to check them).
+    /// uploads bases runs it in every profile, to check them). Every profile's radix differs
+    /// from arkworks' 2^384 today.
     pub fn converts_bases(self) -> bool {
         self.radix_bits() != 384 || self.is_edwards()
     }
@@ -58,7 +59,7 @@ impl Arithmetic {
         match self {
             Arithmetic::Limbs13 => files::FIELD13.text.into(),
             Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                [files::FIELD32.text, &super::mul32::wgsl()].join("\n")
+                [files::FIELD29.text, &super::mul29::wgsl()].join("\n")
             }
         }
     }
@@ -84,13 +85,11 @@ impl Arithmetic {
 
     /// The convert stage's own file, which every call that uploads bases runs: it checks
     /// each one (`check_upload` of `shaders/base_status.wgsl`, which every profile's stage
-    /// must call) and stores it in the profile's form: a radix change (portable profile),
-    /// the Edwards precomputation, or nothing (Limbs32 stores the upload as it is, and its
-    /// stage only checks).
+    /// must call) and stores it in the profile's form: a radix change (short Weierstrass
+    /// profiles), or the Edwards map and precomputation.
     pub fn convert_file(self) -> ShaderFile {
         match self {
-            Arithmetic::Limbs13 => files::CONVERT13,
-            Arithmetic::Limbs32 => files::CONVERT32,
+            Arithmetic::Limbs13 | Arithmetic::Limbs32 => files::CONVERT,
             Arithmetic::Limbs32Edwards => files::CONVERT_EDWARDS,
         }
     }
