@@ -1,5 +1,7 @@
-//! Shared by the GPU test binaries: one engine per binary (pipeline creation and the
-//! driver's first-dispatch compilation are slow on software Vulkan).
+//! Shared by the GPU tests (`tests/gpu/`, one binary, and the few binaries that need a
+//! process of their own): one engine per profile and binary (pipeline creation and the
+//! driver's first-dispatch compilation are slow on software Vulkan), and how a test spreads
+//! its cases over the profiles ([`spread`], [`engines_for_case`]).
 #![allow(dead_code)]
 
 use std::sync::OnceLock;
@@ -134,4 +136,33 @@ pub fn profile_engines() -> Vec<&'static GpuMsm> {
         .iter()
         .any(|e| e.arithmetic() == Some(Arithmetic::Limbs13)));
     v
+}
+
+/// Whether the tests run their whole cross products (`GPU_MSM_FULL_TESTS=1`): every case in
+/// every profile (and every configuration a test lists). By default a test spreads its cases
+/// over the profiles instead ([`spread`]), so that every case and every profile still run
+/// once, in a suite sized for lavapipe on 2 cores (the README's 20 minutes).
+pub fn full_tests() -> bool {
+    std::env::var("GPU_MSM_FULL_TESTS").is_ok_and(|v| v == "1")
+}
+
+/// The engines that run case number `case` of a test: the profile engine `case` mod the
+/// number of profiles, or every one under [`full_tests`].
+pub fn engines_for_case(case: usize) -> Vec<&'static GpuMsm> {
+    let engines = profile_engines();
+    let lanes = engines.len();
+    spread(engines, case % lanes, lanes)
+}
+
+/// The cases of `cases` that engine `lane` of `lanes` runs: case i goes to lane i mod
+/// `lanes` (so each case runs on one lane and each lane gets every `lanes`-th case), or
+/// every case to every lane under [`full_tests`].
+pub fn spread<T>(cases: impl IntoIterator<Item = T>, lane: usize, lanes: usize) -> Vec<T> {
+    assert!(lane < lanes, "lane {lane} of {lanes}");
+    cases
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| full_tests() || i % lanes == lane)
+        .map(|(_, c)| c)
+        .collect()
 }

@@ -2,7 +2,7 @@
 //! the window count, adversarial scalars, identity and duplicate bases, prefixes, parts,
 //! batches and SRE, against arkworks; bases of small order outside G1 never give a wrong sum.
 
-mod common;
+use crate::common;
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
@@ -315,12 +315,18 @@ fn wide_window_options_are_checked() {
 
 /// Wide copies on a small set, in every profile (the hook makes calls read the copies
 /// where the cost model would not): c = 17 over two windows of buckets; on the default
-/// profile also c = 20, one window whose segments are 32 buckets long; an empty set.
+/// profile also c = 20, one window whose segments are 32 buckets long; an empty set. The
+/// adversarial scalar kinds are spread over the profiles (all of them on each with
+/// `GPU_MSM_FULL_TESTS=1`).
 #[test]
 fn wide_shapes_in_every_profile() {
     let bases = awkward_bases(300, 34);
-    let kinds: Vec<(&str, Vec<Fr>)> = adversarial(300, 35).into_iter().step_by(3).collect();
-    for base in common::profile_engines() {
+    // Lane 0 (zeros, one nonzero, random), lane 1 (ones, 0/1), lane 2 (r - 1, repeated):
+    // each profile adds on the GPU.
+    let all_kinds = adversarial(300, 35);
+    let engines = common::profile_engines();
+    for (lane, base) in engines.iter().enumerate() {
+        let kinds = common::spread(&all_kinds, lane, engines.len());
         let e = GpuMsm::with_config(base.config().clone()).unwrap();
         e.always_read_copies();
         let a = e.arithmetic();

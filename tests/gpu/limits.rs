@@ -4,7 +4,7 @@
 //! browsers'). Whole MSMs against arkworks on both sides of each call-size limit, one-shot,
 //! resident and batched, in every profile the emulated adapter runs.
 
-mod common;
+use crate::common;
 
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};

@@ -8,9 +8,9 @@
 //! sharing one engine, and `GPU_MSM_SOAK_BUDGET` (bytes) gives that engine its own memory
 //! budget, so that the calls wait for each other (memory admission under load).
 //!
-//! GPU_MSM_SOAK_CASES=10000 cargo test --release --test soak -- --nocapture
+//! GPU_MSM_SOAK_CASES=10000 cargo test --release --test gpu soak -- --nocapture
 
-mod common;
+use crate::common;
 
 use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, CurveGroup};
@@ -151,7 +151,7 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     // the configured window (of c = 2 without one), or Auto.
     let most = gpu_msm::digits::num_windows(window.unwrap_or(2).max(2));
     let precompute = match rng.gen_range(0..6) {
-        // A configured 1-bit window refuses factors (tests/precompute.rs).
+        // A configured 1-bit window refuses factors (tests/gpu/precompute.rs).
         0 if window != Some(1) => Precompute::Factor(rng.gen_range(2..=most.min(40))),
         1 => Precompute::Auto,
         _ => Precompute::None,

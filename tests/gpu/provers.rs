@@ -1,12 +1,12 @@
 //! The two prover examples at a small size: KZG openings checked with the pairing, and a
 //! Groth16 proof with its G1 MSMs on the engine accepted by `Groth16::verify_proof`.
 
-mod common;
+use crate::common;
 #[allow(dead_code)]
-#[path = "../examples/provers/groth16.rs"]
+#[path = "../../examples/provers/groth16.rs"]
 mod groth16;
 #[allow(dead_code)]
-#[path = "../examples/provers/kzg.rs"]
+#[path = "../../examples/provers/kzg.rs"]
 mod kzg;
 
 use ark_bls12_377::{Bls12_377, Fr};

@@ -1,7 +1,7 @@
 //! MSM results against arkworks' `VariableBaseMSM::msm`: threshold sizes, adversarial
 //! scalars and bases, every window size, routing, errors and concurrent use.
 
-mod common;
+use crate::common;
 
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
@@ -281,8 +281,11 @@ fn hot_bucket_around_the_chunk_cap_and_merge_fanin() {
     }
 }
 
-/// Every arithmetic profile the adapter runs, on the adversarial scalar sets over bases with
-/// the identity, duplicates and P, -P pairs, at every window size, one-shot and resident.
+/// Every arithmetic profile the adapter runs, with the bucket lists made on the host and on
+/// the GPU, on the adversarial scalar sets over bases with the identity, duplicates and P, -P
+/// pairs, one-shot; and window sizes on resident bases: the smallest and the largest on
+/// every engine, each one between on one engine in turn (every window on every engine with
+/// `GPU_MSM_FULL_TESTS=1`).
 #[test]
 fn every_profile_on_adversarial_inputs_and_every_window() {
     let n = 48;
@@ -291,17 +294,20 @@ fn every_profile_on_adversarial_inputs_and_every_window() {
     bases[3] = bases[2];
     bases[5] = -bases[4];
     let random = random_scalars(n, 62);
-    let both_sorts = common::profile_engines().into_iter().flat_map(|e| {
-        [gpu_msm::BucketSort::Host, gpu_msm::BucketSort::Gpu].map(|bucket_sort| {
-            e.reconfigured(MsmConfig {
-                bucket_sort,
-                ..e.config().clone()
+    let both_sorts: Vec<GpuMsm> = common::profile_engines()
+        .into_iter()
+        .flat_map(|e| {
+            [gpu_msm::BucketSort::Host, gpu_msm::BucketSort::Gpu].map(|bucket_sort| {
+                e.reconfigured(MsmConfig {
+                    bucket_sort,
+                    ..e.config().clone()
+                })
+                .unwrap()
             })
-            .unwrap()
         })
-    });
-    for e in both_sorts {
-        let e = &e;
+        .collect();
+    let lanes = both_sorts.len();
+    for (lane, e) in both_sorts.iter().enumerate() {
         let a = e.arithmetic();
         for (name, s) in gpu_msm::inputs::adversarial_scalars(n, 63) {
             let rep = check(name, e, &bases, &s);
@@ -311,7 +317,11 @@ fn every_profile_on_adversarial_inputs_and_every_window() {
             }
         }
         let resident = e.load_bases(&bases).unwrap();
-        for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
+        let between = common::spread(MIN_WINDOW_BITS + 1..MAX_WINDOW_BITS, lane, lanes);
+        for c in [MIN_WINDOW_BITS, MAX_WINDOW_BITS]
+            .into_iter()
+            .chain(between)
+        {
             let ec = e
                 .reconfigured(MsmConfig {
                     window_bits: Some(c),

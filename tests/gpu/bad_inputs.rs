@@ -3,7 +3,7 @@
 //! with the integer sum (each scalar taken as its integer in [0, r), `cpu::double_and_add`),
 //! in every arithmetic profile, one-shot, sliced, resident, in device parts and batched.
 
-mod common;
+use crate::common;
 
 use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, CurveGroup};
@@ -88,25 +88,29 @@ fn off_curve(p: G1Affine) -> Vec<(&'static str, G1Affine)> {
     points
 }
 
-/// Every base off the curve is `InvalidBase` with its index on every route, in every
-/// profile, whatever its scalar (zero included) and whatever the profile makes of it.
+/// Every base off the curve is `InvalidBase` with its index on every route, whatever its
+/// scalar (zero included) and whatever the profile makes of it: each (kind, scalar) case on
+/// one profile in turn, so that every case and every profile run (every case on every
+/// profile with `GPU_MSM_FULL_TESTS=1`).
 #[test]
 fn bases_off_the_curve_are_invalid_on_every_route() {
     let bases = random_bases(N, 1700);
     let scalars = random_scalars(N, 1701);
     let want = Err(MsmError::InvalidBase { index: BAD });
+    let mut case = 0;
     for (kind, bad) in off_curve(bases[BAD]) {
         let mut b = bases.clone();
         b[BAD] = bad;
         for k in [Fr::zero(), scalars[BAD]] {
             let mut s = scalars.clone();
             s[BAD] = k;
-            for e in profile_engines() {
+            for e in common::engines_for_case(case) {
                 for (route, got) in every_route(e, &b, &s) {
                     let a = e.arithmetic();
                     assert_eq!(got, want, "{kind}, scalar {k}, {route}, {a:?}");
                 }
             }
+            case += 1;
             // The CPU paths: arkworks (default routing on a software adapter) and, below
             // the small-MSM cutoff, double-and-add.
             assert_eq!(default_engine().msm(&b, &s), want, "{kind}, CPU");
@@ -240,10 +244,13 @@ fn true_sum_or_refused(got: &Outcome, want: G1Projective, index: usize, what: &s
 
 /// Bases on the curve but outside G1 give the integer sum or `BaseNotInSubgroup` on every
 /// route and profile, n = 1 included, with scalars near r too (arkworks' MSM multiplies
-/// r - k as -k, which outside G1 is another point).
+/// r - k as -k, which outside G1 is another point). Each case runs on one profile in turn
+/// (on every profile with `GPU_MSM_FULL_TESTS=1`); the CPU path and the subgroup check on
+/// every case.
 #[test]
 fn bases_outside_g1_give_the_integer_sum_or_a_typed_error() {
     let r_minus = |k: u64| -Fr::from(k);
+    let mut case = 0;
     for (kind, p) in outside_g1() {
         for (n, at) in [(1, 0), (N, BAD)] {
             let mut b = random_bases(n, 1710);
@@ -259,13 +266,14 @@ fn bases_outside_g1_give_the_integer_sum_or_a_typed_error() {
                     s[at - 1] = r_minus(1);
                 }
                 let want = double_and_add(&b, &s);
-                for e in profile_engines() {
+                for e in common::engines_for_case(case) {
                     for (route, got) in every_route(e, &b, &s) {
                         let what =
                             format!("{kind}, n = {n}, k = {k}, {route}, {:?}", e.arithmetic());
                         true_sum_or_refused(&got, want, at, &what);
                     }
                 }
+                case += 1;
                 let got = default_engine().msm(&b, &s);
                 assert_eq!(got, Ok(want), "{kind}, n = {n}, k = {k}, the CPU path");
             }

@@ -1,7 +1,7 @@
 //! Calibrated dispatch (double-and-add, arkworks, GPU) around each crossover, and the
 //! defaults without a calibration.
 
-mod common;
+use crate::common;
 
 use common::{gpu_engine, reference};
 use gpu_msm::calibration::CalibrationRow;

@@ -3,7 +3,7 @@
 //! their deadline, recovery from a lost device (and from a failed recovery), and losses
 //! injected under concurrent calls of every shape, each against arkworks.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Barrier};

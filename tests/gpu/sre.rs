@@ -1,7 +1,7 @@
 //! SRE through the GPU pipeline against arkworks' `VariableBaseMSM::msm`: every strategy,
 //! with and without early stopping, on random and adversarial scalars and bases, and `Auto`.
 
-mod common;
+use crate::common;
 
 use ark_bls12_377::{Fr, G1Affine};
 use common::{gpu_engine, reference};
