@@ -80,6 +80,8 @@ pub mod files {
     pub const SHIFT: ShaderFile = wgsl_file!("shift.wgsl");
     /// The self-test kernel.
     pub const SELFTEST: ShaderFile = wgsl_file!("selftest.wgsl");
+    /// The field functions both limb layouts share (add, subtract, reduce).
+    pub const FIELD_LIMBS: ShaderFile = wgsl_file!("field_limbs.wgsl");
     /// The portable profile's field.
     pub const FIELD13: ShaderFile = wgsl_file!("field.wgsl");
     /// The wide profiles' field.

@@ -53,13 +53,22 @@ impl Arithmetic {
         }
     }
 
-    /// The field's WGSL: its file, and for the wide profiles the generated straight-line
-    /// multiplication.
+    /// The field's WGSL: the functions both limb layouts share, then the layout's own file,
+    /// and for the wide profiles the generated straight-line multiplication and packing.
+    /// The portable profile keeps the shared loops as loops (its shaders stay small): their
+    /// `// unroll` marks are dropped.
     pub fn field_wgsl(self) -> String {
+        let shared = files::FIELD_LIMBS.text;
         match self {
-            Arithmetic::Limbs13 => files::FIELD13.text.into(),
+            Arithmetic::Limbs13 => {
+                let loops: Vec<&str> = shared
+                    .lines()
+                    .filter(|l| l.trim() != super::unroll::MARKER)
+                    .collect();
+                [&loops.join("\n"), files::FIELD13.text].join("\n")
+            }
             Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                [files::FIELD29.text, &super::mul29::wgsl()].join("\n")
+                [shared, files::FIELD29.text, &super::mul29::wgsl()].join("\n")
             }
         }
     }

@@ -1,0 +1,95 @@
+// The field functions both limb layouts share (13 limbs of 29 bits for the wide profiles,
+// shaders/field29.wgsl; 30 limbs of 13 bits for the portable one, shaders/field.wgsl): a
+// value is LIMBS limbs of LIMB_BITS bits, one per u32, in Montgomery form, fully reduced
+// (< p). Addition, subtraction and the conditional subtraction of p need only u32.
+//
+// The loops marked `// unroll` are written out for the wide profiles; the portable profile
+// keeps them as loops (src/gpu/shader/profile.rs drops the marks), which keeps its shaders
+// small. Every loop runs over a constant range inside array bounds.
+
+alias Fp = array<u32, LIMBS>;
+alias Packed = array<u32, PACKED_WORDS>;
+
+fn fp_zero() -> Fp {
+    return Fp();
+}
+
+fn fp_is_zero(a: Fp) -> bool {
+    var acc = 0u;
+    // unroll
+    for (var i = 0u; i < LIMBS; i++) {
+        acc |= a[i];
+    }
+    return acc == 0u;
+}
+
+// a - p if a >= p, else a, for a < 2p with limbs below 2^LIMB_BITS (the top one may hold
+// one bit more). Each difference lies in (-2^(LIMB_BITS+1), 2^(LIMB_BITS+1)), so bit 31 of
+// the u32 is its borrow.
+fn fp_reduce_once(a: Fp) -> Fp {
+    var t: Fp;
+    var borrow = 0u;
+    // unroll
+    for (var i = 0u; i < LIMBS; i++) {
+        let d = a[i] - P[i] - borrow;
+        t[i] = d & LIMB_MASK;
+        borrow = d >> 31u;
+    }
+    if (borrow == 1u) {
+        return a;
+    }
+    return t;
+}
+
+// a + b mod p, for a, b < p: the sum, below 2p, keeps its top carry in the top limb (always
+// 0 on 13-bit limbs, whose 390 bits hold 2p).
+fn fp_add(a: Fp, b: Fp) -> Fp {
+    var r: Fp;
+    var carry = 0u;
+    // unroll
+    for (var i = 0u; i < LIMBS; i++) {
+        let s = a[i] + b[i] + carry;
+        r[i] = s & LIMB_MASK;
+        carry = s >> LIMB_BITS;
+    }
+    r[LIMBS - 1u] |= carry << LIMB_BITS;
+    return fp_reduce_once(r);
+}
+
+// a - b mod p, for a, b < p: on a borrow, p is added back and the carry out of the top limb
+// (the 2^377 the borrow took) is dropped.
+fn fp_sub(a: Fp, b: Fp) -> Fp {
+    var r: Fp;
+    var borrow = 0u;
+    // unroll
+    for (var i = 0u; i < LIMBS; i++) {
+        let d = a[i] - b[i] - borrow;
+        r[i] = d & LIMB_MASK;
+        borrow = d >> 31u;
+    }
+    if (borrow == 0u) {
+        return r;
+    }
+    var carry = 0u;
+    // unroll
+    for (var i = 0u; i < LIMBS; i++) {
+        let s = r[i] + P[i] + carry;
+        r[i] = s & LIMB_MASK;
+        carry = s >> LIMB_BITS;
+    }
+    return r;
+}
+
+fn fp_neg(a: Fp) -> Fp {
+    return fp_sub(fp_zero(), a);
+}
+
+fn fp_double(a: Fp) -> Fp {
+    return fp_add(a, a);
+}
+
+// arkworks keeps x as x * 2^384 mod p; R_CONVERT = 2^(2 log2 R - 384) mod p, so the Montgomery
+// product gives x * R mod p, this profile's form.
+fn fp_from_arkworks(a: Fp) -> Fp {
+    return fp_mul(a, R_CONVERT);
+}
