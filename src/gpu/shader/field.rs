@@ -94,10 +94,14 @@ impl Arithmetic {
     /// The shaders' Montgomery form of x (x * R mod p) in the profile's limbs: the form of a
     /// constant written into the WGSL as an `Fp`.
     pub fn to_shader_limbs(self, x: &Fq) -> Vec<u32> {
-        let b = (*x * self.shift().0).0;
+        self.limbs_of(&(*x * self.shift().0).0)
+    }
+
+    /// An integer below 2^377 in the profile's limbs, least significant first.
+    fn limbs_of(self, b: &BigInt<6>) -> Vec<u32> {
         match self {
-            Arithmetic::Limbs13 => limbs13(&b),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(&b).to_vec(),
+            Arithmetic::Limbs13 => limbs13(b),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(b).to_vec(),
         }
     }
 
@@ -220,13 +224,9 @@ impl Arithmetic {
         let radix = u64::from(self.radix_bits());
         let p = Fq::MODULUS;
         let (one, r_convert) = (two.pow([radix]), two.pow([2 * radix - 384]));
-        let raw = |b: &BigInt<6>| match self {
-            Arithmetic::Limbs13 => limbs13(b),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(b).to_vec(),
-        };
-        s += &wgsl_limbs("P", &raw(&p));
-        s += &wgsl_limbs("FP_ONE", &raw(&one.into_bigint()));
-        s += &wgsl_limbs("R_CONVERT", &raw(&r_convert.into_bigint()));
+        s += &wgsl_limbs("P", &self.limbs_of(&p));
+        s += &wgsl_limbs("FP_ONE", &self.limbs_of(&one.into_bigint()));
+        s += &wgsl_limbs("R_CONVERT", &self.limbs_of(&r_convert.into_bigint()));
         s += &wgsl_limbs("P_PACKED", &bigint_words(&Fq::MODULUS));
         let mut p_minus_2 = Fq::MODULUS;
         p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
