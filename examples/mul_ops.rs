@@ -31,21 +31,11 @@ fn words(b: &<Fq as PrimeField>::BigInt) -> [u32; N] {
     std::array::from_fn(|i| (b.0[i / 2] >> (32 * (i % 2))) as u32)
 }
 
-/// -p^-1 mod 2^32.
-fn np0() -> u32 {
-    let p0 = Fq::MODULUS.0[0] as u32;
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
-    }
-    inv.wrapping_neg()
-}
-
 /// The CIOS module: its types, p, the conditional subtraction and the product, written out
 /// as the engine wrote it before the 29-bit form.
 fn cios_wgsl() -> String {
     let p = words(&Fq::MODULUS);
-    let np0 = np0();
+    let np0 = mul29::neg_p_inv_word();
     let list: Vec<String> = p.iter().map(|w| format!("{w}u")).collect();
     let mut s = format!(
         "alias Fp = array<u32, {N}>;\nconst P: Fp = Fp({});\n\n",
@@ -111,7 +101,7 @@ fn cios_wgsl() -> String {
 /// The CIOS product on the host, word by word as `cios_wgsl` writes it.
 fn cios(a: &[u32; N], b: &[u32; N]) -> [u32; N] {
     let p = words(&Fq::MODULUS);
-    let np0 = np0();
+    let np0 = mul29::neg_p_inv_word();
     let mut t = [0u32; N + 2];
     for &bi in b {
         let mut c = 0u64;

@@ -57,7 +57,7 @@ fn fp_add(a: Fp, b: Fp) -> Fp {
 }
 
 // a - b mod p, for a, b < p: on a borrow, p is added back and the carry out of the top limb
-// (the 2^377 the borrow took) is dropped.
+// (the 2^(LIMBS LIMB_BITS) the borrow took) is dropped.
 fn fp_sub(a: Fp, b: Fp) -> Fp {
     var r: Fp;
     var borrow = 0u;

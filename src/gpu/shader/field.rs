@@ -310,17 +310,7 @@ pub(crate) fn pack_affine<'a>(
 }
 
 fn limbs13(b: &BigInt<6>) -> Vec<u32> {
-    (0..LIMBS)
-        .map(|i| {
-            let bit = (i * LIMB_BITS) as usize;
-            let (word, off) = (bit / 64, bit % 64);
-            let mut v = b.0[word] >> off;
-            if off + LIMB_BITS as usize > 64 && word + 1 < 6 {
-                v |= b.0[word + 1] << (64 - off);
-            }
-            (v & ((1 << LIMB_BITS) - 1)) as u32
-        })
-        .collect()
+    mul29::split_limbs(b, LIMB_BITS, LIMBS as usize)
 }
 
 fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
@@ -332,16 +322,9 @@ fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
     )
 }
 
-/// -p^-1 mod 2^13, by Newton iteration on the lowest limb.
+/// -p^-1 mod 2^13: the low 13 bits of -p^-1 mod 2^32.
 fn neg_p_inv_limb() -> u32 {
-    let p0 = (Fq::MODULUS.0[0] & ((1 << LIMB_BITS) - 1)) as u32;
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
-    }
-    let mask = (1u32 << LIMB_BITS) - 1;
-    debug_assert_eq!(p0.wrapping_mul(inv) & mask, 1);
-    inv.wrapping_neg() & mask
+    mul29::neg_p_inv_word() & ((1 << LIMB_BITS) - 1)
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ const _: () = assert!(LIMBS as u32 * LIMB_BITS == 377);
 /// `field.rs` checks against this).
 pub const PACKED_WORDS: usize = (LIMBS * LIMB_BITS as usize).div_ceil(32);
 
-/// -p^-1 mod 2^32, by Newton iteration on the lowest word; the product uses its low 29 bits.
+/// -p^-1 mod 2^32, by Newton iteration on the lowest word; the product uses its low 29 bits
+/// (and the portable profile its low 13: -p^-1 mod 2^k is this word's low k bits).
 pub fn neg_p_inv_word() -> u32 {
     let p0 = Fq::MODULUS.0[0] as u32;
     let mut inv = 1u32;
@@ -79,15 +80,26 @@ pub fn program() -> Vec<Step> {
 
 /// The 29-bit limbs of an integer below 2^377, least significant first.
 pub fn limbs(b: &BigInt<6>) -> [u32; LIMBS] {
-    std::array::from_fn(|i| {
-        let bit = i * LIMB_BITS as usize;
-        let (word, off) = (bit / 64, bit % 64);
-        let mut v = b.0[word] >> off;
-        if off + LIMB_BITS as usize > 64 && word + 1 < 6 {
-            v |= b.0[word + 1] << (64 - off);
-        }
-        v as u32 & LIMB_MASK
-    })
+    split_limbs(b, LIMB_BITS, LIMBS)
+        .try_into()
+        .expect("LIMBS limbs")
+}
+
+/// `count` limbs of `bits` bits (at most 32) of an integer, least significant first: this
+/// profile's, and the portable profile's 13-bit limbs (`field.rs`).
+pub fn split_limbs(b: &BigInt<6>, bits: u32, count: usize) -> Vec<u32> {
+    let mask = (1u64 << bits) - 1;
+    (0..count)
+        .map(|i| {
+            let bit = i * bits as usize;
+            let (word, off) = (bit / 64, bit % 64);
+            let mut v = b.0[word] >> off;
+            if off + bits as usize > 64 && word + 1 < 6 {
+                v |= b.0[word + 1] << (64 - off);
+            }
+            (v & mask) as u32
+        })
+        .collect()
 }
 
 /// p in 29-bit limbs.
