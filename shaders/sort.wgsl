@@ -16,8 +16,8 @@
 // and drivers unroll 8-word loops themselves. Digits are the
 // host's (src/digits/, the test oracle): signed c-bit windows in (-2^(c-1), 2^(c-1)],
 // least significant first, a carry into the next window; digit d of window w places
-// point | sign in bucket w * B + |d| - 1 (without shifted copies; with them, see below). A
-// base stored as the identity places nothing.
+// point | sign in bucket w * B + |d| - 1 (without shifted copies; with them, see below). An
+// identity base places nothing (its bit in the identity bits, base_places_nothing).
 //
 // On bases stored with shifted copies (src/config/load.rs, Precompute) the W = digit_windows
 // digit windows fold onto W' = num_windows windows of buckets: digit window w of point i
@@ -98,9 +98,13 @@ fn window_of(i: u32, start: u32, c: u32) -> u32 {
     return v & ((1u << c) - 1u);
 }
 
-// Whether base i places nothing (the identity, as the profile stores it).
+// Whether base i places nothing: its identity bit, which the host set where the base is the
+// identity (field::pack_identity_bits), one 16-byte load of the bits after the stored bases
+// instead of the base itself.
 fn base_places_nothing(i: u32) -> bool {
-    return stored_base_is_identity(stored_base(i));
+    let word = i / 32u;
+    let q = bases[params.identity_quads + word / 4u];
+    return ((q[word % 4u] >> (i % 32u)) & 1u) != 0u;
 }
 
 // Digit of window w (magnitude and sign bit) given the carry in; updates the carry.

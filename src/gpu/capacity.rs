@@ -129,7 +129,8 @@ impl GpuContext {
         let a = self.arithmetic;
         let w = crate::digits::num_windows(c) as u64;
         let per_point = [
-            a.base_words() as u64 * 4,
+            // A base and its identity bit (a byte covers the bit and the bits' padding).
+            a.base_words() as u64 * 4 + 1,
             32,
             4 * w,
             // Carry items: two sums per accumulation thread, a thread per ACCUMULATE_SLICE.
@@ -141,7 +142,7 @@ impl GpuContext {
         // A one-shot call's staging buffer holds its bases and its scalars (GPU bucket
         // sort), or its bases and at most w bucket entries a point, with their chunk
         // offsets and merge groups (at most one word per entry; the host's bucket lists).
-        let staged_per_point = a.base_words() as u64 * 4 + 32.max(8 * w);
+        let staged_per_point = a.base_words() as u64 * 4 + 1 + 32.max(8 * w);
         ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
             .min(crate::digits::SIGN_BIT as usize - 1)
             .max(1)
@@ -156,7 +157,7 @@ impl GpuContext {
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         sections.extend(sort_uploads(levels, n));
         if host {
-            sections.push((Slot::Bases, self.arithmetic.stored_base_bytes(n)));
+            sections.push((Slot::Bases, self.arithmetic.stored_set_bytes(n, 1)));
         }
         let (sections, staging) = staging_sections(sections);
         let needs = self.needs(&sections, staging, &lay)?;
@@ -209,11 +210,13 @@ impl GpuContext {
             .min(limits.max_buffer_size)
     }
 
-    /// Bytes `n` bases take on the device, stored with `copies` shifted copies (1: none):
-    /// what a resident part's buffer holds and the budget is charged.
+    /// Bytes `n` bases take on the device, stored with `copies` shifted copies (1: none)
+    /// and their identity bits: what a resident part's buffer holds and the budget is
+    /// charged.
     pub(crate) fn resident_bytes(&self, n: usize, copies: u32) -> u64 {
-        let one = self.arithmetic.stored_base_bytes(n);
-        one.saturating_mul(copies as u64).max(SECTION_ALIGN)
+        self.arithmetic
+            .stored_set_bytes(n, copies)
+            .max(SECTION_ALIGN)
     }
 
     pub(super) fn dispatch_dims(&self, threads: u64) -> (u32, u32) {

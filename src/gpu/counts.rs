@@ -12,7 +12,7 @@
 
 use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
-use super::shader::field::Arithmetic;
+use super::shader::field::{identity_bits_bytes, Arithmetic};
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
 use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::digits::{bucket_windows, num_windows, AddCosts, SCALAR_BITS};
@@ -109,12 +109,12 @@ impl CallCounts {
         for step in sort_pass_list(scan.len(), carry.len(), levels.len()) {
             // (mixed additions, additions, bytes read, bytes written) of one dispatch.
             let (mixed_adds, adds, bytes_read, bytes_written) = match step {
-                // Montgomery form in, integer out; the base read to see whether it is the
-                // identity; one atomic per digit.
+                // Montgomery form in, integer out; the base's identity bit (one 16-byte load
+                // serves 128 neighbouring threads); one atomic per digit.
                 SortPass::Count => (
                     0,
                     0,
-                    n64 * (32 + base) + entries * 4,
+                    n64 * 32 + identity_bits_bytes(n) + entries * 4,
                     n64 * 32 + entries * 4,
                 ),
                 SortPass::ScanBlocks(i) => {

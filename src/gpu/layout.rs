@@ -213,7 +213,12 @@ impl GpuContext {
                          {held:?}"
                     )));
                 }
-                let lay = self.sort_layout(job.bases.len(), host, window_bits, copies)?;
+                let mut lay = self.sort_layout(job.bases.len(), host, window_bits, copies)?;
+                if !host {
+                    // After every copy the part holds, whichever the call reads.
+                    lay.params.identity_quads =
+                        self.arithmetic.identity_bits_quad(stride, held.copies());
+                }
                 lay.with_stride(stride, copies)
             }
         }
@@ -308,6 +313,8 @@ impl GpuContext {
             num_slices: slices,
             device_sort: 1,
             digit_windows,
+            // The uploaded bases' (a resident part's: `GpuContext::layout`).
+            identity_quads: self.arithmetic.identity_bits_quad(n, 1),
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;
@@ -329,7 +336,7 @@ impl GpuContext {
         let max_entries = n as u64 * digit_windows as u64;
         let items = a.sums_bytes(2 * slices as u64);
         let sizes = vec![
-            (Slot::Bases, a.stored_base_bytes(n)),
+            (Slot::Bases, a.stored_set_bytes(n, 1)),
             (Slot::Scan, scan_len as u64 * 4),
             (Slot::Counters, buckets * 4),
             (Slot::Entries, max_entries * 4),

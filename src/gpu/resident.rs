@@ -12,7 +12,7 @@ use super::device::scoped;
 use super::pipelines::Pass;
 use super::pool::{self, ResidentCharge};
 use super::shader::contract::{bad_base, Params, ShiftParams, SHIFT_BATCH};
-use super::shader::field::pack_affine;
+use super::shader::field::{identity_bits_bytes, pack_affine, pack_identity_bits};
 use super::slots::Slot;
 use super::stages::{Phase, Source, StageId};
 use super::GpuContext;
@@ -152,11 +152,19 @@ impl GpuContext {
                     | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             });
-            // Copy 0 only: the copies' words start as zeros (wgpu clears new buffers).
+            // Copy 0 and the identity bits: the copies' words start as zeros (wgpu clears
+            // new buffers).
             let mut words = vec![0u32; one as usize / 4];
             pack_affine(bases.par_iter(), a, &mut words);
             self.queue
                 .write_buffer(&buffer, 0, bytemuck::cast_slice(&words));
+            let mut bits = vec![0u32; identity_bits_bytes(bases.len()) as usize / 4];
+            pack_identity_bits(bases.par_iter(), &mut bits);
+            let bits_at = 16 * a.identity_bits_quad(bases.len(), shift.copies) as u64;
+            if !bits.is_empty() {
+                self.queue
+                    .write_buffer(&buffer, bits_at, bytemuck::cast_slice(&bits));
+            }
             drop(words);
             let probes = probes(bases);
             if let Some(read) = self.run_load(&buffer, bases.len(), shift, &probes, timeout)? {

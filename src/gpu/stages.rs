@@ -143,7 +143,7 @@ impl Module {
                 files::BASE_STATUS,
                 arithmetic.convert_file(),
             ],
-            Module::Sort => vec![files::BASES, files::OFFSETS, files::SORT],
+            Module::Sort => vec![files::OFFSETS, files::SORT],
             Module::Scan => vec![files::SCAN],
             Module::Balanced => vec![files::BASES, files::OFFSETS, files::BALANCED],
             Module::Accumulate => vec![files::BASES, files::ACCUMULATE],
@@ -304,6 +304,7 @@ impl Stage {
             module: Module::Sort,
             phase: Phase::Sort,
             bindings: &[
+                // Only the identity bits after the bases (Params::identity_quads).
                 b("bases", ReadQuads, Bases),
                 // Uploaded in Montgomery form; count_digits writes each one's integer back
                 // (zero where its base places nothing), which scatter_digits reads.

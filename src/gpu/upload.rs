@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};
 use super::shader::contract::{LevelParams, MergeParams, Params};
-use super::shader::field::{pack_affine, Arithmetic};
+use super::shader::field::{pack_affine, pack_identity_bits, Arithmetic};
 use super::slots::Slot;
 use super::workspace::Workspace;
 use super::GpuContext;
@@ -103,8 +103,17 @@ impl Uploads<'_> {
                 sections.extend(sort_uploads(self.levels.len(), scalars.len()))
             }
         }
-        sections.push((Slot::Bases, self.arithmetic.stored_base_bytes(points)));
+        sections.push((Slot::Bases, self.bases_bytes(points)));
         staging_sections(sections)
+    }
+
+    /// Bytes of the uploaded bases: with their identity bits on the GPU bucket sort, whose
+    /// `count_digits` reads them.
+    fn bases_bytes(&self, points: usize) -> u64 {
+        match self.plan {
+            JobPlan::DeviceSort { .. } => self.arithmetic.stored_set_bytes(points, 1),
+            JobPlan::HostLists(_) => self.arithmetic.stored_base_bytes(points),
+        }
     }
 
     /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
@@ -174,7 +183,12 @@ impl Uploads<'_> {
             Slot::Bases => {
                 let words: &mut [u32] = bytemuck::cast_slice_mut(out);
                 let pts = self.bases.iter().flat_map(|p| p.iter()).collect::<Vec<_>>();
-                pack_affine(pts.par_iter().copied(), self.arithmetic, words);
+                let (bases, bits) =
+                    words.split_at_mut(self.arithmetic.stored_base_bytes(pts.len()) as usize / 4);
+                pack_affine(pts.par_iter().copied(), self.arithmetic, bases);
+                if !bits.is_empty() {
+                    pack_identity_bits(pts.par_iter().copied(), bits);
+                }
             }
             _ => unreachable!("not an upload slot"),
         }

@@ -557,3 +557,50 @@ fn one_shot_msms_in_slices() {
     // 2^16-point call runs whole.
     assert_eq!(gpu_engine().max_slice_points(1 << 16), Some(1 << 16));
 }
+
+/// The GPU bucket sort reads a base's identity bit, not the base (`count_digits`): identity
+/// bases at the edges of a bit word (32 bases) and of a 16-byte load (128), one-shot, on a
+/// resident set (whole and a prefix) and on one stored with shifted copies, in every profile.
+/// A bit on the wrong base would place an identity or drop a point: a wrong sum.
+#[test]
+fn identity_bits_at_word_and_load_boundaries() {
+    use gpu_msm::{LoadOptions, Precompute};
+    let n = 300;
+    let mut bases = random_bases(n, 41);
+    for i in [0, 31, 32, 63, 127, 128, 129, 255, 256, 299] {
+        bases[i] = G1Affine::identity();
+    }
+    let scalars = random_scalars(n, 42);
+    let on_gpu_sort = |what: &str, report: &gpu_msm::MsmReport| {
+        assert_eq!(report.backend, Backend::Gpu, "{what}");
+        assert!(
+            report.route.contains("bucket sort on the GPU"),
+            "{what}: {}",
+            report.route
+        );
+    };
+    for (case, e) in common::profile_engines().into_iter().enumerate() {
+        let name = format!("{:?}", e.arithmetic());
+        on_gpu_sort(
+            &name,
+            &check(&format!("{name} one-shot"), e, &bases, &scalars),
+        );
+        let plain = e.load_bases(&bases).unwrap();
+        let copies = LoadOptions {
+            precompute: Precompute::Factor(2),
+            ..Default::default()
+        };
+        let shifted = e.load_bases_with(&bases, copies).unwrap();
+        for (what, set) in [("resident", &plain), ("shifted copies", &shifted)] {
+            for m in [n, 257, 129 + case] {
+                let (got, report) = e.msm_with_report(set, &scalars[..m]).unwrap();
+                assert_eq!(
+                    got,
+                    reference(&bases[..m], &scalars[..m]),
+                    "{name} {what} {m}"
+                );
+                on_gpu_sort(&format!("{name} {what} {m}"), &report);
+            }
+        }
+    }
+}

@@ -65,6 +65,19 @@ impl Arithmetic {
         (points * self.base_words() * 4) as u64
     }
 
+    /// Bytes of a stored set: `points` bases in `copies` copies (1: the bases alone), then
+    /// their identity bits ([`identity_bits_bytes`]), which start on a 16-byte boundary
+    /// (every base is a whole number of 16-byte loads).
+    pub(crate) fn stored_set_bytes(self, points: usize, copies: u32) -> u64 {
+        self.stored_base_bytes(points) * copies as u64 + identity_bits_bytes(points)
+    }
+
+    /// Where a set of `points` bases in `copies` copies keeps its identity bits, in
+    /// 16-byte loads from its start (`Params::identity_quads`).
+    pub(crate) fn identity_bits_quad(self, points: usize, copies: u32) -> u32 {
+        (self.stored_base_bytes(points) * copies as u64 / 16) as u32
+    }
+
     /// Bytes of `items` projective sums.
     pub(crate) fn sums_bytes(self, items: u64) -> u64 {
         items * self.point_words() as u64 * 4
@@ -298,6 +311,27 @@ pub fn affine_upload_words(p: &G1Affine, out: &mut [u32]) {
     out[PACKED_WORDS..UPLOAD_WORDS].copy_from_slice(&arkworks_words(&p.y));
 }
 
+/// Bytes of the identity bits of `points` bases: one bit a base, in whole 16-byte loads.
+pub(crate) fn identity_bits_bytes(points: usize) -> u64 {
+    points.div_ceil(128) as u64 * 16
+}
+
+/// The identity bits of `points`: bit i % 32 of word i / 32 is set when base i is the
+/// identity, which the GPU bucket sort then places nowhere without reading the base
+/// (`count_digits`). `out` holds [`identity_bits_bytes`]; words past the last base are zero.
+pub(crate) fn pack_identity_bits<'a>(
+    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
+    out: &mut [u32],
+) {
+    out.fill(0);
+    out.par_iter_mut()
+        .zip(points.chunks(32))
+        .for_each(|(w, chunk)| {
+            *w = (chunk.iter().enumerate())
+                .fold(0, |acc, (b, p)| acc | (u32::from(p.is_zero()) << b))
+        });
+}
+
 /// Packs affine points into `out` in the upload layout, in parallel.
 pub(crate) fn pack_affine<'a>(
     points: impl IndexedParallelIterator<Item = &'a G1Affine>,
@@ -332,6 +366,41 @@ mod tests {
     use super::*;
     use ark_ec::PrimeGroup;
     use ark_ff::UniformRand;
+
+    #[test]
+    fn identity_bits_mark_the_identities_only() {
+        let g = G1Affine::generator();
+        for n in [0usize, 1, 31, 32, 33, 127, 128, 129, 300] {
+            let marked: Vec<usize> = [0, 31, 32, 127, 128, n.saturating_sub(1)]
+                .into_iter()
+                .filter(|&i| i < n)
+                .collect();
+            let points: Vec<G1Affine> = (0..n)
+                .map(|i| {
+                    if marked.contains(&i) {
+                        G1Affine::zero()
+                    } else {
+                        g
+                    }
+                })
+                .collect();
+            let mut bits = vec![u32::MAX; identity_bits_bytes(n) as usize / 4];
+            assert_eq!(bits.len() % 4, 0, "whole 16-byte loads");
+            assert!(bits.len() * 32 >= n);
+            pack_identity_bits(points.par_iter(), &mut bits);
+            for i in 0..bits.len() * 32 {
+                let set = bits[i / 32] >> (i % 32) & 1 == 1;
+                assert_eq!(set, marked.contains(&i), "n = {n}, bit {i}");
+            }
+        }
+        // The bits start right after the bases and their copies, on a 16-byte load.
+        for a in Arithmetic::ALL {
+            assert_eq!(a.stored_base_bytes(1) % 16, 0);
+            let q = a.identity_bits_quad(300, 3) as u64;
+            assert_eq!(16 * q, 3 * a.stored_base_bytes(300));
+            assert_eq!(a.stored_set_bytes(300, 3), 16 * q + 48);
+        }
+    }
 
     #[test]
     fn shader_words_round_trip() {
