@@ -10,6 +10,9 @@
 //! Vulkan's 2^31 - 1 byte binding limit on NVIDIA, one call a part: the counts are the
 //! parts' sums (the estimate adds their times).
 //!
+//! Then the registers per thread of the accumulation loop (`gpu::shader::registers`), an
+//! estimate from the generated code.
+//!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
 //! integer rate, every byte at its peak bandwidth, and a fixed cost per dispatch, summed
 //! (no overlap). Its constants are printed with it; `.ci/device-check` measures instead.
@@ -17,6 +20,7 @@
 use clap::Parser;
 use gpu_msm::digits::{choose_precompute, AddCosts};
 use gpu_msm::gpu::counts::{window_bits, CallCounts};
+use gpu_msm::gpu::shader::registers::LoopRegisters;
 use gpu_msm::Arithmetic;
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
@@ -121,4 +125,23 @@ fn main() {
         H200_BYTES / 1e12,
         DISPATCH_S * 1e6
     );
+    println!();
+    println!(
+        "Registers per thread of accumulate_balanced's loop, estimated from the generated code \
+         (gpu::shader::registers: every value held from its definition to its last use, 32-bit \
+         words; not a compiler's allocation):"
+    );
+    println!();
+    println!("| profile | loop words | mixed addition's peak | one product alone | total |");
+    println!("|---|---|---|---|---|");
+    for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
+        let r = LoopRegisters::of(a).expect("a wide profile");
+        println!(
+            "| {a:?} | {} | {} | {} | {} |",
+            r.loop_words,
+            r.formula,
+            r.product,
+            r.total()
+        );
+    }
 }

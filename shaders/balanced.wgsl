@@ -36,24 +36,22 @@ fn store_bucket(g: u32, p: Point) {
     }
 }
 
-// A half whose key is NO_KEY is never read: its sum is not written.
+// Half h (0: head, 1: tail) of item k of `count`. A half whose key is NO_KEY is never read:
+// its sum is not written.
+fn store_half(k: u32, count: u32, h: u32, key: u32, sum: Point) {
+    out_keys[2u * k + h] = key;
+    if (key != NO_KEY) {
+        let w = point_to_words(sum);
+        // unroll
+        for (var i = 0u; i < POINT_WORDS; i++) {
+            out_sums[i * 2u * count + 2u * k + h] = w[i];
+        }
+    }
+}
+
 fn store_item(k: u32, count: u32, head_key: u32, head: Point, tail_key: u32, tail: Point) {
-    out_keys[2u * k] = head_key;
-    out_keys[2u * k + 1u] = tail_key;
-    if (head_key != NO_KEY) {
-        let h = point_to_words(head);
-        // unroll
-        for (var i = 0u; i < POINT_WORDS; i++) {
-            out_sums[i * 2u * count + 2u * k] = h[i];
-        }
-    }
-    if (tail_key != NO_KEY) {
-        let t = point_to_words(tail);
-        // unroll
-        for (var i = 0u; i < POINT_WORDS; i++) {
-            out_sums[i * 2u * count + 2u * k + 1u] = t[i];
-        }
-    }
+    store_half(k, count, 0u, head_key, head);
+    store_half(k, count, 1u, tail_key, tail);
 }
 
 fn load_half(k: u32, half: u32, count: u32) -> Point {
@@ -65,8 +63,8 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
     return point_from_words(w);
 }
 
-// A thread's runs, in both stages: its first run (head_key, head), kept once it has a second,
-// and the run it sums (key, acc), its last.
+// A carry lane's runs: its first run (head_key, head), kept once it has a second, and the run
+// it sums (key, acc), its last. (accumulate_balanced writes its first run out at once.)
 
 // The run being summed ends with `sum`: it becomes the thread's head if it has none (it may
 // continue in the threads before), else it is complete and written.
@@ -88,6 +86,26 @@ fn store_runs(k: u32, count: u32, head_key: u32, head: Point, key: u32, acc: Poi
     }
 }
 
+// A run of accumulate_balanced ends with `sum`: the thread's first is its item's head (it
+// may continue in the threads before), written at once, a later one a complete bucket. One
+// store site for both (the head and a bucket differ only in where each word goes).
+fn end_first_pass_run(t: u32, count: u32, head_key: ptr<function, u32>, key: u32, sum: Point) {
+    let to_head = *head_key == NO_KEY;
+    if (to_head) {
+        *head_key = key;
+        out_keys[2u * t] = key;
+    }
+    let w = point_to_words(sum);
+    // unroll
+    for (var i = 0u; i < POINT_WORDS; i++) {
+        if (to_head) {
+            out_sums[i * 2u * count + 2u * t] = w[i];
+        } else {
+            buckets[i * params.total_buckets + key] = w[i];
+        }
+    }
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
                        @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -104,20 +122,26 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
         store_item(t, count, NO_KEY, point_identity(), NO_KEY, point_identity());
         return;
     }
+    // Only the run being summed stays in registers: the first run to end is written out as
+    // the item's head at once (the hot loop keeps its key, not its sum).
     var key = entry_buckets[start];
     var acc = point_identity();
     var head_key = NO_KEY;
-    var head = point_identity();
     for (var e = start; e < end; e++) {
         let b = entry_buckets[e];
         if (b != key) {
-            end_run(&head_key, &head, key, acc);
+            end_first_pass_run(t, count, &head_key, key, acc);
             key = b;
             acc = point_identity();
         }
         acc = point_add_mixed(acc, entry_base(entries[e]));
     }
-    store_runs(t, count, head_key, head, key, acc);
+    // The last run: the tail, or the head of a slice that holds one bucket.
+    if (head_key == NO_KEY) {
+        store_item(t, count, key, acc, NO_KEY, point_identity());
+    } else {
+        store_half(t, count, 1u, key, acc);
+    }
 }
 
 // A run of a carry level's input: a bucket key (NO_KEY: none) and its sum.

@@ -15,6 +15,7 @@
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
+//! | `registers.rs` | registers per thread of the hot loop, estimated from the generated code |
 //! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof |
 
 pub mod contract;
@@ -23,6 +24,7 @@ pub mod field;
 pub mod mul29;
 pub mod profile;
 pub mod program;
+pub mod registers;
 pub mod unroll;
 
 use field::Arithmetic;
