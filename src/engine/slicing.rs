@@ -6,6 +6,7 @@ use std::time::Instant;
 use ark_bls12_377::{Fr, G1Projective};
 use ark_ff::Zero;
 
+use super::pipeline::Piece;
 use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, BasesRef};
@@ -95,28 +96,29 @@ impl GpuMsm {
     }
 
     /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
-    /// over points `range`, from `bases(k, range)`), one call each, the sums added on the
-    /// host; the report adds up the slices' counts and times. A slice's error names its
-    /// bases in the caller's numbering.
+    /// over points `range`, from `bases(k, range)`), one call each, pipelined
+    /// (`pipeline.rs`: slice k + 1's host work and submission while slice k runs), the sums
+    /// added on the host; the report adds up the slices' counts and times. A slice's error
+    /// names its bases in the caller's numbering.
     pub(super) fn sliced<'a>(
         &self,
-        scalars: &[Fr],
+        scalars: &'a [Fr],
         slice: usize,
         route: &(Backend, String),
         bases: impl Fn(usize, Range<usize>) -> BasesRef<'a>,
     ) -> Result<(G1Projective, MsmReport)> {
         let start = Instant::now();
+        let ranges: Vec<Range<usize>> = slice_ranges(scalars.len(), slice).collect();
+        let pieces = ranges.iter().enumerate().map(|(k, r)| Piece {
+            bases: bases(k, r.clone()),
+            scalars: &scalars[r.clone()],
+            route: Some(route.clone()),
+        });
+        let done = self.pipelined(pieces, |k, e| e.at_offset(ranges[k].start))?;
+        let slices = done.len();
         let mut sum = G1Projective::zero();
         let mut report: Option<MsmReport> = None;
-        let slices = scalars.len().div_ceil(slice);
-        for (k, range) in slice_ranges(scalars.len(), slice).enumerate() {
-            let (r, rep) = self
-                .one_call(
-                    bases(k, range.clone()),
-                    &scalars[range.clone()],
-                    route.clone(),
-                )
-                .map_err(|e| e.at_offset(range.start))?;
+        for (r, rep) in done {
             sum += r;
             report = Some(match report {
                 None => rep,
