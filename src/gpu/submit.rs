@@ -36,7 +36,8 @@ pub struct GpuTimes {
     pub entries: Option<u64>,
     /// Mapping and copying out the window sums.
     pub download: Duration,
-    /// Host time spent blocked on the GPU (waiting for a submission or a mapping).
+    /// Host time spent blocked on the GPU (waiting for a submission or a mapping, or in a
+    /// driver's submit that waits for the queue's earlier work).
     pub wait: Duration,
     /// Buffers this call created (zero when the pooled ones were large enough).
     pub buffers_allocated: u32,
@@ -176,7 +177,9 @@ impl GpuContext {
         };
         let tail = |e: &mut wgpu::CommandEncoder, ws: &Workspace| copy_out(e, ws, lay);
         let submission = if self.timestamps {
-            self.submit_timestamped(&ws, &passes, copies, tail)
+            let (index, blocked) = self.submit_timestamped(&ws, &passes, copies, tail);
+            times.wait += blocked;
+            index
         } else {
             let t = Instant::now();
             let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail, timeout)?;
@@ -206,14 +209,17 @@ impl GpuContext {
     }
 
     /// One command buffer: the copies, every pass between timestamp queries, the window
-    /// sums and timestamps copied out for reading.
+    /// sums and timestamps copied out for reading. Returns the submission and the time the
+    /// host spent blocked in the driver's submit: lavapipe's waits there until the queue's
+    /// earlier work is done (a call submitted while another runs, as pipelined slices and
+    /// batches are), which is a wait for the GPU, not host work.
     pub(super) fn submit_timestamped(
         &self,
         ws: &Workspace,
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-    ) -> wgpu::SubmissionIndex {
+    ) -> (wgpu::SubmissionIndex, Duration) {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         copies(&mut encoder, ws);
         let queries = ws.queries.as_ref().expect("made by stage()");
@@ -234,7 +240,10 @@ impl GpuContext {
         encoder.resolve_query_set(queries, 0..q, resolve, 0);
         let ts_read = ws.get(Slot::TimestampRead);
         encoder.copy_buffer_to_buffer(resolve, 0, ts_read, 0, 8 * q as u64);
-        self.queue.submit([encoder.finish()])
+        let commands = encoder.finish();
+        let t = Instant::now();
+        let index = self.queue.submit([commands]);
+        (index, t.elapsed())
     }
 
     /// Without timestamps: the copies, then one submission per pass, each waited for and
