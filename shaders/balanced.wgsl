@@ -64,10 +64,11 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
 }
 
 // A carry lane's runs: its first run (head_key, head), kept once it has a second, and the run
-// it sums (key, acc), its last. (accumulate_balanced writes its first run out at once.)
+// it sums (key, acc), its last. (accumulate_balanced writes its first run out at once:
+// end_accumulated_run.)
 
-// The run being summed ends with `sum`: it becomes the thread's head if it has none (it may
-// continue in the threads before), else it is complete and written.
+// A carry lane's run being summed ends with `sum`: it becomes the lane's head if it has none
+// (it may continue in the lanes before), else it is complete and written.
 fn end_run(head_key: ptr<function, u32>, head: ptr<function, Point>, key: u32, sum: Point) {
     if (*head_key == NO_KEY) {
         *head_key = key;
@@ -89,7 +90,7 @@ fn store_runs(k: u32, count: u32, head_key: u32, head: Point, key: u32, acc: Poi
 // A run of accumulate_balanced ends with `sum`: the thread's first is its item's head (it
 // may continue in the threads before), written at once, a later one a complete bucket. One
 // store site for both (the head and a bucket differ only in where each word goes).
-fn end_first_pass_run(t: u32, count: u32, head_key: ptr<function, u32>, key: u32, sum: Point) {
+fn end_accumulated_run(t: u32, count: u32, head_key: ptr<function, u32>, key: u32, sum: Point) {
     let to_head = *head_key == NO_KEY;
     if (to_head) {
         *head_key = key;
@@ -130,7 +131,7 @@ fn accumulate_balanced(@builtin(global_invocation_id) gid: vec3<u32>,
     for (var e = start; e < end; e++) {
         let b = entry_buckets[e];
         if (b != key) {
-            end_first_pass_run(t, count, &head_key, key, acc);
+            end_accumulated_run(t, count, &head_key, key, acc);
             key = b;
             acc = point_identity();
         }

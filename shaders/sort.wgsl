@@ -25,8 +25,9 @@
 // copies W' = W and every digit places copy 0.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
-// The bindings come from the stage table (src/gpu/stages.rs); the stored bases are read
-// through bases.wgsl.
+// The bindings come from the stage table (src/gpu/stages.rs). Neither kernel reads a stored
+// base: count_digits reads the identity bits after them (base_places_nothing), so this
+// module does not include bases.wgsl.
 
 // (lo, hi) of a * b with 32-bit integers only (16-bit halves), so that every profile runs it.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {

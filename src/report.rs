@@ -188,7 +188,8 @@ impl std::ops::AddAssign for PhaseTimes {
 
 impl MsmReport {
     /// This report with the next slice's added: counts and phase times summed (the caller
-    /// sets the total), the first slice's window shape and route kept.
+    /// sets the total; slices overlap, so the phases' sum may exceed it), the first slice's
+    /// window shape and route kept.
     pub(crate) fn plus_slice(mut self, other: MsmReport) -> MsmReport {
         self.num_entries += other.num_entries;
         self.buffers_allocated += other.buffers_allocated;

@@ -1,9 +1,9 @@
 //! Many MSMs on one resident set: the host work of the next vector overlaps the GPU's run of
-//! the current one (`pipeline.rs`).
+//! the current one (`overlap.rs`).
 
 use ark_bls12_377::{Fr, G1Projective};
 
-use super::pipeline::Piece;
+use super::overlap::Piece;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::error::{MsmError, Result};
@@ -34,7 +34,7 @@ impl GpuMsm {
         }
         if bases.parts() > 1 || !self.holds(bases) {
             // Bases in several device parts, or not on this device: each vector runs as its
-            // own call (sliced where it must be), one after the other.
+            // own call (sliced where it must be, the slices overlapped), one after the other.
             return scalars
                 .iter()
                 .enumerate()
@@ -47,7 +47,7 @@ impl GpuMsm {
             scalars: s,
             route: None,
         });
-        self.pipelined(pieces, |k, e| at(k)(e))
+        self.run_overlapped(pieces, |k, e| at(k)(e))
     }
 
     /// A batch that may plan vectors on the host (SRE, `BucketSort::Host`) readies the

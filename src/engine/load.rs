@@ -196,9 +196,7 @@ impl GpuMsm {
     /// The most of n bases, with `copies` copies each, that one device part holds: one
     /// binding, and at most `MsmConfig::max_slice_points`.
     fn bindable(&self, gpu: &GpuContext, n: usize, copies: u32) -> usize {
-        // A byte more a base covers its identity bit and the bits' padding
-        // (`Arithmetic::stored_set_bytes`).
-        let per_base = gpu.arithmetic.stored_base_bytes(1) * copies as u64 + 1;
+        let per_base = gpu.arithmetic.stored_bytes_per_base(copies);
         let bind = (gpu.max_binding_bytes() / per_base) as usize;
         let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
         cap.min(n).max(1)

@@ -9,9 +9,9 @@
 //! | `device.rs` | the device over its life: readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
-//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), pipelined |
+//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
-//! | `pipeline.rs` | calls back to back on one device, each one's host work while the one before runs (a batch's vectors, a call's slices) |
+//! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
 //! | `checks.rs` | lengths, ownership and base checks (on the curve, in G1) |
 //! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
 //! | `complete.rs` | submission, the wait, and the window sums checked and reduced |
@@ -40,7 +40,7 @@ mod device;
 mod faults;
 pub mod known_answer;
 mod load;
-mod pipeline;
+mod overlap;
 mod prepare;
 mod route;
 mod slicing;

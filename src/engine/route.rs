@@ -1,4 +1,5 @@
-//! A call's path, decided once for all its slices, and one call run end to end on it.
+//! A call's path, decided once for all its slices (and whether its planning may need the
+//! host-list stages), and one call run end to end on it.
 
 use std::sync::Arc;
 
@@ -30,6 +31,22 @@ impl GpuMsm {
             DeviceState::Ready => (backend, why),
             DeviceState::OnCpu(lost) => (Backend::CpuArkworks, format!("{why}; {lost}")),
         })
+    }
+
+    /// Whether this engine's calls may plan their buckets on the host (SRE,
+    /// `BucketSort::Host`).
+    pub(super) fn may_plan_on_host(&self) -> bool {
+        self.config.sre != crate::SreMode::Off || self.config.bucket_sort == crate::BucketSort::Host
+    }
+
+    /// Whether a call's planning may still run the host-list stages' known-answer test (no
+    /// verdict on the device yet): overlapped calls then collect the call in flight first.
+    pub(super) fn host_list_check_pending(&self) -> bool {
+        self.may_plan_on_host()
+            && self.config.self_test != crate::SelfTest::Off
+            && self
+                .gpu()
+                .is_some_and(|g| g.host_list_stages_checked.get().is_none())
     }
 
     /// Whether `b`'s device copy is on this engine's current device.

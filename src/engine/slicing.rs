@@ -6,7 +6,7 @@ use std::time::Instant;
 use ark_bls12_377::{Fr, G1Projective};
 use ark_ff::Zero;
 
-use super::pipeline::Piece;
+use super::overlap::Piece;
 use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, BasesRef};
@@ -96,10 +96,11 @@ impl GpuMsm {
     }
 
     /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
-    /// over points `range`, from `bases(k, range)`), one call each, pipelined
-    /// (`pipeline.rs`: slice k + 1's host work and submission while slice k runs), the sums
-    /// added on the host; the report adds up the slices' counts and times. A slice's error
-    /// names its bases in the caller's numbering.
+    /// over points `range`, from `bases(k, range)`), one call each, overlapped
+    /// (`overlap.rs`: slice k + 1's host work and submission while slice k runs), the sums
+    /// added on the host; the report adds up the slices' counts and times (the phases' sum
+    /// may exceed the wall-clock total, which is the call's). A slice's error names its
+    /// bases in the caller's numbering.
     pub(super) fn sliced<'a>(
         &self,
         scalars: &'a [Fr],
@@ -114,7 +115,7 @@ impl GpuMsm {
             scalars: &scalars[r.clone()],
             route: Some(route.clone()),
         });
-        let done = self.pipelined(pieces, |k, e| e.at_offset(ranges[k].start))?;
+        let done = self.run_overlapped(pieces, |k, e| e.at_offset(ranges[k].start))?;
         let slices = done.len();
         let mut sum = G1Projective::zero();
         let mut report: Option<MsmReport> = None;

@@ -129,8 +129,8 @@ impl GpuContext {
         let a = self.arithmetic;
         let w = crate::digits::num_windows(c) as u64;
         let per_point = [
-            // A base and its identity bit (a byte covers the bit and the bits' padding).
-            a.base_words() as u64 * 4 + 1,
+            // A base and its identity bit.
+            a.stored_bytes_per_base(1),
             32,
             4 * w,
             // Carry items: two sums per accumulation thread, a thread per ACCUMULATE_SLICE.
@@ -142,7 +142,7 @@ impl GpuContext {
         // A one-shot call's staging buffer holds its bases and its scalars (GPU bucket
         // sort), or its bases and at most w bucket entries a point, with their chunk
         // offsets and merge groups (at most one word per entry; the host's bucket lists).
-        let staged_per_point = a.base_words() as u64 * 4 + 1 + 32.max(8 * w);
+        let staged_per_point = a.stored_bytes_per_base(1) + 32.max(8 * w);
         ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
             .min(crate::digits::SIGN_BIT as usize - 1)
             .max(1)

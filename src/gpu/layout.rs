@@ -6,6 +6,7 @@ use ark_bls12_377::{Fr, G1Affine};
 use super::reduction::{self, MAX_REDUCE_LEVELS};
 use super::resident::{Shift, StoredBases};
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
+use super::shader::field::Arithmetic;
 use super::slots::Slot;
 use super::{sort, GpuContext};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
@@ -138,16 +139,19 @@ pub(super) struct JobLayout {
 }
 
 impl JobLayout {
-    /// The layout with the stored part's `copies` copies `stride` bases apart. Every entry
-    /// (a point index below 2^31, the sign in bit 31) must name a point of the last copy.
-    fn with_stride(mut self, stride: usize, copies: u32) -> Result<Self> {
-        let last = (copies as u64 - 1) * stride as u64 + self.params.num_points as u64;
+    /// The layout of a call that reads `copies` copies of a resident part of `len` bases
+    /// holding `held` copies: the copies `len` bases apart, the identity bits after all the
+    /// part holds (whichever copies the call reads). Every entry (a point index below 2^31,
+    /// the sign in bit 31) must name a point of the last copy.
+    fn on_part(mut self, len: usize, copies: u32, held: u32, a: Arithmetic) -> Result<Self> {
+        let last = (copies as u64 - 1) * len as u64 + self.params.num_points as u64;
         if last >= crate::digits::SIGN_BIT as u64 {
             return Err(MsmError::InputTooLarge(format!(
-                "{copies} copies of {stride} bases: point indices must fit 31 bits"
+                "{copies} copies of {len} bases: point indices must fit 31 bits"
             )));
         }
-        self.params.copy_stride = stride as u32;
+        self.params.copy_stride = len as u32;
+        self.params.identity_quads = a.identity_quads(len, held);
         Ok(self)
     }
 
@@ -197,9 +201,9 @@ impl GpuContext {
                 window_bits, shift, ..
             } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let (host, stride, held) = match job.bases {
-                    JobBases::Host(_) => (true, 0, Shift::NONE),
-                    JobBases::Resident(r, _) => (false, r.len, r.shift),
+                let (part, held) = match job.bases {
+                    JobBases::Host(_) => (None, Shift::NONE),
+                    JobBases::Resident(r, _) => (Some(r.len), r.shift),
                 };
                 let copies = shift.copies();
                 // Copies the part does not hold, or made for another c, would be wrong sums;
@@ -213,13 +217,12 @@ impl GpuContext {
                          {held:?}"
                     )));
                 }
-                let mut lay = self.sort_layout(job.bases.len(), host, window_bits, copies)?;
-                if !host {
-                    // After every copy the part holds, whichever the call reads.
-                    lay.params.identity_quads =
-                        self.arithmetic.identity_bits_quad(stride, held.copies());
+                let n = job.bases.len();
+                let lay = self.sort_layout(n, part.is_none(), window_bits, copies)?;
+                match part {
+                    None => Ok(lay),
+                    Some(len) => lay.on_part(len, copies, held.copies(), self.arithmetic),
                 }
-                lay.with_stride(stride, copies)
             }
         }
     }
@@ -298,7 +301,7 @@ impl GpuContext {
     /// its bases alone: n bases (uploaded by the call if `host`), stored with `copies`
     /// shifted copies (`config::Precompute`; 1: none), their W = `num_windows(c)` digit
     /// windows folded onto `bucket_windows(c, copies)` windows of buckets. The copies' stride
-    /// is the stored part's ([`JobLayout::with_stride`]).
+    /// is the stored part's ([`JobLayout::on_part`]).
     pub(super) fn sort_layout(
         &self,
         n: usize,
@@ -313,8 +316,8 @@ impl GpuContext {
             num_slices: slices,
             device_sort: 1,
             digit_windows,
-            // The uploaded bases' (a resident part's: `GpuContext::layout`).
-            identity_quads: self.arithmetic.identity_bits_quad(n, 1),
+            // The uploaded bases' (a call on a resident part: `JobLayout::on_part`).
+            identity_quads: self.arithmetic.identity_quads(n, 1),
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;

@@ -23,7 +23,7 @@
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
 //! | `testing.rs` | read-back helpers for the tests |
-//! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out |
+//! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 
 mod capacity;
 pub mod counts;

@@ -160,7 +160,7 @@ impl GpuContext {
                 .write_buffer(&buffer, 0, bytemuck::cast_slice(&words));
             let mut bits = vec![0u32; identity_bits_bytes(bases.len()) as usize / 4];
             pack_identity_bits(bases.par_iter(), &mut bits);
-            let bits_at = 16 * a.identity_bits_quad(bases.len(), shift.copies) as u64;
+            let bits_at = 16 * a.identity_quads(bases.len(), shift.copies) as u64;
             if !bits.is_empty() {
                 self.queue
                     .write_buffer(&buffer, bits_at, bytemuck::cast_slice(&bits));

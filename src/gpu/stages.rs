@@ -143,6 +143,7 @@ impl Module {
                 files::BASE_STATUS,
                 arithmetic.convert_file(),
             ],
+            // No stored base is read (the identity bits are): no bases.wgsl.
             Module::Sort => vec![files::OFFSETS, files::SORT],
             Module::Scan => vec![files::SCAN],
             Module::Balanced => vec![files::BASES, files::OFFSETS, files::BALANCED],

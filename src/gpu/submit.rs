@@ -36,8 +36,9 @@ pub struct GpuTimes {
     pub entries: Option<u64>,
     /// Mapping and copying out the window sums.
     pub download: Duration,
-    /// Host time spent blocked on the GPU (waiting for a submission or a mapping, or in a
-    /// driver's submit that waits for the queue's earlier work).
+    /// Host time spent blocked on the GPU: waiting for room in the memory budget, for a
+    /// submission or a mapping, or in a driver's submit that waits for the queue's earlier
+    /// work.
     pub wait: Duration,
     /// Buffers this call created (zero when the pooled ones were large enough).
     pub buffers_allocated: u32,
@@ -210,9 +211,10 @@ impl GpuContext {
 
     /// One command buffer: the copies, every pass between timestamp queries, the window
     /// sums and timestamps copied out for reading. Returns the submission and the time the
-    /// host spent blocked in the driver's submit: lavapipe's waits there until the queue's
-    /// earlier work is done (a call submitted while another runs, as pipelined slices and
-    /// batches are), which is a wait for the GPU, not host work.
+    /// host spent in the submit: lavapipe's waits there until the queue's earlier work is
+    /// done (a call submitted while another runs, as overlapped slices and batches are),
+    /// which is a wait for the GPU, not host work (elsewhere it is wgpu's validation, a few
+    /// microseconds counted as waiting too).
     pub(super) fn submit_timestamped(
         &self,
         ws: &Workspace,

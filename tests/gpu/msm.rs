@@ -560,7 +560,8 @@ fn one_shot_msms_in_slices() {
 
 /// The GPU bucket sort reads a base's identity bit, not the base (`count_digits`): identity
 /// bases at the edges of a bit word (32 bases) and of a 16-byte load (128), one-shot, on a
-/// resident set (whole and a prefix) and on one stored with shifted copies, in every profile.
+/// resident set (whole and a prefix), on one stored with shifted copies, and in slices and
+/// device parts, in every profile.
 /// A bit on the wrong base would place an identity or drop a point: a wrong sum.
 #[test]
 fn identity_bits_at_word_and_load_boundaries() {
@@ -591,6 +592,37 @@ fn identity_bits_at_word_and_load_boundaries() {
             ..Default::default()
         };
         let shifted = e.load_bases_with(&bases, copies).unwrap();
+        assert_eq!(shifted.precomputed_copies(), 2, "{name}");
+        // Slices and parts of 100: each part's bits after its own bases, each one-shot
+        // slice's after its upload.
+        let sliced = e
+            .reconfigured(MsmConfig {
+                max_slice_points: Some(100),
+                ..e.config().clone()
+            })
+            .unwrap();
+        let report = check(&format!("{name} sliced"), &sliced, &bases, &scalars);
+        assert!(
+            report.route.contains("3 slices"),
+            "{name}: {}",
+            report.route
+        );
+        let parts = sliced.load_bases(&bases).unwrap();
+        assert_eq!(parts.part_len(), 100, "{name}");
+        for (m, want_slices) in [(n, true), (100, false)] {
+            let (got, report) = sliced.msm_with_report(&parts, &scalars[..m]).unwrap();
+            assert_eq!(
+                got,
+                reference(&bases[..m], &scalars[..m]),
+                "{name} parts {m}"
+            );
+            assert_eq!(
+                report.route.contains("slices"),
+                want_slices,
+                "{}",
+                report.route
+            );
+        }
         for (what, set) in [("resident", &plain), ("shifted copies", &shifted)] {
             for m in [n, 257, 129 + case] {
                 let (got, report) = e.msm_with_report(set, &scalars[..m]).unwrap();

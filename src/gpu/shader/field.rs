@@ -74,8 +74,15 @@ impl Arithmetic {
 
     /// Where a set of `points` bases in `copies` copies keeps its identity bits, in
     /// 16-byte loads from its start (`Params::identity_quads`).
-    pub(crate) fn identity_bits_quad(self, points: usize, copies: u32) -> u32 {
+    pub(crate) fn identity_quads(self, points: usize, copies: u32) -> u32 {
         (self.stored_base_bytes(points) * copies as u64 / 16) as u32
+    }
+
+    /// Bytes a base takes in a stored set with `copies` copies, its identity bit counted as
+    /// a byte: n times this is at least [`Arithmetic::stored_set_bytes`] for n >= 19 (the
+    /// bits' padding is at most 16 bytes), what the caps on a part or a call divide by.
+    pub(crate) fn stored_bytes_per_base(self, copies: u32) -> u64 {
+        self.stored_base_bytes(1) * copies as u64 + 1
     }
 
     /// Bytes of `items` projective sums.
@@ -396,9 +403,12 @@ mod tests {
         // The bits start right after the bases and their copies, on a 16-byte load.
         for a in Arithmetic::ALL {
             assert_eq!(a.stored_base_bytes(1) % 16, 0);
-            let q = a.identity_bits_quad(300, 3) as u64;
+            let q = a.identity_quads(300, 3) as u64;
             assert_eq!(16 * q, 3 * a.stored_base_bytes(300));
             assert_eq!(a.stored_set_bytes(300, 3), 16 * q + 48);
+            for n in [19, 20, 127, 128, 1 << 20] {
+                assert!(a.stored_set_bytes(n, 3) <= n as u64 * a.stored_bytes_per_base(3));
+            }
         }
     }
 

@@ -2,8 +2,9 @@
 //! choice among them ([`profile`]), the host/shader contract ([`contract`]), the field
 //! constants and word layouts ([`field`]), the wide profiles' generated multiplication
 //! and packing ([`mul29`]), the curve formulas as step tables ([`program`], [`edwards`]), the prelude
-//! every stage starts with, and the writing-out of marked loops ([`unroll`], which
-//! `super::stages` applies to each module's whole source). What each stage adds to the
+//! every stage starts with, the writing-out of marked loops ([`unroll`], which
+//! `super::stages` applies to each module's whole source), and the registers per thread the
+//! written-out hot loop asks for ([`registers`], an estimate). What each stage adds to the
 //! prelude (its files and its bindings) is the stage table's (`super::stages`).
 //!
 //! | file | what it holds |

@@ -1,11 +1,12 @@
 //! Registers per thread of the hottest loop, `accumulate_balanced`'s mixed addition, estimated
-//! from the generated code: the step table of the profile's formula and the multiplier's step
-//! list ([`mul29::program`]), which the emitters write out statement for statement. Every value
-//! is held from its definition to its last use, in 32-bit registers (a limb of 29 bits takes
-//! one, the u64 accumulator and a 64-bit product two each).
+//! from what the generated code is written from: the step table of the profile's formula and
+//! the multiplier's step list ([`mul29::program`]), which the emitters write out statement for
+//! statement. Every value is held from its definition to its last use, in 32-bit registers (a
+//! limb of 29 bits takes one, the u64 accumulator and a 64-bit product two each).
 //!
 //! An estimate, not the compiler's allocation: a compiler may reorder the statements, keep
-//! constants as immediates or spill. It states what the written order asks for, and shows
+//! constants as immediates or spill, and the count leaves out `point_checked`, the entry's
+//! decoding and address arithmetic. It states what the written order asks for, and shows
 //! what a change to the kernel or the formulas saves (`examples/op_counts.rs` prints it).
 
 use super::field::Arithmetic;
@@ -200,6 +201,37 @@ mod tests {
             assert!(r.formula >= r.product, "{a:?}: {r:?}");
         }
         assert!(LoopRegisters::of(Arithmetic::Limbs13).is_none());
+        // The values docs/PERF.md records: a change to the formulas or the multiplier moves
+        // them, and the table with them.
+        let peaks = [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards]
+            .map(|a| LoopRegisters::of(a).unwrap().formula);
+        assert_eq!(peaks, [133, 120]);
+    }
+
+    /// The loop state [`LOOP_WORDS`] counts is the kernel's: six scalars, and one point
+    /// (the run being summed; the head is written out, not carried).
+    #[test]
+    fn loop_words_are_the_kernels() {
+        let text = crate::gpu::shader::files::BALANCED.text;
+        let start = text.find("fn accumulate_balanced(").expect("the kernel");
+        let end = start + text[start..].find("\n}\n").expect("its end");
+        let body = &text[start..end];
+        for decl in [
+            "let t =",
+            "let count =",
+            "let end =",
+            "var key =",
+            "var head_key =",
+            "var e =",
+        ] {
+            assert!(body.contains(decl), "{decl}");
+        }
+        assert_eq!(body.matches("var ").count(), 4, "key, acc, head_key, e");
+        assert!(
+            !body.contains("var head ="),
+            "the head is written out, not carried"
+        );
+        assert_eq!(LOOP_WORDS, 6);
     }
 
     #[test]

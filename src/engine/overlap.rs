@@ -1,0 +1,194 @@
+//! Calls run back to back on one device, each call's host work (digits, plan, upload) and
+//! submission done while the call before it runs on the GPU: a batch's vectors
+//! (`batch.rs`) and a large call's slices (`slicing.rs`). Two calls may then hold memory at
+//! once; when the budget has no room for both, the one in flight is collected first.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ark_bls12_377::{Fr, G1Projective};
+
+use super::prepare::{GpuCall, Prepared};
+use super::GpuMsm;
+use crate::bases::BasesRef;
+use crate::error::{MsmError, Result};
+use crate::gpu::{GpuContext, InFlight};
+use crate::report::{Backend, MsmReport};
+
+/// One call of an overlapped run.
+pub(super) struct Piece<'a> {
+    /// Its bases.
+    pub bases: BasesRef<'a>,
+    /// Its scalars.
+    pub scalars: &'a [Fr],
+    /// Its path, if decided already (a slice takes its call's); else routed on its own.
+    pub route: Option<(Backend, String)>,
+}
+
+/// A piece submitted to the GPU and not yet collected.
+struct Queued<'a> {
+    /// Its place among the pieces.
+    index: usize,
+    call: Box<GpuCall<'a>>,
+    in_flight: InFlight,
+}
+
+/// An overlapped run's state: each piece's result once collected, the device the pieces
+/// run on, the piece in flight, and how an error names piece k (`err(k, e)`).
+struct Run<'a, E> {
+    out: Vec<Option<(G1Projective, MsmReport)>>,
+    device: Option<Arc<GpuContext>>,
+    queued: Option<Queued<'a>>,
+    err: E,
+}
+
+impl GpuMsm {
+    /// The pieces' sums and reports, in order: piece k + 1 is prepared and submitted while
+    /// piece k runs. On an error the piece in flight is collected first, so that the error
+    /// is the earliest piece's, as if they had run one at a time (and no piece is left
+    /// running on the GPU). A piece planned on a device that replaced a lost one first
+    /// collects the piece in flight on the lost one, if any (which fails: `DeviceLost`);
+    /// with nothing in flight the run goes on on the new device (a resident part it does not
+    /// hold is uploaded from the host copy, as a single call's would be). `err(k, e)` names
+    /// piece k in an error.
+    pub(super) fn run_overlapped<'a>(
+        &self,
+        pieces: impl IntoIterator<Item = Piece<'a>>,
+        err: impl Fn(usize, MsmError) -> MsmError,
+    ) -> Result<Vec<(G1Projective, MsmReport)>> {
+        let mut run = Run {
+            out: Vec::new(),
+            device: None,
+            queued: None,
+            err,
+        };
+        for (k, piece) in pieces.into_iter().enumerate() {
+            run.out.push(None);
+            if let Err(e) = self.run_piece(&mut run, k, piece) {
+                match run.queued.take() {
+                    // Piece k - 1, still in flight: it ran first, so its error comes first.
+                    Some(q) if q.index < k => self.collect_one(&mut run, q)?,
+                    // Piece k itself (the one before it failed): waited for, dropped.
+                    Some(q) => {
+                        let gpu = run.device.clone().expect("set by the queued piece");
+                        let _ = self.finish(&gpu, q.in_flight);
+                    }
+                    None => {}
+                }
+                return Err(e);
+            }
+        }
+        self.collect_queued(&mut run)?;
+        Ok(run
+            .out
+            .into_iter()
+            .map(|r| r.expect("every piece ran"))
+            .collect())
+    }
+
+    /// Piece k: prepared, then done on the CPU or submitted and queued (the piece before it
+    /// collected meanwhile). An error of piece k is named by `err`.
+    fn run_piece<'a, E: Fn(usize, MsmError) -> MsmError>(
+        &self,
+        run: &mut Run<'a, E>,
+        k: usize,
+        piece: Piece<'a>,
+    ) -> Result<()> {
+        if self.host_list_check_pending() {
+            // Its planning's test calls must not wait for room the piece in flight holds.
+            self.collect_queued(run)?;
+        }
+        // The host work of piece k, done while piece k - 1 is in flight, is not part of
+        // piece k - 1's report.
+        let t = Instant::now();
+        let named = |e| (run.err)(k, e);
+        let route = match piece.route {
+            Some(r) => r,
+            None => self.route_call(piece.scalars.len()).map_err(named)?,
+        };
+        let step = self
+            .prepare(piece.bases, piece.scalars, route)
+            .map_err(named)?;
+        let mut p = match step {
+            Prepared::Done(r, rep) => {
+                run.out[k] = Some((r, *rep));
+                if let Some(q) = run.queued.as_mut() {
+                    q.call.overlapped += t.elapsed();
+                }
+                return Ok(());
+            }
+            Prepared::Gpu(p) => p,
+        };
+        if run.device.as_ref().is_some_and(|d| !Arc::ptr_eq(d, &p.gpu)) {
+            // The run's device was lost and replaced.
+            self.collect_queued(run)?;
+        }
+        run.device = Some(Arc::clone(&p.gpu));
+        let in_flight = self.submit_piece(run, k, &mut p, t)?;
+        let queued = Queued {
+            index: k,
+            call: p,
+            in_flight,
+        };
+        let Some(mut before) = run.queued.replace(queued) else {
+            return Ok(());
+        };
+        before.call.overlapped += t.elapsed();
+        let tc = Instant::now();
+        self.collect_one(run, before)?;
+        if let Some(next) = run.queued.as_mut() {
+            next.call.overlapped += tc.elapsed();
+        }
+        Ok(())
+    }
+
+    /// Submits piece k (prepared from `t` on) beside the one in flight, or, when the budget
+    /// has no room for both, after collecting that one (waiting for room while holding it
+    /// could wait forever); neither report counts the other's work.
+    fn submit_piece<E: Fn(usize, MsmError) -> MsmError>(
+        &self,
+        run: &mut Run<'_, E>,
+        k: usize,
+        p: &mut GpuCall,
+        t: Instant,
+    ) -> Result<InFlight> {
+        let gpu = Arc::clone(&p.gpu);
+        let submitted = self.submit(&gpu, p, run.queued.is_none());
+        if let Some(f) = submitted.map_err(|e| (run.err)(k, e))? {
+            return Ok(f);
+        }
+        if let Some(q) = run.queued.as_mut() {
+            q.call.overlapped += t.elapsed();
+        }
+        let tc = Instant::now();
+        self.collect_queued(run)?;
+        p.overlapped += tc.elapsed();
+        let f = self.submit(&gpu, p, true).map_err(|e| (run.err)(k, e))?;
+        Ok(f.expect("waited for room"))
+    }
+
+    /// Collects the piece in flight, if any.
+    fn collect_queued<E: Fn(usize, MsmError) -> MsmError>(
+        &self,
+        run: &mut Run<'_, E>,
+    ) -> Result<()> {
+        match run.queued.take() {
+            Some(q) => self.collect_one(run, q),
+            None => Ok(()),
+        }
+    }
+
+    /// A queued piece's sum and report, once the GPU is done with it, into its place.
+    fn collect_one<E: Fn(usize, MsmError) -> MsmError>(
+        &self,
+        run: &mut Run<'_, E>,
+        q: Queued,
+    ) -> Result<()> {
+        let gpu = Arc::clone(run.device.as_ref().expect("set by the queued piece"));
+        let j = q.index;
+        let done = self.finish(&gpu, q.in_flight);
+        let result = self.complete(*q.call, done).map_err(|e| (run.err)(j, e))?;
+        run.out[j] = Some(result);
+        Ok(())
+    }
+}
