@@ -214,14 +214,16 @@ macro_rules! addition_tail {
 }
 
 /// P + Q, Q precomputed as (y' - x', y' + x', k x' y') in (X2, Y2, Z2) (madd-2008-hwcd-3,
-/// a = -1): 7 multiplications.
+/// a = -1): 7 multiplications. In the order that holds the fewest values at once (the hot
+/// loop's; `registers.rs`): C's product first, whose operands both die, then D, then the
+/// sums A and B before their products.
 pub const MADD: &[Step] = addition_tail![
-    s(Sub, A, Y1, X1),
-    s(Mul, A, A, X2),
-    s(Add, B, Y1, X1),
-    s(Mul, B, B, Y2),
     s(Mul, C, T1, Z2),
     s(Add, D, Z1, Z1),
+    s(Sub, A, Y1, X1),
+    s(Add, B, Y1, X1),
+    s(Mul, A, A, X2),
+    s(Mul, B, B, Y2),
 ];
 
 /// P + Q in extended coordinates (add-2008-hwcd-3, a = -1, k = 2d in register K): 9
