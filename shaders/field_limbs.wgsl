@@ -23,27 +23,13 @@ fn fp_is_zero(a: Fp) -> bool {
     return acc == 0u;
 }
 
-// a - p if a >= p, else a, for a < 2p with limbs below 2^LIMB_BITS (the top one may hold
-// one bit more). Each difference lies in (-2^(LIMB_BITS+1), 2^(LIMB_BITS+1)), so bit 31 of
-// the u32 is its borrow.
-fn fp_reduce_once(a: Fp) -> Fp {
-    var t: Fp;
-    var borrow = 0u;
-    // unroll
-    for (var i = 0u; i < LIMBS; i++) {
-        let d = a[i] - P[i] - borrow;
-        t[i] = d & LIMB_MASK;
-        borrow = d >> 31u;
-    }
-    if (borrow == 1u) {
-        return a;
-    }
-    return t;
+// a + b limb by limb, each limb masked to LIMB_BITS, and the carry out of the top limb.
+struct Carried {
+    v: Fp,
+    carry: u32,
 }
 
-// a + b mod p, for a, b < p: the sum, below 2p, keeps its top carry in the top limb (always
-// 0 on 13-bit limbs, whose 390 bits hold 2p).
-fn fp_add(a: Fp, b: Fp) -> Fp {
+fn fp_add_limbs(a: Fp, b: Fp) -> Carried {
     var r: Fp;
     var carry = 0u;
     // unroll
@@ -52,13 +38,18 @@ fn fp_add(a: Fp, b: Fp) -> Fp {
         r[i] = s & LIMB_MASK;
         carry = s >> LIMB_BITS;
     }
-    r[LIMBS - 1u] |= carry << LIMB_BITS;
-    return fp_reduce_once(r);
+    return Carried(r, carry);
 }
 
-// a - b mod p, for a, b < p: on a borrow, p is added back and the carry out of the top limb
-// (the 2^(LIMBS LIMB_BITS) the borrow took) is dropped.
-fn fp_sub(a: Fp, b: Fp) -> Fp {
+// a - b limb by limb, each limb masked to LIMB_BITS, and the borrow out of the top limb
+// (1 when a < b). Each difference lies in (-2^(LIMB_BITS+1), 2^(LIMB_BITS+1)), so bit 31 of
+// the u32 is its borrow (the top limb of a may hold one bit more).
+struct Borrowed {
+    v: Fp,
+    borrow: u32,
+}
+
+fn fp_sub_limbs(a: Fp, b: Fp) -> Borrowed {
     var r: Fp;
     var borrow = 0u;
     // unroll
@@ -67,17 +58,35 @@ fn fp_sub(a: Fp, b: Fp) -> Fp {
         r[i] = d & LIMB_MASK;
         borrow = d >> 31u;
     }
-    if (borrow == 0u) {
-        return r;
+    return Borrowed(r, borrow);
+}
+
+// a - p if a >= p, else a, for a < 2p with limbs below 2^LIMB_BITS (the top one may hold
+// one bit more).
+fn fp_reduce_once(a: Fp) -> Fp {
+    let t = fp_sub_limbs(a, P);
+    if (t.borrow == 1u) {
+        return a;
     }
-    var carry = 0u;
-    // unroll
-    for (var i = 0u; i < LIMBS; i++) {
-        let s = r[i] + P[i] + carry;
-        r[i] = s & LIMB_MASK;
-        carry = s >> LIMB_BITS;
+    return t.v;
+}
+
+// a + b mod p, for a, b < p: the sum, below 2p, keeps its top carry in the top limb (always
+// 0 on 13-bit limbs, whose 390 bits hold 2p).
+fn fp_add(a: Fp, b: Fp) -> Fp {
+    var r = fp_add_limbs(a, b);
+    r.v[LIMBS - 1u] |= r.carry << LIMB_BITS;
+    return fp_reduce_once(r.v);
+}
+
+// a - b mod p, for a, b < p: on a borrow, p is added back and the carry out of the top limb
+// (the 2^(LIMBS LIMB_BITS) the borrow took) is dropped.
+fn fp_sub(a: Fp, b: Fp) -> Fp {
+    let d = fp_sub_limbs(a, b);
+    if (d.borrow == 0u) {
+        return d.v;
     }
-    return r;
+    return fp_add_limbs(d.v, P).v;
 }
 
 fn fp_neg(a: Fp) -> Fp {
