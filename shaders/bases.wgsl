@@ -8,7 +8,7 @@ fn stored_base(idx: u32) -> BaseWords {
     var w: BaseWords;
     // unroll
     for (var k = 0u; k < BASE_QUADS; k++) {
-        let q = bases[idx * BASE_QUADS + k];
+        let q = quad_words(bases[idx * BASE_QUADS + k]);
         w[4u * k] = q.x;
         w[4u * k + 1u] = q.y;
         w[4u * k + 2u] = q.z;

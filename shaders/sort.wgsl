@@ -104,7 +104,7 @@ fn window_of(i: u32, start: u32, c: u32) -> u32 {
 // instead of the base itself.
 fn base_places_nothing(i: u32) -> bool {
     let word = i / 32u;
-    let q = bases[params.identity_quads + word / 4u];
+    let q = quad_words(bases[params.identity_quads + word / 4u]);
     return ((q[word % 4u] >> (i % 32u)) & 1u) != 0u;
 }
 

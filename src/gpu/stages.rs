@@ -37,9 +37,10 @@ pub(crate) enum Phase {
 pub(crate) enum Access {
     /// `var<storage, read> name: array<u32>`.
     Read,
-    /// `var<storage, read> name: array<vec4<u32>>`: the stored bases as the stages after
+    /// `var<storage, read> name: array<BaseQuad>`: the stored bases as the stages after
     /// the convert stage read them, 16 bytes a load (every profile's stored base is a whole
-    /// number of them, asserted where `BASE_QUADS` is generated).
+    /// number of them, asserted where `BASE_QUADS` is generated); `BaseQuad` and
+    /// `quad_words` are the profile's (`Arithmetic::wgsl_header`).
     ReadQuads,
     /// `var<storage, read_write> name: array<u32>`.
     ReadWrite,
@@ -190,7 +191,7 @@ impl Module {
             };
             let ty = match access {
                 Access::Read | Access::ReadWrite => "array<u32>",
-                Access::ReadQuads => "array<vec4<u32>>",
+                Access::ReadQuads => "array<BaseQuad>",
                 Access::Atomic => "array<atomic<u32>>",
                 Access::Uniform(t) => t,
                 Access::ConvertedInPlace => unreachable!("resolved by Access::on"),

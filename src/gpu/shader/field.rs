@@ -211,6 +211,23 @@ impl Arithmetic {
         Some(G1Projective::new_unchecked(x * z, y * z.square(), z))
     }
 
+    /// `BaseQuad`, the type of one 16-byte load of the stored bases, and `quad_words`, its
+    /// four u32 words in memory order. The wide profiles load `vec2<u64>`: the same 16
+    /// bytes a load as `vec4<u32>` on a GPU, but half the loads in llvmpipe, which gathers a
+    /// load's components one at a time, lane by lane (Mesa 22: 14% less time in the
+    /// accumulation at 2^16, docs/PERF.md). The portable profile has no 64-bit integers.
+    fn base_quad_wgsl(self) -> String {
+        match self {
+            Arithmetic::Limbs13 => "alias BaseQuad = vec4<u32>;\n\
+                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    return q;\n}\n"
+                .into(),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => "alias BaseQuad = vec2<u64>;\n\
+                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    \
+                 return vec4<u32>(u32(q.x), u32(q.x >> 32u), u32(q.y), u32(q.y >> 32u));\n}\n"
+                .into(),
+        }
+    }
+
     /// The generated WGSL header: sizes and the constants of F_p for this profile, all
     /// derived from ark-bls12-377 so that nothing is typed in by hand.
     pub fn wgsl_header(self) -> String {
@@ -225,6 +242,7 @@ impl Arithmetic {
         s += &format!("const BASE_QUADS: u32 = {}u;\n", self.base_words() / 4);
         s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
         s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
+        s += &self.base_quad_wgsl();
         s += "alias PointWords = array<u32, POINT_WORDS>;\n";
         s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
         let (limbs, bits, np0) = match self {
