@@ -3,12 +3,20 @@
 
 use super::layout::SECTION_ALIGN;
 use super::shader::contract::Params;
-use super::shader::field::WORKGROUP_SIZE;
+use super::shader::field::{Arithmetic, WORKGROUP_SIZE};
 use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
 use super::{sort, GpuContext};
 use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
+
+/// The most workgroup memory one MSM stage declares: the carry tree's (balanced.wgsl:
+/// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
+/// (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry point's
+/// arrays with naga and checks this figure against the largest.
+pub(crate) fn workgroup_bytes(arithmetic: Arithmetic) -> u32 {
+    WORKGROUP_SIZE * 4 * (arithmetic.point_words() as u32 + 1)
+}
 
 impl GpuContext {
     /// [`MsmError::InvalidConfig`] unless every MSM stage fits the device's per-stage
@@ -86,9 +94,7 @@ impl GpuContext {
                 "workgroups of {WORKGROUP_SIZE} invocations do not fit"
             ));
         }
-        // The larger workgroup arrays: the carry tree's (balanced.wgsl: WORKGROUP_SIZE keys
-        // and points), then reduce_windows' (WORKGROUP_SIZE points).
-        let shared = WORKGROUP_SIZE * 4 * (self.arithmetic.point_words() as u32 + 1);
+        let shared = workgroup_bytes(self.arithmetic);
         if shared > limits.max_compute_workgroup_storage_size {
             let max = limits.max_compute_workgroup_storage_size;
             return refuse(format!(

@@ -548,6 +548,7 @@ pub fn wgsl_modules(arithmetic: Arithmetic) -> Vec<WgslModule> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::capacity::workgroup_bytes;
 
     #[test]
     fn ids_name_their_stages_and_modules_agree_on_their_bindings() {
@@ -584,6 +585,7 @@ mod tests {
     #[test]
     fn every_profile_and_stage_builds_and_binds_what_the_table_says() {
         for a in Arithmetic::ALL {
+            let mut most_shared = 0;
             for m in wgsl_modules(a) {
                 let module = naga::front::wgsl::parse_str(&m.source).unwrap_or_else(|e| {
                     panic!("{a:?} {}: {}", m.name, e.emit_to_string(&m.source))
@@ -617,6 +619,18 @@ mod tests {
                         .collect();
                     listed.sort();
                     assert_eq!(used, listed, "{a:?} {entry}");
+                    // The workgroup arrays it uses, by naga's sizes: within what
+                    // capacity.rs checks against the adapter's limit.
+                    let shared: u32 = module
+                        .global_variables
+                        .iter()
+                        .filter(|(h, v)| {
+                            v.space == naga::AddressSpace::WorkGroup && !uses[*h].is_empty()
+                        })
+                        .map(|(_, v)| module.types[v.ty].inner.size(module.to_ctx()))
+                        .sum();
+                    assert!(shared <= workgroup_bytes(a), "{a:?} {entry}: {shared}");
+                    most_shared = most_shared.max(shared);
                 }
                 // Each binding is declared with the least access its module's entry points
                 // need: written or atomic ones read_write, the others read.
@@ -638,6 +652,8 @@ mod tests {
                     assert_eq!(declared_writable, writes, "{a:?} {}: {name}", m.name);
                 }
             }
+            // The figure the limit is checked with is the largest stage's, not a bound.
+            assert_eq!(most_shared, workgroup_bytes(a), "{a:?}");
         }
     }
 }
