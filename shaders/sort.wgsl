@@ -85,18 +85,42 @@ fn scalar_integer(i: u32) -> array<u32, 8> {
     return k;
 }
 
-// Bits [start, start + c) of scalar i's integer, as count_digits stored it.
-fn window_of(i: u32, start: u32, c: u32) -> u32 {
-    let word = start / 32u;
-    let off = start % 32u;
-    if (word >= 8u) {
-        return 0u;
+// Scalar i's integer as count_digits stored it, read once, a word at a time, and handed out
+// c bits at a time from the least significant (c <= MAX_PRECOMPUTED_WINDOW_BITS < 32): the
+// bits not yet handed out sit in (lo, hi), `have` of them; hi is zero whenever have < 32.
+// Bits past the integer's 256 read as zero.
+struct ScalarBits {
+    lo: u32,
+    hi: u32,
+    have: u32,
+    next_word: u32,
+}
+
+fn scalar_bits() -> ScalarBits {
+    return ScalarBits(0u, 0u, 0u, 0u);
+}
+
+fn take_bits(b: ptr<function, ScalarBits>, i: u32, c: u32) -> u32 {
+    if ((*b).have < c) {
+        var w = 0u;
+        if ((*b).next_word < 8u) {
+            w = scalars[i * 8u + (*b).next_word];
+            (*b).next_word += 1u;
+        }
+        // Appended above the `have` bits left (have < c < 32, so hi is zero).
+        if ((*b).have == 0u) {
+            (*b).lo = w;
+        } else {
+            (*b).lo |= w << (*b).have;
+            (*b).hi = w >> (32u - (*b).have);
+        }
+        (*b).have += 32u;
     }
-    var v = scalars[i * 8u + word] >> off;
-    if (off + c > 32u && word + 1u < 8u) {
-        v |= scalars[i * 8u + word + 1u] << (32u - off);
-    }
-    return v & ((1u << c) - 1u);
+    let v = (*b).lo & ((1u << c) - 1u);
+    (*b).lo = ((*b).lo >> c) | ((*b).hi << (32u - c));
+    (*b).hi >>= c;
+    (*b).have -= c;
+    return v;
 }
 
 // Whether base i places nothing: its identity bit, which the host set where the base is the
@@ -138,9 +162,10 @@ fn entry_of(f: Fold, i: u32, d: Digit) -> u32 {
     return (f.copy_offset + i) | d.sign;
 }
 
-fn digit(i: u32, w: u32, carry: u32) -> Digit {
+// The next digit window of scalar i's bits.
+fn digit(i: u32, bits: ptr<function, ScalarBits>, carry: u32) -> Digit {
     let c = params.window_bits;
-    let raw = window_of(i, w * c, c) + carry;
+    let raw = take_bits(bits, i, c) + carry;
     let half = 1u << (c - 1u);
     if (raw > half) {
         return Digit((1u << c) - raw, SIGN_BIT, 1u);
@@ -173,9 +198,10 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     }
     store_integer(i);
     var carry = 0u;
+    var bits = scalar_bits();
     var f = Fold(0u, 0u);
     for (var w = 0u; w < params.digit_windows; w++) {
-        let d = digit(i, w, carry);
+        let d = digit(i, &bits, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             atomicAdd(&counters[bucket_of(f, d)], 1u);
@@ -192,9 +218,10 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
         return;
     }
     var carry = 0u;
+    var bits = scalar_bits();
     var f = Fold(0u, 0u);
     for (var w = 0u; w < params.digit_windows; w++) {
-        let d = digit(i, w, carry);
+        let d = digit(i, &bits, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             let g = bucket_of(f, d);
