@@ -369,7 +369,7 @@ pub(crate) fn pack_affine<'a>(
 }
 
 fn limbs13(b: &BigInt<6>) -> Vec<u32> {
-    mul29::split_limbs(b, LIMB_BITS, LIMBS as usize)
+    mul29::split_limbs(&b.0, LIMB_BITS, LIMBS as usize)
 }
 
 fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {

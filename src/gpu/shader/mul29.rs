@@ -3,45 +3,244 @@
 //! Generated because a GPU keeps a private array indexed at run time in local memory and a
 //! driver need not unroll a loop of hundreds of steps.
 //!
-//! An element of F_p is 13 limbs of 29 bits (377 bits, p < 2^377) in Montgomery form with
-//! R = 2^377. The product is product scanning, column by column (FIPS): one u64 accumulator takes
-//! every product of a column, a_i b_j and m_i p_j (58-bit products, at most 26 a column, so
-//! it never overflows), and carries once a column. That is 338 products against the 288 of
-//! the 32-bit CIOS it replaced, but about half the 64-bit operations in naga's IR, since no
-//! product is split into a word and a carry (`examples/mul_ops.rs` counts both; docs/PERF.md).
+//! An element of F_p is L = ceil(bits(p) / 29) limbs of 29 bits in Montgomery form with
+//! R = 2^(29 L): for BLS12-377, the field the shaders compute in today, 13 limbs and
+//! R = 2^377 (BLS12-381: 14 and 2^406; BN254: 9 and 2^261). [`Field29`] derives every
+//! constant from arkworks' `PrimeField` (issue 21); the tests run each field's steps against
+//! arkworks. The product is product scanning, column by column (FIPS): one u64 accumulator
+//! takes every product of a column, a_i b_j and m_i p_j (58-bit products, at most 2 L a
+//! column, so it never overflows up to 16 limbs), and carries once a column. For BLS12-377
+//! that is 338 products against the 288 of the 32-bit CIOS it replaced, but about half the
+//! 64-bit operations in naga's IR, since no product is split into a word and a carry
+//! (`examples/mul_ops.rs` counts both; docs/PERF.md).
 //!
-//! One step list ([`program`]) is read by the WGSL emitter ([`wgsl`]) and by a host
-//! interpreter (the oracle, checked against arkworks with every addition checked for
-//! overflow); `tests/gpu/shader_ops.rs` compares the shader itself with arkworks on the device.
-//! The stored form is 12 packed words (x 2^377 mod p, little-endian); `fp_unpack` and
-//! `fp_pack` move between it and the limbs.
+//! One step list ([`Field29::program`]) is read by the WGSL emitter ([`Field29::wgsl`]) and
+//! by a host interpreter (the oracle, checked against arkworks with every addition checked
+//! for overflow); `tests/gpu/shader_ops.rs` compares the shader itself with arkworks on the
+//! device. The stored form is ceil(bits(p) / 32) packed words (x R mod p, little-endian; 12
+//! for BLS12-377); `fp_unpack` and `fp_pack` move between it and the limbs.
 
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 use ark_bls12_377::Fq;
 use ark_ff::{BigInt, PrimeField};
 
-/// Limbs of one element.
-pub const LIMBS: usize = 13;
 /// Bits of a limb.
 pub const LIMB_BITS: u32 = 29;
 /// The low [`LIMB_BITS`] bits.
 pub const LIMB_MASK: u32 = (1 << LIMB_BITS) - 1;
-const _: () = assert!(LIMBS as u32 * LIMB_BITS == 377);
-/// u32 words of the packed form: 377 bits in 12 words (`field::PACKED_WORDS`, which
+/// Limbs of one BLS12-377 element, the field the shaders compute in today
+/// ([`bls12_377`]; a test checks it against [`Field29::of`]).
+pub const LIMBS: usize = 13;
+/// u32 words of BLS12-377's packed form: 377 bits in 12 words (`field::PACKED_WORDS`, which
 /// `field.rs` checks against this).
-pub const PACKED_WORDS: usize = (LIMBS * LIMB_BITS as usize).div_ceil(32);
+pub const PACKED_WORDS: usize = 12;
 
-/// -p^-1 mod 2^32, by Newton iteration on the lowest word; the product uses its low 29 bits
-/// (and the portable profile its low 13: -p^-1 mod 2^k is this word's low k bits).
-pub fn neg_p_inv_word() -> u32 {
-    let p0 = Fq::MODULUS.0[0] as u32;
+/// One prime field's product on limbs of 29 bits, every constant derived from arkworks'
+/// [`PrimeField`]: ceil(bits(p) / 29) limbs, R = 2^(29 limbs), p in limbs, -p^-1 mod 2^32,
+/// and a packed form of ceil(bits(p) / 32) words. The column sums stay below 2^64 up to 16
+/// limbs (2 limbs products of 58 bits and a carry), which [`Field29::of`] asserts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field29 {
+    limbs: usize,
+    p: Vec<u32>,
+    np0: u32,
+    modulus_bits: u32,
+}
+
+impl Field29 {
+    /// The field F's constants.
+    pub fn of<F: PrimeField>() -> Field29 {
+        let bits = F::MODULUS_BIT_SIZE;
+        let limbs = bits.div_ceil(LIMB_BITS) as usize;
+        assert!(limbs <= 16, "column sums of {limbs} limbs could pass 2^64");
+        let words = F::MODULUS;
+        let words = words.as_ref();
+        Field29 {
+            limbs,
+            p: split_limbs(words, LIMB_BITS, limbs),
+            np0: neg_inv_word(words[0] as u32),
+            modulus_bits: bits,
+        }
+    }
+
+    /// Limbs of one element.
+    pub fn limbs(&self) -> usize {
+        self.limbs
+    }
+
+    /// log2 R: 29 bits a limb.
+    pub fn radix_bits(&self) -> u32 {
+        self.limbs as u32 * LIMB_BITS
+    }
+
+    /// u32 words of the packed form (a reduced value, below p).
+    pub fn packed_words(&self) -> usize {
+        self.modulus_bits.div_ceil(32) as usize
+    }
+
+    /// -p^-1 mod 2^32 (the product uses its low 29 bits).
+    pub fn np0(&self) -> u32 {
+        self.np0
+    }
+
+    /// p in limbs.
+    pub fn p_limbs(&self) -> &[u32] {
+        &self.p
+    }
+
+    /// The product's steps. Column k < L takes a_i b_(k-i) and m_i p_(k-i) (i < k), makes
+    /// m_k, adds m_k p_0 and shifts; column k >= L takes the products left and writes
+    /// r_(k-L); the accumulator left at the end is r_(L-1) (at most 30 bits: the product is
+    /// below 2p).
+    pub fn program(&self) -> Vec<Step> {
+        let n = self.limbs;
+        let mut steps = Vec::new();
+        for k in 0..2 * n - 1 {
+            let lo = k.saturating_sub(n - 1);
+            steps.extend((lo..=k.min(n - 1)).map(|i| Step::Ab(i, k - i)));
+            steps.extend((lo..k.min(n)).map(|i| Step::Mp(i, k - i)));
+            if k < n {
+                steps.extend([Step::MakeM(k), Step::Mp(k, 0)]);
+            } else {
+                steps.push(Step::Out(k - n));
+            }
+            steps.push(Step::Shift);
+        }
+        steps
+    }
+
+    /// An integer below 2^(29 limbs), as little-endian u64 words, in limbs.
+    pub fn limbs_of(&self, words: &[u64]) -> Vec<u32> {
+        split_limbs(words, LIMB_BITS, self.limbs)
+    }
+
+    /// WGSL of `fp_mul`, `fp_square`, `fp_unpack` and `fp_pack` (the square is the product;
+    /// the Edwards mixed addition, the hot path, squares nothing).
+    pub fn wgsl(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "// Generated by src/gpu/shader/mul29.rs: Montgomery product a * b * 2^-{} mod p",
+            self.radix_bits()
+        );
+        let _ = writeln!(
+            s,
+            "// ({} limbs of 29 bits, one u64 accumulator a column, straight-line), for a, b < p.",
+            self.limbs
+        );
+        s += &self.mul_wgsl();
+        s += "fn fp_square(a: Fp) -> Fp {\n    return fp_mul(a, a);\n}\n\n";
+        s += &self.unpack_wgsl();
+        s += &self.pack_wgsl();
+        s
+    }
+
+    fn mul_wgsl(&self) -> String {
+        let (p, np0, n) = (&self.p, self.np0, self.limbs);
+        let mut s = String::from("fn fp_mul(a: Fp, b: Fp) -> Fp {\n");
+        for i in 0..n {
+            let _ = writeln!(
+                s,
+                "    let a{i} = u64(a[{i}]);\n    let b{i} = u64(b[{i}]);"
+            );
+        }
+        s += "    var acc = 0lu;\n";
+        for step in self.program() {
+            let _ = match step {
+                Step::Ab(i, j) => writeln!(s, "    acc += a{i} * b{j};"),
+                Step::Mp(i, j) => writeln!(s, "    acc += m{i} * {}lu;", p[j]),
+                Step::MakeM(k) => writeln!(
+                    s,
+                    "    let m{k} = u64((u32(acc & 0xfffffffflu) * {np0}u) & {LIMB_MASK}u);"
+                ),
+                Step::Out(k) => writeln!(s, "    let r{k} = u32(acc & {LIMB_MASK}lu);"),
+                Step::Shift => writeln!(s, "    acc >>= {LIMB_BITS}u;"),
+            };
+        }
+        let _ = writeln!(s, "    let r{} = u32(acc);", n - 1);
+        let r: Vec<String> = (0..n).map(|k| format!("r{k}")).collect();
+        let _ = writeln!(s, "    return fp_reduce_once(Fp({}));\n}}\n", r.join(", "));
+        s
+    }
+
+    /// Where limb i sits in the packed words: (word, offset) of its low bit, and whether it
+    /// spills into the next word (a spill past the last word holds only bits at or above
+    /// bits(p), zero in a reduced value).
+    fn limb_place(&self, i: usize) -> (usize, u32, bool) {
+        let bit = i * LIMB_BITS as usize;
+        let (word, off) = (bit / 32, (bit % 32) as u32);
+        (
+            word,
+            off,
+            off + LIMB_BITS > 32 && word + 1 < self.packed_words(),
+        )
+    }
+
+    fn unpack_wgsl(&self) -> String {
+        let parts: Vec<String> = (0..self.limbs)
+            .map(|i| {
+                let (word, off, spills) = self.limb_place(i);
+                let low = format!("(w[{word}] >> {off}u)");
+                let v = if spills {
+                    format!("({low} | (w[{}] << {}u))", word + 1, 32 - off)
+                } else {
+                    low
+                };
+                format!("{v} & {LIMB_MASK}u")
+            })
+            .collect();
+        format!(
+            "// {} packed words (x * 2^{} mod p) to {} limbs of 29 bits.\n\
+             fn fp_unpack(w: Packed) -> Fp {{\n    return Fp(\n        {}\n    );\n}}\n\n",
+            self.packed_words(),
+            self.radix_bits(),
+            self.limbs,
+            parts.join(",\n        ")
+        )
+    }
+
+    fn pack_wgsl(&self) -> String {
+        let mut words: Vec<Vec<String>> = vec![Vec::new(); self.packed_words()];
+        for i in 0..self.limbs {
+            let (word, off, spills) = self.limb_place(i);
+            words[word].push(format!("(a[{i}] << {off}u)"));
+            if spills {
+                words[word + 1].push(format!("(a[{i}] >> {}u)", 32 - off));
+            }
+        }
+        let words: Vec<String> = words.iter().map(|w| w.join(" | ")).collect();
+        format!(
+            "// {} limbs of 29 bits (a reduced value) to {} packed words.\n\
+             fn fp_pack(a: Fp) -> Packed {{\n    return Packed(\n        {}\n    );\n}}\n",
+            self.limbs,
+            self.packed_words(),
+            words.join(",\n        ")
+        )
+    }
+}
+
+/// BLS12-377's base field, the one the shaders compute in today.
+pub fn bls12_377() -> &'static Field29 {
+    static F: OnceLock<Field29> = OnceLock::new();
+    F.get_or_init(Field29::of::<Fq>)
+}
+
+/// -x^-1 mod 2^32 for an odd x, by Newton iteration.
+fn neg_inv_word(x: u32) -> u32 {
     let mut inv = 1u32;
     for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(p0.wrapping_mul(inv)));
+        inv = inv.wrapping_mul(2u32.wrapping_sub(x.wrapping_mul(inv)));
     }
-    debug_assert_eq!(p0.wrapping_mul(inv), 1);
+    debug_assert_eq!(x.wrapping_mul(inv), 1);
     inv.wrapping_neg()
+}
+
+/// BLS12-377's -p^-1 mod 2^32; the product uses its low 29 bits (and the portable profile
+/// its low 13: -p^-1 mod 2^k is this word's low k bits).
+pub fn neg_p_inv_word() -> u32 {
+    bls12_377().np0
 }
 
 /// One step of the product: `acc` is the u64 accumulator.
@@ -59,148 +258,49 @@ pub enum Step {
     Shift,
 }
 
-/// The product's steps. Column k < 13 takes a_i b_(k-i) and m_i p_(k-i) (i < k), makes m_k,
-/// adds m_k p_0 and shifts; column k >= 13 takes the products left and writes r_(k-13); the
-/// accumulator left at the end is r_12 (at most 30 bits: the product is below 2p < 2^378).
+/// BLS12-377's product steps ([`Field29::program`]).
 pub fn program() -> Vec<Step> {
-    let mut steps = Vec::new();
-    for k in 0..2 * LIMBS - 1 {
-        let lo = k.saturating_sub(LIMBS - 1);
-        steps.extend((lo..=k.min(LIMBS - 1)).map(|i| Step::Ab(i, k - i)));
-        steps.extend((lo..k.min(LIMBS)).map(|i| Step::Mp(i, k - i)));
-        if k < LIMBS {
-            steps.extend([Step::MakeM(k), Step::Mp(k, 0)]);
-        } else {
-            steps.push(Step::Out(k - LIMBS));
-        }
-        steps.push(Step::Shift);
-    }
-    steps
+    bls12_377().program()
 }
 
 /// The 29-bit limbs of an integer below 2^377, least significant first.
 pub fn limbs(b: &BigInt<6>) -> [u32; LIMBS] {
-    split_limbs(b, LIMB_BITS, LIMBS)
+    split_limbs(&b.0, LIMB_BITS, LIMBS)
         .try_into()
         .expect("LIMBS limbs")
 }
 
-/// `count` limbs of `bits` bits (at most 32) of an integer, least significant first: this
-/// profile's, and the portable profile's 13-bit limbs (`field.rs`).
-pub fn split_limbs(b: &BigInt<6>, bits: u32, count: usize) -> Vec<u32> {
+/// `count` limbs of `bits` bits (at most 32) of an integer given as little-endian u64 words,
+/// least significant first: this profile's, and the portable profile's 13-bit limbs
+/// (`field.rs`).
+pub fn split_limbs(words: &[u64], bits: u32, count: usize) -> Vec<u32> {
     let mask = (1u64 << bits) - 1;
     (0..count)
         .map(|i| {
             let bit = i * bits as usize;
             let (word, off) = (bit / 64, bit % 64);
-            let mut v = b.0[word] >> off;
-            if off + bits as usize > 64 && word + 1 < 6 {
-                v |= b.0[word + 1] << (64 - off);
+            let mut v = words.get(word).copied().unwrap_or(0) >> off;
+            if off + bits as usize > 64 && word + 1 < words.len() {
+                v |= words[word + 1] << (64 - off);
             }
             (v & mask) as u32
         })
         .collect()
 }
 
-/// p in 29-bit limbs.
-fn p_limbs() -> [u32; LIMBS] {
-    limbs(&Fq::MODULUS)
-}
-
-/// WGSL of `fp_mul`, `fp_square`, `fp_unpack` and `fp_pack` (the square is the product; the
-/// Edwards mixed addition, the hot path, squares nothing).
+/// BLS12-377's WGSL of `fp_mul`, `fp_square`, `fp_unpack` and `fp_pack`
+/// ([`Field29::wgsl`]).
 pub fn wgsl() -> String {
-    let mut s = String::new();
-    s += "// Generated by src/gpu/shader/mul29.rs: Montgomery product a * b * 2^-377 mod p\n";
-    s += "// (13 limbs of 29 bits, one u64 accumulator a column, straight-line), for a, b < p.\n";
-    s += &mul_wgsl();
-    s += "fn fp_square(a: Fp) -> Fp {\n    return fp_mul(a, a);\n}\n\n";
-    s += &unpack_wgsl();
-    s += &pack_wgsl();
-    s
-}
-
-fn mul_wgsl() -> String {
-    let p = p_limbs();
-    let np0 = neg_p_inv_word();
-    let mut s = String::from("fn fp_mul(a: Fp, b: Fp) -> Fp {\n");
-    for i in 0..LIMBS {
-        let _ = writeln!(
-            s,
-            "    let a{i} = u64(a[{i}]);\n    let b{i} = u64(b[{i}]);"
-        );
-    }
-    s += "    var acc = 0lu;\n";
-    for step in program() {
-        let _ = match step {
-            Step::Ab(i, j) => writeln!(s, "    acc += a{i} * b{j};"),
-            Step::Mp(i, j) => writeln!(s, "    acc += m{i} * {}lu;", p[j]),
-            Step::MakeM(k) => writeln!(
-                s,
-                "    let m{k} = u64((u32(acc & 0xfffffffflu) * {np0}u) & {LIMB_MASK}u);"
-            ),
-            Step::Out(k) => writeln!(s, "    let r{k} = u32(acc & {LIMB_MASK}lu);"),
-            Step::Shift => writeln!(s, "    acc >>= {LIMB_BITS}u;"),
-        };
-    }
-    let _ = writeln!(s, "    let r{} = u32(acc);", LIMBS - 1);
-    let r: Vec<String> = (0..LIMBS).map(|k| format!("r{k}")).collect();
-    let _ = writeln!(s, "    return fp_reduce_once(Fp({}));\n}}\n", r.join(", "));
-    s
-}
-
-/// Where limb i sits in the packed words: (word, offset) of its low bit, and whether it
-/// spills into the next word.
-fn limb_place(i: usize) -> (usize, u32, bool) {
-    let bit = i * LIMB_BITS as usize;
-    let (word, off) = (bit / 32, (bit % 32) as u32);
-    (word, off, off + LIMB_BITS > 32 && word + 1 < PACKED_WORDS)
-}
-
-fn unpack_wgsl() -> String {
-    let parts: Vec<String> = (0..LIMBS)
-        .map(|i| {
-            let (word, off, spills) = limb_place(i);
-            let low = format!("(w[{word}] >> {off}u)");
-            let v = if spills {
-                format!("({low} | (w[{}] << {}u))", word + 1, 32 - off)
-            } else {
-                low
-            };
-            format!("{v} & {LIMB_MASK}u")
-        })
-        .collect();
-    format!(
-        "// 12 packed words (x * 2^377 mod p) to 13 limbs of 29 bits.\n\
-         fn fp_unpack(w: Packed) -> Fp {{\n    return Fp(\n        {}\n    );\n}}\n\n",
-        parts.join(",\n        ")
-    )
-}
-
-fn pack_wgsl() -> String {
-    let mut words: Vec<Vec<String>> = vec![Vec::new(); PACKED_WORDS];
-    for i in 0..LIMBS {
-        let (word, off, spills) = limb_place(i);
-        words[word].push(format!("(a[{i}] << {off}u)"));
-        if spills {
-            words[word + 1].push(format!("(a[{i}] >> {}u)", 32 - off));
-        }
-    }
-    let words: Vec<String> = words.iter().map(|w| w.join(" | ")).collect();
-    format!(
-        "// 13 limbs of 29 bits (a reduced value) to 12 packed words.\n\
-         fn fp_pack(a: Fp) -> Packed {{\n    return Packed(\n        {}\n    );\n}}\n",
-        words.join(",\n        ")
-    )
+    bls12_377().wgsl()
 }
 
 /// The steps on the host, every addition checked for overflow, then the conditional
 /// subtraction of `fp_reduce_once`: the oracle of the generated code.
 #[cfg(test)]
-fn interpret(a: &[u32; LIMBS], b: &[u32; LIMBS]) -> [u32; LIMBS] {
-    let (p, np0) = (p_limbs(), neg_p_inv_word() as u64);
-    let (mut acc, mut m, mut r) = (0u64, [0u64; LIMBS], [0u32; LIMBS]);
-    for step in program() {
+fn interpret(f: &Field29, a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (n, p, np0) = (f.limbs, &f.p, f.np0 as u64);
+    let (mut acc, mut m, mut r) = (0u64, vec![0u64; n], vec![0u32; n]);
+    for step in f.program() {
         match step {
             Step::Ab(i, j) => acc = acc.checked_add(a[i] as u64 * b[j] as u64).unwrap(),
             Step::Mp(i, j) => acc = acc.checked_add(m[i] * p[j] as u64).unwrap(),
@@ -209,11 +309,11 @@ fn interpret(a: &[u32; LIMBS], b: &[u32; LIMBS]) -> [u32; LIMBS] {
             Step::Shift => acc >>= LIMB_BITS,
         }
     }
-    r[LIMBS - 1] = u32::try_from(acc).expect("the top limb fits a word");
+    r[n - 1] = u32::try_from(acc).expect("the top limb fits a word");
     // r < 2p: subtract p once if r >= p, limb by limb as fp_reduce_once does.
-    let mut t = [0u32; LIMBS];
+    let mut t = vec![0u32; n];
     let mut borrow = 0u32;
-    for ((ti, ri), pi) in t.iter_mut().zip(r).zip(p) {
+    for ((ti, &ri), &pi) in t.iter_mut().zip(&r).zip(p) {
         let d = ri.wrapping_sub(pi).wrapping_sub(borrow);
         *ti = d & LIMB_MASK;
         borrow = d >> 31;
@@ -229,89 +329,177 @@ fn interpret(a: &[u32; LIMBS], b: &[u32; LIMBS]) -> [u32; LIMBS] {
 mod tests {
     use super::*;
     use crate::gpu::shader::field::Arithmetic;
-    use ark_ff::{Field, UniformRand};
 
-    /// x in the wide profiles' form: x 2^377 mod p, in limbs.
-    fn form(x: &Fq) -> [u32; LIMBS] {
-        let words = Arithmetic::Limbs32.to_shader_words(x);
-        let mut b = BigInt::<6>::zero();
-        for (i, w) in words.iter().enumerate() {
-            b.0[i / 2] |= (*w as u64) << (32 * (i % 2));
-        }
-        limbs(&b)
+    /// x in F's 29-bit form: x R mod p, R = 2^(29 limbs), in limbs.
+    fn form<F: PrimeField>(f: &Field29, x: &F) -> Vec<u32> {
+        let r = F::from(2u64).pow([f.radix_bits() as u64]);
+        f.limbs_of((*x * r).into_bigint().as_ref())
     }
 
-    fn values() -> Vec<Fq> {
+    fn values<F: PrimeField>(f: &Field29) -> Vec<F> {
         let mut rng = ark_std::test_rng();
-        let two = Fq::from(2u64);
+        let two = F::from(2u64);
+        let r = two.pow([f.radix_bits() as u64]);
         let mut v = vec![
-            Fq::from(0u64),
-            Fq::from(1u64),
-            -Fq::from(1u64),
+            F::zero(),
+            F::one(),
+            -F::one(),
             -two,
             two.inverse().unwrap(),
-            two.pow([377u64]),
-            two.pow([377u64]).inverse().unwrap(),
+            r,
+            r.inverse().unwrap(),
         ];
-        v.extend((0..60).map(|_| Fq::rand(&mut rng)));
+        v.extend((0..40).map(|_| F::rand(&mut rng)));
         v
     }
 
-    #[test]
-    fn steps_match_arkworks() {
-        let xs = values();
+    /// The steps against arkworks' product on F, every pair of edge and random values.
+    fn steps_match<F: PrimeField>() -> Field29 {
+        let f = Field29::of::<F>();
+        let xs = values::<F>(&f);
         for x in &xs {
             for y in &xs {
-                assert_eq!(interpret(&form(x), &form(y)), form(&(*x * y)), "{x} * {y}");
+                let got = interpret(&f, &form(&f, x), &form(&f, y));
+                assert_eq!(got, form(&f, &(*x * y)), "{x} * {y}");
             }
         }
+        f
     }
 
     #[test]
-    fn limbs_give_the_integer_back() {
+    fn steps_match_arkworks_on_every_field() {
+        let f = steps_match::<Fq>();
+        assert_eq!((f.limbs(), f.packed_words()), (LIMBS, PACKED_WORDS));
+        assert_eq!(&f, bls12_377());
+        let f = steps_match::<ark_bls12_381::Fq>();
+        assert_eq!((f.limbs(), f.packed_words(), f.radix_bits()), (14, 12, 406));
+        let f = steps_match::<ark_bn254::Fq>();
+        assert_eq!((f.limbs(), f.packed_words(), f.radix_bits()), (9, 8, 261));
+    }
+
+    /// The BLS12-377 form is the wide profiles' (`Arithmetic::to_shader_words`).
+    #[test]
+    fn bls12_377_form_is_the_profiles() {
+        let f = bls12_377();
+        for x in values::<Fq>(f) {
+            let words = Arithmetic::Limbs32.to_shader_words(&x);
+            let mut b = BigInt::<6>::zero();
+            for (i, w) in words.iter().enumerate() {
+                b.0[i / 2] |= (*w as u64) << (32 * (i % 2));
+            }
+            assert_eq!(limbs(&b).to_vec(), form(f, &x));
+        }
+    }
+
+    fn limbs_give_the_integer_back<F: PrimeField>() {
+        let f = Field29::of::<F>();
         let mut rng = ark_std::test_rng();
         for _ in 0..20 {
-            let x = Fq::rand(&mut rng).into_bigint();
-            let back = limbs(&x).iter().rev().fold(Fq::from(0u64), |acc, &l| {
-                acc * Fq::from(1u64 << LIMB_BITS) + Fq::from(l as u64)
-            });
-            assert_eq!(back, Fq::from_bigint(x).unwrap());
+            let x = F::rand(&mut rng);
+            let back = f
+                .limbs_of(x.into_bigint().as_ref())
+                .iter()
+                .rev()
+                .fold(F::zero(), |acc, &l| {
+                    acc * F::from(1u64 << LIMB_BITS) + F::from(l as u64)
+                });
+            assert_eq!(back, x);
         }
-        assert!(p_limbs().iter().all(|&l| l <= LIMB_MASK));
+        assert!(f.p_limbs().iter().all(|&l| l <= LIMB_MASK));
+    }
+
+    #[test]
+    fn limbs_give_the_integer_back_on_every_field() {
+        limbs_give_the_integer_back::<Fq>();
+        limbs_give_the_integer_back::<ark_bls12_381::Fq>();
+        limbs_give_the_integer_back::<ark_bn254::Fq>();
     }
 
     #[test]
     fn generated_code_is_straight_line() {
-        let w = wgsl();
-        let body = &w[w.find("fn fp_mul").unwrap()..w.find("fn fp_square").unwrap()];
-        for bad in ["for", "loop", "while", "[i]", "[j]"] {
-            assert!(!body.contains(bad), "{bad} in the generated multiplier");
+        for f in [
+            Field29::of::<Fq>(),
+            Field29::of::<ark_bls12_381::Fq>(),
+            Field29::of::<ark_bn254::Fq>(),
+        ] {
+            let w = f.wgsl();
+            let body = &w[w.find("fn fp_mul").unwrap()..w.find("fn fp_square").unwrap()];
+            for bad in ["for", "loop", "while", "[i]", "[j]"] {
+                assert!(!body.contains(bad), "{bad} in the generated multiplier");
+            }
+            // 2 L^2 products, each one `*` by a limb of b or by m.
+            let products = f
+                .program()
+                .iter()
+                .filter(|s| matches!(s, Step::Ab(..) | Step::Mp(..)))
+                .count();
+            assert_eq!(products, 2 * f.limbs() * f.limbs());
+            // Each product is one ` * `, and each m_k one more (its low word times -p^-1).
+            assert_eq!(body.matches(" * ").count(), products + f.limbs());
         }
-        // 2 * 13 * 13 products, each one `*` by a limb of b or by m.
-        let products = program()
-            .iter()
-            .filter(|s| matches!(s, Step::Ab(..) | Step::Mp(..)))
-            .count();
-        assert_eq!(products, 2 * LIMBS * LIMBS);
-        // Each product is one ` * `, and each m_k one more (its low word times -p^-1).
-        assert_eq!(body.matches(" * ").count(), products + LIMBS);
     }
 
-    /// Packing and unpacking on the host, word by word as the generated text says.
-    #[test]
-    fn pack_and_unpack_place_every_bit() {
-        let mut covered = [0u32; PACKED_WORDS];
-        for i in 0..LIMBS {
-            let (word, off, spills) = limb_place(i);
-            let low = LIMB_MASK << off;
+    /// Packing and unpacking on the host, word by word as the generated text says: every
+    /// bit below bits(p) has one place, none is written twice.
+    fn pack_and_unpack_place_every_bit(f: &Field29) {
+        let words = f.packed_words();
+        let mut covered = vec![0u64; words];
+        for i in 0..f.limbs() {
+            let (word, off, spills) = f.limb_place(i);
+            let low = ((LIMB_MASK as u64) << off) & 0xffff_ffff;
             assert_eq!(covered[word] & low, 0, "limb {i} overlaps");
             covered[word] |= low;
             if spills {
-                covered[word + 1] |= LIMB_MASK >> (32 - off);
+                covered[word + 1] |= (LIMB_MASK >> (32 - off)) as u64;
             }
         }
-        // 377 bits: every word full but the last, which holds 377 - 352 = 25 bits.
-        assert!(covered[..PACKED_WORDS - 1].iter().all(|&w| w == u32::MAX));
-        assert_eq!(covered[PACKED_WORDS - 1], (1 << 25) - 1);
+        let bits = (f.limbs() * LIMB_BITS as usize).min(32 * words);
+        for b in 0..32 * words {
+            assert_eq!((covered[b / 32] >> (b % 32)) & 1 == 1, b < bits, "bit {b}");
+        }
+    }
+
+    #[test]
+    fn pack_and_unpack_place_every_bit_on_every_field() {
+        pack_and_unpack_place_every_bit(bls12_377());
+        pack_and_unpack_place_every_bit(&Field29::of::<ark_bls12_381::Fq>());
+        pack_and_unpack_place_every_bit(&Field29::of::<ark_bn254::Fq>());
+    }
+
+    /// Every field's generated code parses and validates in naga with the functions it
+    /// needs around it (shaders/field_limbs.wgsl, its constants).
+    #[test]
+    fn generated_code_validates_on_every_field() {
+        use crate::gpu::shader::files;
+        for f in [
+            Field29::of::<Fq>(),
+            Field29::of::<ark_bls12_381::Fq>(),
+            Field29::of::<ark_bn254::Fq>(),
+        ] {
+            let limbs = |v: &[u32]| {
+                let l: Vec<String> = v.iter().map(|x| format!("{x}u")).collect();
+                format!("Fp({})", l.join(", "))
+            };
+            let mut src = format!(
+                "const LIMBS: u32 = {}u;\nconst LIMB_BITS: u32 = {LIMB_BITS}u;\n\
+                 const LIMB_MASK: u32 = {LIMB_MASK}u;\nconst PACKED_WORDS: u32 = {}u;\n\
+                 const P: Fp = {};\nconst R_CONVERT: Fp = {};\n",
+                f.limbs(),
+                f.packed_words(),
+                limbs(f.p_limbs()),
+                limbs(&vec![0; f.limbs()]),
+            );
+            src += files::FIELD_LIMBS.text;
+            src += &f.wgsl();
+            let src = crate::gpu::shader::unroll::expand(&src).unwrap();
+            let module = naga::front::wgsl::parse_str(&src)
+                .unwrap_or_else(|e| panic!("{} limbs: {}", f.limbs(), e.emit_to_string(&src)));
+            naga::valid::Validator::new(
+                naga::valid::ValidationFlags::all(),
+                naga::valid::Capabilities::SHADER_INT64,
+            )
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{} limbs: {e:?}", f.limbs()));
+        }
     }
 }
