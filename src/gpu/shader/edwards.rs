@@ -298,6 +298,16 @@ pub fn wgsl_straight_line() -> String {
     out
 }
 
+/// Whether the short Weierstrass curve group `P` has a rational point of order 2, which the
+/// map to a twisted Edwards curve needs (a Montgomery form has one; a quadratic twist adds
+/// none, since its points (alpha, 0) are the curve's). Its group has h r points, r an odd
+/// prime, so it has such a point exactly when arkworks' cofactor h is even (Cauchy). Of the
+/// six groups issue 21 names, only BLS12-377's G1 has one (a test checks the G1s against the
+/// roots of x^3 + b): the G2s, BN254's and BLS12-381's groups need a Weierstrass profile.
+pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
+    P::COFACTOR.first().is_some_and(|w| w & 1 == 0)
+}
+
 /// Runs an Edwards table on the CPU (register K set to k), as the shaders do.
 pub fn interpret(program: &[Step], regs: &mut [Fq; COUNT]) {
     regs[K as usize] = constants().k;
@@ -310,7 +320,45 @@ mod tests {
     use crate::gpu::program::mul_count;
     use ark_bls12_377::Fr;
     use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
-    use ark_ff::UniformRand;
+    use ark_ff::{BigInteger, UniformRand};
+
+    /// x^3 + b has a root in F_p (p = 1 mod 3) exactly when (-b)^((p - 1) / 3) = 1.
+    fn cubic_has_root<F: ark_ff::PrimeField>(b: F) -> bool {
+        let mut e = F::MODULUS;
+        e.sub_with_borrow(&F::BigInt::from(1u64));
+        // Long division of p - 1 by 3, most significant word first.
+        let mut rem = 0u128;
+        for w in e.as_mut().iter_mut().rev() {
+            let cur = (rem << 64) | *w as u128;
+            *w = (cur / 3) as u64;
+            rem = cur % 3;
+        }
+        assert_eq!(rem, 0, "p = 1 mod 3");
+        (-b).pow(e) == F::one()
+    }
+
+    #[test]
+    fn two_torsion_of_every_group_issue_21_names() {
+        use ark_ec::short_weierstrass::SWCurveConfig;
+        let g1 = [
+            has_two_torsion::<ark_bls12_377::g1::Config>(),
+            has_two_torsion::<ark_bls12_381::g1::Config>(),
+            has_two_torsion::<ark_bn254::g1::Config>(),
+        ];
+        let roots = [
+            cubic_has_root(ark_bls12_377::g1::Config::COEFF_B),
+            cubic_has_root(ark_bls12_381::g1::Config::COEFF_B),
+            cubic_has_root(ark_bn254::g1::Config::COEFF_B),
+        ];
+        assert_eq!(g1, roots);
+        assert_eq!(g1, [true, false, false]);
+        let g2 = [
+            has_two_torsion::<ark_bls12_377::g2::Config>(),
+            has_two_torsion::<ark_bls12_381::g2::Config>(),
+            has_two_torsion::<ark_bn254::g2::Config>(),
+        ];
+        assert_eq!(g2, [false, false, false]);
+    }
 
     fn points() -> Vec<G1Projective> {
         let mut rng = ark_std::test_rng();
