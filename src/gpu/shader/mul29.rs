@@ -415,13 +415,18 @@ mod tests {
         limbs_give_the_integer_back::<ark_bn254::Fq>();
     }
 
-    #[test]
-    fn generated_code_is_straight_line() {
-        for f in [
+    /// The base fields of BLS12-377, BLS12-381 and BN254.
+    fn fields() -> [Field29; 3] {
+        [
             Field29::of::<Fq>(),
             Field29::of::<ark_bls12_381::Fq>(),
             Field29::of::<ark_bn254::Fq>(),
-        ] {
+        ]
+    }
+
+    #[test]
+    fn generated_code_is_straight_line() {
+        for f in fields() {
             let w = f.wgsl();
             let body = &w[w.find("fn fp_mul").unwrap()..w.find("fn fp_square").unwrap()];
             for bad in ["for", "loop", "while", "[i]", "[j]"] {
@@ -461,9 +466,9 @@ mod tests {
 
     #[test]
     fn pack_and_unpack_place_every_bit_on_every_field() {
-        pack_and_unpack_place_every_bit(bls12_377());
-        pack_and_unpack_place_every_bit(&Field29::of::<ark_bls12_381::Fq>());
-        pack_and_unpack_place_every_bit(&Field29::of::<ark_bn254::Fq>());
+        for f in fields() {
+            pack_and_unpack_place_every_bit(&f);
+        }
     }
 
     /// Every field's generated code parses and validates in naga with the functions it
@@ -471,11 +476,7 @@ mod tests {
     #[test]
     fn generated_code_validates_on_every_field() {
         use crate::gpu::shader::files;
-        for f in [
-            Field29::of::<Fq>(),
-            Field29::of::<ark_bls12_381::Fq>(),
-            Field29::of::<ark_bn254::Fq>(),
-        ] {
+        for f in fields() {
             let limbs = |v: &[u32]| {
                 let l: Vec<String> = v.iter().map(|x| format!("{x}u")).collect();
                 format!("Fp({})", l.join(", "))
