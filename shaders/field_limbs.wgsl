@@ -23,12 +23,12 @@ fn fp_is_zero(a: Fp) -> bool {
     return acc == 0u;
 }
 
-// a + b limb by limb, each limb masked to LIMB_BITS, and the carry out of the top limb.
 struct Carried {
     v: Fp,
     carry: u32,
 }
 
+// a + b limb by limb, each limb masked to LIMB_BITS, and the carry out of the top limb.
 fn fp_add_limbs(a: Fp, b: Fp) -> Carried {
     var r: Fp;
     var carry = 0u;
@@ -41,14 +41,14 @@ fn fp_add_limbs(a: Fp, b: Fp) -> Carried {
     return Carried(r, carry);
 }
 
-// a - b limb by limb, each limb masked to LIMB_BITS, and the borrow out of the top limb
-// (1 when a < b). Each difference lies in (-2^(LIMB_BITS+1), 2^(LIMB_BITS+1)), so bit 31 of
-// the u32 is its borrow (the top limb of a may hold one bit more).
 struct Borrowed {
     v: Fp,
     borrow: u32,
 }
 
+// a - b limb by limb, each limb masked to LIMB_BITS, and the borrow out of the top limb
+// (1 when a < b). Each difference lies in (-2^(LIMB_BITS+1), 2^(LIMB_BITS+1)), so bit 31 of
+// the u32 is its borrow (the top limb of a may hold one bit more).
 fn fp_sub_limbs(a: Fp, b: Fp) -> Borrowed {
     var r: Fp;
     var borrow = 0u;
@@ -97,7 +97,8 @@ fn fp_double(a: Fp) -> Fp {
     return fp_add(a, a);
 }
 
-// arkworks keeps x as x * 2^384 mod p; R_CONVERT = 2^(2 log2 R - 384) mod p, so the Montgomery
+// arkworks keeps x as x * 2^(64 n) mod p, n its u64 words (2^384 for the BLS12 fields, the
+// only ones the engine runs today); R_CONVERT = 2^(2 log2 R - 64 n) mod p, so the Montgomery
 // product gives x * R mod p, this profile's form.
 fn fp_from_arkworks(a: Fp) -> Fp {
     return fp_mul(a, R_CONVERT);

@@ -86,7 +86,8 @@ fn scalar_integer(i: u32) -> array<u32, 8> {
 }
 
 // Scalar i's integer as count_digits stored it, read once, a word at a time, and handed out
-// c bits at a time from the least significant (c <= MAX_PRECOMPUTED_WINDOW_BITS < 32): the
+// c bits at a time from the least significant (c <= MAX_PRECOMPUTED_WINDOW_BITS < 32,
+// asserted in src/config/mod.rs): the
 // bits not yet handed out sit in (lo, hi), `have` of them; hi is zero whenever have < 32.
 // Bits past the integer's 256 read as zero.
 struct ScalarBits {
@@ -162,8 +163,9 @@ fn entry_of(f: Fold, i: u32, d: Digit) -> u32 {
     return (f.copy_offset + i) | d.sign;
 }
 
-// The next digit window of scalar i's bits.
-fn digit(i: u32, bits: ptr<function, ScalarBits>, carry: u32) -> Digit {
+// The next digit window of scalar i's bits (the reader moves on: call it once per window,
+// in order).
+fn next_digit(i: u32, bits: ptr<function, ScalarBits>, carry: u32) -> Digit {
     let c = params.window_bits;
     let raw = take_bits(bits, i, c) + carry;
     let half = 1u << (c - 1u);
@@ -201,7 +203,7 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     var bits = scalar_bits();
     var f = Fold(0u, 0u);
     for (var w = 0u; w < params.digit_windows; w++) {
-        let d = digit(i, &bits, carry);
+        let d = next_digit(i, &bits, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             atomicAdd(&counters[bucket_of(f, d)], 1u);
@@ -221,7 +223,7 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     var bits = scalar_bits();
     var f = Fold(0u, 0u);
     for (var w = 0u; w < params.digit_windows; w++) {
-        let d = digit(i, &bits, carry);
+        let d = next_digit(i, &bits, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             let g = bucket_of(f, d);

@@ -41,6 +41,8 @@ pub const MAX_WINDOW_BITS: u32 = 16;
 /// 400 MB of buckets in the Edwards profile, reduced in 2^17 segments of 16 buckets and two
 /// `reduce_level` passes (`gpu::reduction`).
 pub const MAX_PRECOMPUTED_WINDOW_BITS: u32 = 22;
+// The GPU sort's bit reader (shaders/sort.wgsl, take_bits) hands out fewer than 32 bits.
+const _: () = assert!(MAX_PRECOMPUTED_WINDOW_BITS < 32 && MAX_WINDOW_BITS < 32);
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
 /// submission per stage even where the adapter has timestamp queries (a cross-check).

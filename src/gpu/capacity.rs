@@ -10,7 +10,7 @@ use super::{sort, GpuContext};
 use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
 
-/// The most workgroup memory one MSM stage declares: the carry tree's (balanced.wgsl:
+/// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
 /// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
 /// (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry point's
 /// arrays with naga and checks this figure against the largest.

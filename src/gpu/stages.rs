@@ -38,7 +38,8 @@ pub(crate) enum Access {
     /// `var<storage, read> name: array<u32>`.
     Read,
     /// `var<storage, read> name: array<BaseQuad>`: the stored bases as the stages after
-    /// the convert stage read them, 16 bytes a load (every profile's stored base is a whole
+    /// the convert stage read them, 16 bytes a load (a "quad": four u32 words, whatever type
+    /// carries them) (every profile's stored base is a whole
     /// number of them, asserted where `BASE_QUADS` is generated); `BaseQuad` and
     /// `quad_words` are the profile's (`Arithmetic::wgsl_header`).
     ReadQuads,

@@ -304,6 +304,7 @@ pub fn wgsl_straight_line() -> String {
 /// prime, so it has such a point exactly when arkworks' cofactor h is even (Cauchy). Of the
 /// six groups issue 21 names, only BLS12-377's G1 has one (a test checks the G1s against the
 /// roots of x^3 + b): the G2s, BN254's and BLS12-381's groups need a Weierstrass profile.
+/// Used by the tests so far; the curve-generic profiles of issue 21 will choose by it.
 pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
     P::COFACTOR.first().is_some_and(|w| w & 1 == 0)
 }

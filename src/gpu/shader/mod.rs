@@ -12,12 +12,12 @@
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
 //! | `field.rs` | field constants, word layouts, arkworks <-> shader words |
-//! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line |
+//! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`; BLS12-377's in use) |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
 //! | `registers.rs` | registers per thread of the hot loop, estimated from the generated code |
-//! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof |
+//! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof, and which curve groups admit it (`has_two_torsion`) |
 
 pub mod contract;
 pub mod edwards;

@@ -30,17 +30,17 @@ use ark_ff::{BigInt, PrimeField};
 pub const LIMB_BITS: u32 = 29;
 /// The low [`LIMB_BITS`] bits.
 pub const LIMB_MASK: u32 = (1 << LIMB_BITS) - 1;
-/// Limbs of one BLS12-377 element, the field the shaders compute in today
-/// ([`bls12_377`]; a test checks it against [`Field29::of`]).
-pub const LIMBS: usize = 13;
+/// Limbs of one BLS12-377 element, the field the shaders compute in today ([`bls12_377`]):
+/// 13.
+pub const LIMBS: usize = <Fq as PrimeField>::MODULUS_BIT_SIZE.div_ceil(LIMB_BITS) as usize;
 /// u32 words of BLS12-377's packed form: 377 bits in 12 words (`field::PACKED_WORDS`, which
 /// `field.rs` checks against this).
-pub const PACKED_WORDS: usize = 12;
+pub const PACKED_WORDS: usize = <Fq as PrimeField>::MODULUS_BIT_SIZE.div_ceil(32) as usize;
 
 /// One prime field's product on limbs of 29 bits, every constant derived from arkworks'
 /// [`PrimeField`]: ceil(bits(p) / 29) limbs, R = 2^(29 limbs), p in limbs, -p^-1 mod 2^32,
 /// and a packed form of ceil(bits(p) / 32) words. The column sums stay below 2^64 up to 16
-/// limbs (2 limbs products of 58 bits and a carry), which [`Field29::of`] asserts.
+/// limbs (2 L products of 58 bits and a carry), which [`Field29::of`] asserts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field29 {
     limbs: usize,
@@ -65,8 +65,8 @@ impl Field29 {
         }
     }
 
-    /// Limbs of one element.
-    pub fn limbs(&self) -> usize {
+    /// Limbs of one element (L).
+    pub fn limb_count(&self) -> usize {
         self.limbs
     }
 
@@ -80,7 +80,8 @@ impl Field29 {
         self.modulus_bits.div_ceil(32) as usize
     }
 
-    /// -p^-1 mod 2^32 (the product uses its low 29 bits).
+    /// -p^-1 mod 2^32 (the product uses its low 29 bits; [`neg_p_inv_word`] is
+    /// BLS12-377's).
     pub fn np0(&self) -> u32 {
         self.np0
     }
@@ -271,8 +272,8 @@ pub fn limbs(b: &BigInt<6>) -> [u32; LIMBS] {
 }
 
 /// `count` limbs of `bits` bits (at most 32) of an integer given as little-endian u64 words,
-/// least significant first: this profile's, and the portable profile's 13-bit limbs
-/// (`field.rs`).
+/// least significant first: the wide profiles' 29-bit limbs, and the portable profile's
+/// 13-bit ones (`field.rs`).
 pub fn split_limbs(words: &[u64], bits: u32, count: usize) -> Vec<u32> {
     let mask = (1u64 << bits) - 1;
     (0..count)
@@ -369,12 +370,18 @@ mod tests {
     #[test]
     fn steps_match_arkworks_on_every_field() {
         let f = steps_match::<Fq>();
-        assert_eq!((f.limbs(), f.packed_words()), (LIMBS, PACKED_WORDS));
+        assert_eq!((f.limb_count(), f.packed_words()), (LIMBS, PACKED_WORDS));
         assert_eq!(&f, bls12_377());
         let f = steps_match::<ark_bls12_381::Fq>();
-        assert_eq!((f.limbs(), f.packed_words(), f.radix_bits()), (14, 12, 406));
+        assert_eq!(
+            (f.limb_count(), f.packed_words(), f.radix_bits()),
+            (14, 12, 406)
+        );
         let f = steps_match::<ark_bn254::Fq>();
-        assert_eq!((f.limbs(), f.packed_words(), f.radix_bits()), (9, 8, 261));
+        assert_eq!(
+            (f.limb_count(), f.packed_words(), f.radix_bits()),
+            (9, 8, 261)
+        );
     }
 
     /// The BLS12-377 form is the wide profiles' (`Arithmetic::to_shader_words`).
@@ -438,9 +445,9 @@ mod tests {
                 .iter()
                 .filter(|s| matches!(s, Step::Ab(..) | Step::Mp(..)))
                 .count();
-            assert_eq!(products, 2 * f.limbs() * f.limbs());
+            assert_eq!(products, 2 * f.limb_count() * f.limb_count());
             // Each product is one ` * `, and each m_k one more (its low word times -p^-1).
-            assert_eq!(body.matches(" * ").count(), products + f.limbs());
+            assert_eq!(body.matches(" * ").count(), products + f.limb_count());
         }
     }
 
@@ -449,7 +456,7 @@ mod tests {
     fn pack_and_unpack_place_every_bit(f: &Field29) {
         let words = f.packed_words();
         let mut covered = vec![0u64; words];
-        for i in 0..f.limbs() {
+        for i in 0..f.limb_count() {
             let (word, off, spills) = f.limb_place(i);
             let low = ((LIMB_MASK as u64) << off) & 0xffff_ffff;
             assert_eq!(covered[word] & low, 0, "limb {i} overlaps");
@@ -458,7 +465,7 @@ mod tests {
                 covered[word + 1] |= (LIMB_MASK >> (32 - off)) as u64;
             }
         }
-        let bits = (f.limbs() * LIMB_BITS as usize).min(32 * words);
+        let bits = (f.limb_count() * LIMB_BITS as usize).min(32 * words);
         for b in 0..32 * words {
             assert_eq!((covered[b / 32] >> (b % 32)) & 1 == 1, b < bits, "bit {b}");
         }
@@ -485,22 +492,22 @@ mod tests {
                 "const LIMBS: u32 = {}u;\nconst LIMB_BITS: u32 = {LIMB_BITS}u;\n\
                  const LIMB_MASK: u32 = {LIMB_MASK}u;\nconst PACKED_WORDS: u32 = {}u;\n\
                  const P: Fp = {};\nconst R_CONVERT: Fp = {};\n",
-                f.limbs(),
+                f.limb_count(),
                 f.packed_words(),
                 limbs(f.p_limbs()),
-                limbs(&vec![0; f.limbs()]),
+                limbs(&vec![0; f.limb_count()]),
             );
             src += files::FIELD_LIMBS.text;
             src += &f.wgsl();
             let src = crate::gpu::shader::unroll::expand(&src).unwrap();
             let module = naga::front::wgsl::parse_str(&src)
-                .unwrap_or_else(|e| panic!("{} limbs: {}", f.limbs(), e.emit_to_string(&src)));
+                .unwrap_or_else(|e| panic!("{} limbs: {}", f.limb_count(), e.emit_to_string(&src)));
             naga::valid::Validator::new(
                 naga::valid::ValidationFlags::all(),
                 naga::valid::Capabilities::SHADER_INT64,
             )
             .validate(&module)
-            .unwrap_or_else(|e| panic!("{} limbs: {e:?}", f.limbs()));
+            .unwrap_or_else(|e| panic!("{} limbs: {e:?}", f.limb_count()));
         }
     }
 }
