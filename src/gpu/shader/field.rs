@@ -121,7 +121,7 @@ impl Arithmetic {
     fn limbs_of(self, b: &BigInt<6>) -> Vec<u32> {
         match self {
             Arithmetic::Limbs13 => limbs13(b),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::limbs(b).to_vec(),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::bls12_377().limbs_of(&b.0),
         }
     }
 

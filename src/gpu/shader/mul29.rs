@@ -24,7 +24,7 @@ use std::fmt::Write;
 use std::sync::OnceLock;
 
 use ark_bls12_377::Fq;
-use ark_ff::{BigInt, PrimeField};
+use ark_ff::PrimeField;
 
 /// Bits of a limb.
 pub const LIMB_BITS: u32 = 29;
@@ -264,13 +264,6 @@ pub fn program() -> Vec<Step> {
     bls12_377().program()
 }
 
-/// The 29-bit limbs of an integer below 2^377, least significant first.
-pub fn limbs(b: &BigInt<6>) -> [u32; LIMBS] {
-    split_limbs(&b.0, LIMB_BITS, LIMBS)
-        .try_into()
-        .expect("LIMBS limbs")
-}
-
 /// `count` limbs of `bits` bits (at most 32) of an integer given as little-endian u64 words,
 /// least significant first: the wide profiles' 29-bit limbs, and the portable profile's
 /// 13-bit ones (`field.rs`).
@@ -390,11 +383,11 @@ mod tests {
         let f = bls12_377();
         for x in values::<Fq>(f) {
             let words = Arithmetic::Limbs32.to_shader_words(&x);
-            let mut b = BigInt::<6>::zero();
+            let mut b = ark_ff::BigInt::<6>::zero();
             for (i, w) in words.iter().enumerate() {
                 b.0[i / 2] |= (*w as u64) << (32 * (i % 2));
             }
-            assert_eq!(limbs(&b).to_vec(), form(f, &x));
+            assert_eq!(f.limbs_of(&b.0), form(f, &x));
         }
     }
 
