@@ -13,7 +13,7 @@ use ark_ec::PrimeGroup;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use gpu_msm::cpu;
 use gpu_msm::digits::{best_window_bits, num_windows, AddCosts, BucketPlan, DigitMatrix};
-use gpu_msm::gpu::field::{affine_upload_words, UPLOAD_WORDS};
+use gpu_msm::gpu::field::affine_upload_words;
 use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::sre::{self, SreOptions, SreStrategy};
 use rayon::prelude::*;
@@ -56,8 +56,9 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("pack", t), &t, |b, _| {
             b.iter(|| {
                 pool.install(|| {
-                    let mut out = vec![0u32; n * UPLOAD_WORDS];
-                    out.par_chunks_mut(UPLOAD_WORDS)
+                    // x and y, 12 words each.
+                    let mut out = vec![0u32; n * 24];
+                    out.par_chunks_mut(24)
                         .zip(bases.par_iter())
                         .for_each(|(o, p)| affine_upload_words(p, o));
                     out.len()

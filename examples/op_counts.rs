@@ -18,10 +18,11 @@
 //! (no overlap). Its constants are printed with it; `.ci/device-check` measures instead.
 
 use clap::Parser;
+use gpu_msm::curve::bls12_377_g1;
 use gpu_msm::digits::{choose_precompute, AddCosts};
 use gpu_msm::gpu::counts::{window_bits, CallCounts};
 use gpu_msm::gpu::shader::registers::LoopRegisters;
-use gpu_msm::Arithmetic;
+use gpu_msm::{Arithmetic, CurveProfile};
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
 const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
@@ -41,7 +42,7 @@ const DISPATCH_S: f64 = 5e-6;
 const NVIDIA_BINDING: u64 = (1 << 31) - 1;
 
 /// Device parts of n bases with `copies` copies on `a` at NVIDIA's binding limit.
-fn parts(n: usize, copies: u32, a: Arithmetic) -> u64 {
+fn parts(n: usize, copies: u32, a: CurveProfile) -> u64 {
     (n as u64 * copies as u64 * a.base_words() as u64 * 4).div_ceil(NVIDIA_BINDING)
 }
 
@@ -66,10 +67,11 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
+        let a = a.on(bls12_377_g1());
         let shapes = |n: usize| {
             let fits = |_, k| Some(parts(n, k, a));
-            let (c, k) = choose_precompute(None, n, AddCosts::of(a), fits);
-            [(window_bits(n, a), 1), (c, k)]
+            let (c, k) = choose_precompute(None, n, AddCosts::of(a.arithmetic), fits);
+            [(window_bits(n, a.arithmetic), 1), (c, k)]
         };
         for (log, (c, copies)) in cli
             .logs

@@ -33,7 +33,7 @@ fn dump_wgsl(dir: &std::path::Path) -> std::io::Result<()> {
     for a in Arithmetic::ALL {
         let d = dir.join(format!("{a:?}"));
         std::fs::create_dir_all(&d)?;
-        for m in gpu_msm::gpu::wgsl_modules(a) {
+        for m in gpu_msm::gpu::wgsl_modules(a.on(gpu_msm::curve::bls12_377_g1())) {
             let path = d.join(format!("{}.wgsl", m.name));
             std::fs::write(&path, &m.source)?;
             println!(

@@ -1,7 +1,8 @@
 // convert, short Weierstrass profiles (Limbs13, Limbs32): check uploaded bases first_point ..
 // num_points (check_upload: a base that fails sets the call's status word) and convert them,
-// in place, from arkworks' Montgomery form (x * 2^384) to ours (x * R: 2^390 on 13-bit limbs,
-// 2^377 on 29-bit limbs). Each base is 24 u32 words: x then y, 12 packed words each. Resident bases
+// in place, from arkworks' Montgomery form (x * 2^(64 N)) to ours (x * R; for BLS12-377,
+// 2^384 to 2^390 on 13-bit limbs and 2^377 on 29-bit limbs). Each base is BASE_WORDS u32
+// words: x then y, PACKED_WORDS packed words each. Resident bases
 // are converted once, when they are loaded; a call on them converts only the points SRE
 // merged on the host.
 

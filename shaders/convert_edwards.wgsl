@@ -38,7 +38,7 @@ struct MapParts {
 fn map_parts(i: u32) -> MapParts {
     let x = fp_from_arkworks(load_coord(i, 0u));
     let y = fp_from_arkworks(load_coord(i, 1u));
-    let x1 = fp_add(x, FP_ONE);
+    let x1 = fp_add(x, MAP_NEG_ALPHA);
     let u = fp_mul(MAP_S, x1);
     let up1 = fp_add(u, FP_ONE);
     let um1 = fp_sub(u, FP_ONE);

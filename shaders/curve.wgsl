@@ -1,10 +1,12 @@
-// BLS12-377 G1, y^2 = x^3 + 1, in homogeneous projective coordinates (x = X/Z, y = Y/Z).
+// The curve y^2 = x^3 + b (b from arkworks: BLS12-377 1, BN254 3, BLS12-381 4), in
+// homogeneous projective coordinates (x = X/Z, y = Y/Z).
 //
 // The formulas are the complete ones of Renes, Costello and Batina (EUROCRYPT 2016,
 // algorithms 7, 8 and 9 for a = 0). They have no branches and no exceptional cases for the
-// identity, P + P or P + (-P), as long as P - Q is never a point of order 2. The curve has
-// such a point, (-1, 0), but it lies outside the prime-order subgroup G1, and every point the
-// engine adds is a sum of G1 points, so P - Q is in G1 and the case never arises.
+// identity, P + P or P + (-P), as long as P - Q is never a point of order 2. BLS12-377's curve
+// has such points, (-1, 0) among them, but they lie outside the prime-order subgroup G1, and
+// every point the engine adds is a sum of G1 points, so P - Q is in G1 and the case never
+// arises; BN254's and BLS12-381's curves have no point of order 2 at all.
 //
 // The formulas are not in this file: the host takes them from one table of steps
 // (src/gpu/shader/program.rs) and either generates them as straight-line WGSL functions (the wide
@@ -12,7 +14,8 @@
 // curve_interp.wgsl, an interpreter of the table over a register file (the portable profile:
 // drivers inline every function, and the interpreter keeps one copy of fp_mul per call site,
 // which keeps compile times low on the software adapter). Either way they define
-// point_add (12M), point_add_mixed (11M) and point_double (8M; b3 = 3 costs two additions).
+// point_add (12M), point_add_mixed (11M) and point_double (8M); each multiplication by
+// b3 = 3b is an addition chain (b3 = 3: two additions; 9 and 12: four).
 //
 // The identity is (0 : 1 : 0). An affine point (Z = 1) cannot be the identity: the host never
 // hands the shaders an identity base.
@@ -40,8 +43,8 @@ fn affine_neg(p: Affine) -> Affine {
     return Affine(p.x, fp_neg(p.y));
 }
 
-// Storage helpers: a point is 3 packed coordinates (POINT_WORDS = 36 u32 words), an affine
-// point 2 (BASE_WORDS = 24).
+// Storage helpers: a point is 3 packed coordinates (POINT_WORDS u32 words), an affine point
+// 2 (BASE_WORDS).
 fn affine_from_words(w: BaseWords) -> Affine {
     var x: Packed;
     var y: Packed;

@@ -3,7 +3,8 @@
 // each function gets its own pipeline and the driver compiles only that function (the
 // straight-line formulas make one kernel with all of them slow to compile). Each case reads
 // SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
-// integer k) and writes POINT_WORDS words. Field operands use the first 12 words of a and b;
+// integer k) and writes POINT_WORDS words. Field operands use the first PACKED_WORDS words of a
+// and b;
 // the mixed addition's affine operand the first BASE_WORDS words of b. base_check.wgsl is
 // prepended (case 14 runs its check).
 
@@ -78,7 +79,7 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         case 12u: { out = point_to_words(point_identity()); }
         case 13u: { out = fp_result(fp_inverse(in_fp(base, 0u))); }
         case 14u: {
-            // The convert stage's check of an uploaded base: a's first 12 words are x, b's y.
+            // The convert stage's check of an uploaded base: a's first PACKED_WORDS words are x, b's y.
             var x: Packed;
             var y: Packed;
             for (var w = 0u; w < PACKED_WORDS; w++) {

@@ -36,6 +36,7 @@ pub mod bases;
 pub mod calibration;
 pub mod config;
 pub mod cpu;
+
 pub mod digits;
 pub mod engine;
 pub mod error;
@@ -53,7 +54,11 @@ pub use config::{
 };
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
+pub use gpu::field::CurveProfile;
 pub use gpu::pool::MemoryUsage;
+/// The curve groups the engine computes on ([`GpuCurve`]) and their constants.
+pub use gpu::shader::curve;
+pub use gpu::shader::curve::GpuCurve;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).

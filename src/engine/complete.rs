@@ -8,10 +8,10 @@ use ark_bls12_377::{G1Affine, G1Projective};
 
 use super::checks::check_bases;
 use super::prepare::{CallPlan, GpuCall};
-use super::GpuMsm;
-use crate::config::Arithmetic;
+use super::{Curve, GpuMsm};
 use crate::cpu;
 use crate::error::{MsmError, Result};
+use crate::gpu::field::CurveProfile;
 use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
 use crate::report::MsmReport;
 
@@ -32,7 +32,7 @@ impl GpuMsm {
 
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
-    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall) -> Job<'a> {
+    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall) -> Job<'a, Curve> {
         let bases = match p.bases.stored_part().filter(|r| gpu.holds(r)) {
             Some(r) => JobBases::Resident(r, p.n),
             None => JobBases::Host(&p.bases.points()[..p.n]),
@@ -107,14 +107,14 @@ impl GpuMsm {
                 )),
             });
         }
-        let arithmetic = gpu.arithmetic;
+        let profile = gpu.profile;
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
-        let window_sums = window_sums(arithmetic, &sums, bases)?;
+        let window_sums = window_sums(profile, &sums, bases)?;
         let result = cpu::window_reduction(&window_sums, c);
         report.phases.window_reduction = t.elapsed();
         report.phases.total = start.elapsed().saturating_sub(overlapped);
-        report.arithmetic = Some(arithmetic);
+        report.arithmetic = Some(profile.arithmetic);
         report.gpu_timing = Some(gpu.timing());
         add_gpu_times(&mut report, &times);
         self.sre.learn(&report);
@@ -127,13 +127,13 @@ impl GpuMsm {
 /// loaded, or by the convert stage), named as [`MsmError::BaseNotInSubgroup`], or a GPU
 /// fault.
 fn window_sums(
-    arithmetic: Arithmetic,
+    profile: CurveProfile,
     sums: &[u32],
     bases: &[G1Affine],
 ) -> Result<Vec<G1Projective>> {
     let points = sums
-        .chunks_exact(arithmetic.point_words())
-        .map(|w| arithmetic.point_from_shader_words(w))
+        .chunks_exact(profile.point_words())
+        .map(|w| profile.point_from_shader_words::<Curve>(w))
         .collect::<Option<Vec<_>>>();
     match points {
         Some(p) => Ok(p),

@@ -9,12 +9,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
-use super::{GpuMsm, NEXT_DEVICE};
+use super::{Curve, GpuMsm, NEXT_DEVICE};
 use crate::config::{
     BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
 };
 use crate::digits::SCALAR_BITS;
 use crate::error::{MsmError, Result};
+use crate::gpu::shader::curve::GpuCurve;
 use crate::gpu::GpuContext;
 use crate::sre::policy::SrePolicy;
 
@@ -224,7 +225,7 @@ impl GpuMsm {
         let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
         let known_answer = policy.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
-        let fresh = Arc::new(GpuContext::new(policy, fits)?);
+        let fresh = Arc::new(GpuContext::new(policy, <Curve as GpuCurve>::spec(), fits)?);
         if !known_answer {
             return Ok(fresh);
         }

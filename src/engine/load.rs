@@ -135,7 +135,7 @@ impl GpuMsm {
         options: LoadOptions,
     ) -> Result<(u32, u32)> {
         let configured = options.window_bits.or(self.config.window_bits);
-        let costs = AddCosts::of(gpu.arithmetic);
+        let costs = AddCosts::of(gpu.profile.arithmetic);
         // In how many parts the set is stored with k copies at c, where they and a call
         // over one part fit the budget now.
         let parts = |c: u32, k: u32| {
@@ -196,7 +196,7 @@ impl GpuMsm {
     /// The most of n bases, with `copies` copies each, that one device part holds: one
     /// binding, and at most `MsmConfig::max_slice_points`.
     fn bindable(&self, gpu: &GpuContext, n: usize, copies: u32) -> usize {
-        let per_base = gpu.arithmetic.stored_bytes_per_base(copies);
+        let per_base = gpu.profile.stored_bytes_per_base(copies);
         let bind = (gpu.max_binding_bytes() / per_base) as usize;
         let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
         cap.min(n).max(1)

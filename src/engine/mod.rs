@@ -28,6 +28,7 @@ use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
+use crate::gpu::shader::curve::GpuCurve;
 use crate::gpu::GpuContext;
 use crate::report::{Backend, MsmReport, Startup};
 use crate::routing::AdapterFacts;
@@ -48,6 +49,9 @@ mod slicing;
 use device::check_one_point_fits;
 use device::DeviceCell;
 use faults::Hooks;
+
+/// The curve group the engine computes on (issue 21 makes the engine generic over it).
+pub(crate) type Curve = ark_bls12_377::g1::Config;
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
@@ -95,7 +99,7 @@ impl GpuMsm {
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (gpu, adapter) = match GpuContext::new(&config, fits) {
+        let (gpu, adapter) = match GpuContext::new(&config, <Curve as GpuCurve>::spec(), fits) {
             Ok(g) => {
                 let facts = AdapterFacts::Gpu {
                     name: g.adapter_name().to_string(),
@@ -205,7 +209,12 @@ impl GpuMsm {
 
     /// The shaders' field arithmetic on this engine's adapter (`None` without one).
     pub fn arithmetic(&self) -> Option<crate::Arithmetic> {
-        self.gpu().map(|g| g.arithmetic)
+        self.gpu().map(|g| g.profile.arithmetic)
+    }
+
+    /// The shaders' profile on the engine's curve (`None` without an adapter).
+    pub fn profile(&self) -> Option<crate::gpu::field::CurveProfile> {
+        self.gpu().map(|g| g.profile)
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).

@@ -66,7 +66,12 @@ pub(super) enum CallPlan {
 /// The window size of an n-point GPU call on scalars of at most `bits` bits:
 /// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
 pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
-    choose_window(config.window_bits, n, bits, AddCosts::of(gpu.arithmetic))
+    choose_window(
+        config.window_bits,
+        n,
+        bits,
+        AddCosts::of(gpu.profile.arithmetic),
+    )
 }
 
 impl GpuMsm {
@@ -101,7 +106,7 @@ impl GpuMsm {
         let gpu = self.gpu_context()?;
         let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
-            let costs = AddCosts::of(gpu.arithmetic);
+            let costs = AddCosts::of(gpu.profile.arithmetic);
             self.sre
                 .plan(&self.config, bases, scalars, costs, &mut report)
         };
@@ -232,7 +237,7 @@ impl GpuMsm {
             .stored_part()
             .filter(|part| gpu.holds(part))
             .map_or(Shift::NONE, |part| part.shift());
-        let costs = AddCosts::of(gpu.arithmetic);
+        let costs = AddCosts::of(gpu.profile.arithmetic);
         let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.
         let (c, shift) = match held.window_bits() {

@@ -3,19 +3,20 @@
 
 use super::layout::SECTION_ALIGN;
 use super::shader::contract::Params;
-use super::shader::field::{Arithmetic, WORKGROUP_SIZE};
+use super::shader::field::{CurveProfile, WORKGROUP_SIZE};
 use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
 use super::{sort, GpuContext};
 use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
+use crate::gpu::shader::curve::GpuCurve;
 
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
 /// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
 /// (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry point's
 /// arrays with naga and checks this figure against the largest.
-pub(crate) fn workgroup_bytes(arithmetic: Arithmetic) -> u32 {
-    WORKGROUP_SIZE * 4 * (arithmetic.point_words() as u32 + 1)
+pub(crate) fn workgroup_bytes(profile: CurveProfile) -> u32 {
+    WORKGROUP_SIZE * 4 * (profile.point_words() as u32 + 1)
 }
 
 impl GpuContext {
@@ -53,7 +54,7 @@ impl GpuContext {
                     max.saturating_sub(1)
                 ));
             }
-            let (storage, uniform) = stage.buffer_counts(self.arithmetic);
+            let (storage, uniform) = stage.buffer_counts(self.profile);
             if storage > limits.max_storage_buffers_per_shader_stage {
                 let max = limits.max_storage_buffers_per_shader_stage;
                 return refuse(format!(
@@ -94,7 +95,7 @@ impl GpuContext {
                 "workgroups of {WORKGROUP_SIZE} invocations do not fit"
             ));
         }
-        let shared = workgroup_bytes(self.arithmetic);
+        let shared = workgroup_bytes(self.profile);
         if shared > limits.max_compute_workgroup_storage_size {
             let max = limits.max_compute_workgroup_storage_size;
             return refuse(format!(
@@ -132,7 +133,7 @@ impl GpuContext {
     pub(crate) fn max_call_points(&self, c: u32) -> usize {
         let limits = self.device.limits();
         let bind = self.max_binding_bytes();
-        let a = self.arithmetic;
+        let a = self.profile;
         let w = crate::digits::num_windows(c) as u64;
         let per_point = [
             // A base and its identity bit.
@@ -163,7 +164,7 @@ impl GpuContext {
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
         sections.extend(sort_uploads(levels, n));
         if host {
-            sections.push((Slot::Bases, self.arithmetic.stored_set_bytes(n, 1)));
+            sections.push((Slot::Bases, self.profile.stored_set_bytes(n, 1)));
         }
         let (sections, staging) = staging_sections(sections);
         let needs = self.needs(&sections, staging, &lay)?;
@@ -195,7 +196,7 @@ impl GpuContext {
     /// Whether `job` fits the adapter's limits and the memory budget beside the resident
     /// bases: what slicing made sure of for the bucket sort, which a call on the host's
     /// lists with SRE's merged points (more bases than points) may exceed.
-    pub(crate) fn job_fits(&self, job: &super::Job) -> bool {
+    pub(crate) fn job_fits<C: GpuCurve>(&self, job: &super::Job<C>) -> bool {
         let Ok(lay) = self.layout(job) else {
             return false;
         };
@@ -220,9 +221,7 @@ impl GpuContext {
     /// and their identity bits: what a resident part's buffer holds and the budget is
     /// charged.
     pub(crate) fn resident_bytes(&self, n: usize, copies: u32) -> u64 {
-        self.arithmetic
-            .stored_set_bytes(n, copies)
-            .max(SECTION_ALIGN)
+        self.profile.stored_set_bytes(n, copies).max(SECTION_ALIGN)
     }
 
     pub(super) fn dispatch_dims(&self, threads: u64) -> (u32, u32) {

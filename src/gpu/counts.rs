@@ -12,8 +12,9 @@
 
 use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
-use super::shader::field::{identity_bits_bytes, Arithmetic};
+use super::shader::field::{identity_bits_bytes, CurveProfile};
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
+use crate::config::Arithmetic;
 use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::digits::{bucket_windows, num_windows, AddCosts, SCALAR_BITS};
 use crate::error::{MsmError, Result};
@@ -51,8 +52,8 @@ pub struct CallCounts {
     pub bucket_windows: u32,
     /// Bucket entries (n W, the upper bound).
     pub entries: u64,
-    /// The profile the counts are for.
-    pub arithmetic: Arithmetic,
+    /// The profile (and curve) the counts are for.
+    pub profile: CurveProfile,
     /// The passes, in order.
     pub passes: Vec<PassCounts>,
     /// Doublings and additions of the host's window reduction (c W' doublings, W'
@@ -61,21 +62,16 @@ pub struct CallCounts {
 }
 
 impl CallCounts {
-    /// The counts of an n-point resident call at window size c on `arithmetic`.
-    pub fn device_sort(n: usize, c: u32, arithmetic: Arithmetic) -> Result<CallCounts> {
-        Self::precomputed(n, c, 1, arithmetic)
+    /// The counts of an n-point resident call at window size c on `profile`.
+    pub fn device_sort(n: usize, c: u32, profile: CurveProfile) -> Result<CallCounts> {
+        Self::precomputed(n, c, 1, profile)
     }
 
     /// The counts of an n-point call at window size c on a resident set stored with
     /// `copies` shifted copies (1: none). [`MsmError::InvalidConfig`] for c outside
     /// `MIN_WINDOW_BITS..=MAX_PRECOMPUTED_WINDOW_BITS` or no copy,
     /// [`MsmError::InputTooLarge`] for n of 2^31 or more (one call's point indices).
-    pub fn precomputed(
-        n: usize,
-        c: u32,
-        copies: u32,
-        arithmetic: Arithmetic,
-    ) -> Result<CallCounts> {
+    pub fn precomputed(n: usize, c: u32, copies: u32, profile: CurveProfile) -> Result<CallCounts> {
         if !(MIN_WINDOW_BITS..=MAX_PRECOMPUTED_WINDOW_BITS).contains(&c) || copies == 0 {
             return Err(MsmError::InvalidConfig(format!(
                 "counts at c = {c} with {copies} copies: c must be in \
@@ -87,7 +83,7 @@ impl CallCounts {
                 "counts of {n} points: at most 2^31 - 1"
             )));
         }
-        let a = arithmetic;
+        let a = profile;
         let digit_windows = num_windows(c);
         let bw = bucket_windows(c, copies);
         // The shape the engine's layout gives the call: buckets and reduction segments.
@@ -183,7 +179,7 @@ impl CallCounts {
             copies,
             bucket_windows: bw,
             entries,
-            arithmetic,
+            profile,
             passes,
             host_adds: w as u64 * (c as u64 + 1),
         })
@@ -196,7 +192,7 @@ impl CallCounts {
 
     /// Field multiplications on the device, by the profile's addition costs.
     pub fn field_muls(&self) -> u64 {
-        let costs = AddCosts::of(self.arithmetic);
+        let costs = AddCosts::of(self.profile.arithmetic);
         self.passes
             .iter()
             .map(|p| p.mixed_adds * costs.mixed_add + p.adds * costs.add)
@@ -223,6 +219,11 @@ pub fn window_bits(n: usize, arithmetic: Arithmetic) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Arithmetic;
+
+    fn edwards() -> CurveProfile {
+        Arithmetic::Limbs32Edwards.on(crate::gpu::shader::curve::bls12_377_g1())
+    }
     use crate::gpu::sort::scan_block;
 
     #[test]
@@ -232,7 +233,7 @@ mod tests {
         // workgroup (two levels); two reduction levels (level 0 over the buckets, one over
         // items).
         assert_eq!(scan_block(), 1024);
-        let k = CallCounts::device_sort(1 << 20, 16, Arithmetic::Limbs32Edwards).unwrap();
+        let k = CallCounts::device_sort(1 << 20, 16, edwards()).unwrap();
         assert_eq!((k.windows, k.entries), (16, 16 << 20));
         let d: Vec<(&str, u32)> = k.passes.iter().map(|p| (p.stage, p.dispatches)).collect();
         assert_eq!(
@@ -272,7 +273,7 @@ mod tests {
 
     #[test]
     fn shapes_outside_the_engine_are_refused() {
-        let a = Arithmetic::Limbs32Edwards;
+        let a = edwards();
         for (c, copies) in [
             (0, 1),
             (MAX_PRECOMPUTED_WINDOW_BITS + 1, 1),
@@ -293,7 +294,7 @@ mod tests {
 
     #[test]
     fn copies_shrink_the_reduction_only() {
-        let a = Arithmetic::Limbs32Edwards;
+        let a = edwards();
         let plain = CallCounts::device_sort(1 << 20, 16, a).unwrap();
         let k = CallCounts::precomputed(1 << 20, 16, 16, a).unwrap();
         assert_eq!((k.windows, k.bucket_windows, k.copies), (16, 1, 16));

@@ -11,6 +11,7 @@ use super::workspace::SizeCaps;
 use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
 use crate::error::{MsmError, Result};
+use crate::gpu::shader::curve::CurveSpec;
 
 /// Identities of contexts, for [`StoredBases::context`].
 static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
@@ -143,7 +144,32 @@ impl GpuContext {
     /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
     /// on a software adapter), so that a configuration that cannot work is refused at once:
     /// it may use everything but the pipelines (limits, layouts, the budget).
-    pub fn new(config: &MsmConfig, fits: impl FnOnce(&Self) -> Result<()>) -> Result<Self> {
+    /// `curve`: the curve group the shaders compute on.
+    pub fn new(
+        config: &MsmConfig,
+        curve: &'static CurveSpec,
+        fits: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<Self> {
+        let mut ctx = Self::open(config, curve)?;
+        ctx.check_stage_limits()?;
+        fits(&ctx)?;
+        let start = Instant::now();
+        let pipelines = ctx.compile()?;
+        ctx.pipeline_creation = start.elapsed();
+        ctx.save_pipeline_cache();
+        let _ = ctx.pipelines.set(pipelines);
+        Ok(ctx)
+    }
+
+    /// A device for the self-test kernels alone ([`super::selftest::ShaderOps::open`]):
+    /// the MSM stages are not compiled, so nothing but those kernels may run on it.
+    pub(crate) fn for_shader_ops(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
+        Self::open(config, curve)
+    }
+
+    /// The adapter and its device, the profile and the pipeline cache: everything but the
+    /// compiled stages.
+    fn open(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
         let start = Instant::now();
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
@@ -162,9 +188,17 @@ impl GpuContext {
                     info.name
                 )))
             }
+            Some(a) if a.is_edwards() && !curve.edwards => {
+                return Err(MsmError::InvalidConfig(format!(
+                    "{a:?} arithmetic needs a curve with the twisted Edwards map, which {} \
+                     lacks (it has no point of order 2)",
+                    curve.name
+                )))
+            }
             Some(a) => a,
-            None => Arithmetic::auto(int64, binding),
+            None => Arithmetic::auto(int64, binding, curve),
         };
+        let profile = arithmetic.on(curve);
         let adapter_memory = adapter_memory(&adapter);
         let budget = match config.memory_budget {
             MemoryBudget::Fraction(f) => (adapter_memory as f64 * f) as u64,
@@ -202,7 +236,7 @@ impl GpuContext {
             queue,
             info,
             runtime_checks: config.shader_runtime_checks,
-            arithmetic,
+            profile,
             pipelines: std::sync::OnceLock::new(),
             timestamps,
             pipeline_creation: Duration::ZERO,
@@ -225,19 +259,12 @@ impl GpuContext {
             super::pipeline_cache::DiskCache::open(
                 &ctx.device,
                 &ctx.info,
-                arithmetic,
+                profile,
                 ctx.runtime_checks,
                 &dir,
             )
         });
         ctx.device_creation = start.elapsed();
-        ctx.check_stage_limits()?;
-        fits(&ctx)?;
-        let start = Instant::now();
-        let pipelines = ctx.compile()?;
-        ctx.pipeline_creation = start.elapsed();
-        ctx.save_pipeline_cache();
-        let _ = ctx.pipelines.set(pipelines);
         Ok(ctx)
     }
 

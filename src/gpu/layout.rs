@@ -1,12 +1,14 @@
 //! A call's layout: what it runs on (its bases and plan), every buffer's size, its
 //! parameter blocks and where its read-back holds what, checked against the adapter's limits.
 
-use ark_bls12_377::{Fr, G1Affine};
+use ark_ec::short_weierstrass::Affine;
+
+use crate::gpu::shader::curve::{Fr, GpuCurve};
 
 use super::reduction::{self, MAX_REDUCE_LEVELS};
 use super::resident::{Shift, StoredBases};
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
-use super::shader::field::Arithmetic;
+use super::shader::field::CurveProfile;
 use super::slots::Slot;
 use super::{sort, GpuContext};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
@@ -71,14 +73,14 @@ impl Params {
 }
 
 /// Where a call's bases come from.
-pub(crate) enum JobBases<'a> {
+pub(crate) enum JobBases<'a, C: GpuCurve> {
     /// Bases on the host, uploaded and converted by this call.
-    Host(&'a [G1Affine]),
+    Host(&'a [Affine<C>]),
     /// The first `n` bases of a resident set.
     Resident(&'a StoredBases, usize),
 }
 
-impl JobBases<'_> {
+impl<C: GpuCurve> JobBases<'_, C> {
     pub(super) fn len(&self) -> usize {
         match self {
             JobBases::Host(b) => b.len(),
@@ -89,22 +91,21 @@ impl JobBases<'_> {
 
 /// One MSM's GPU work: its points, the SRE merged points appended to them (indices from
 /// the points' length on), and how its entries reach the buckets.
-pub(crate) struct Job<'a> {
-    pub bases: JobBases<'a>,
-    pub merged: &'a [G1Affine],
-    pub plan: JobPlan<'a>,
+pub(crate) struct Job<'a, C: GpuCurve> {
+    pub bases: JobBases<'a, C>,
+    pub merged: &'a [Affine<C>],
+    pub plan: JobPlan<'a, C>,
 }
 
 /// How a job's bucket entries are made.
-#[derive(Clone, Copy)]
-pub(crate) enum JobPlan<'a> {
+pub(crate) enum JobPlan<'a, C: GpuCurve> {
     /// By the host (`src/digits/`): chunked bucket lists, merged in levels.
     HostLists(&'a BucketPlan),
     /// On the GPU from the scalars as they are: decomposition, bucket sort, balanced
     /// accumulation (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`).
     DeviceSort {
         /// The scalars, one per point.
-        scalars: &'a [Fr],
+        scalars: &'a [Fr<C>],
         /// Window size c (every scalar bit is covered: `num_windows(c)` windows).
         window_bits: u32,
         /// The shifted copies of the resident part the call reads (`Shift::NONE`: copy 0
@@ -143,7 +144,7 @@ impl JobLayout {
     /// holding `held` copies: the copies `len` bases apart, the identity bits after all the
     /// part holds (whichever copies the call reads). Every entry (a point index below 2^31,
     /// the sign in bit 31) must name a point of the last copy.
-    fn on_part(mut self, len: usize, copies: u32, held: u32, a: Arithmetic) -> Result<Self> {
+    fn on_part(mut self, len: usize, copies: u32, held: u32, a: CurveProfile) -> Result<Self> {
         let last = (copies as u64 - 1) * len as u64 + self.params.num_points as u64;
         if last >= crate::digits::SIGN_BIT as u64 {
             return Err(MsmError::InputTooLarge(format!(
@@ -194,7 +195,7 @@ pub(super) const READ_STATUS_AT: u64 = 4;
 
 impl GpuContext {
     /// Sizes and parameters of a job, checked against the adapter's limits.
-    pub(super) fn layout(&self, job: &Job) -> Result<JobLayout> {
+    pub(super) fn layout<C: GpuCurve>(&self, job: &Job<C>) -> Result<JobLayout> {
         match job.plan {
             JobPlan::HostLists(plan) => self.host_layout(job, plan),
             JobPlan::DeviceSort {
@@ -221,13 +222,17 @@ impl GpuContext {
                 let lay = self.sort_layout(n, part.is_none(), window_bits, copies)?;
                 match part {
                     None => Ok(lay),
-                    Some(len) => lay.on_part(len, copies, held.copies(), self.arithmetic),
+                    Some(len) => lay.on_part(len, copies, held.copies(), self.profile),
                 }
             }
         }
     }
 
-    pub(super) fn host_layout(&self, job: &Job, plan: &BucketPlan) -> Result<JobLayout> {
+    pub(super) fn host_layout<C: GpuCurve>(
+        &self,
+        job: &Job<C>,
+        plan: &BucketPlan,
+    ) -> Result<JobLayout> {
         let n = job.bases.len();
         let total_points = n + job.merged.len();
         let merge = MergePlan::new(&plan.bucket_chunks, MERGE_FANIN);
@@ -251,7 +256,7 @@ impl GpuContext {
             .chain([params.num_chunks as u64])
             .max()
             .unwrap_or(0);
-        let a = self.arithmetic;
+        let a = self.profile;
         let sum_bytes = a.sums_bytes(params.num_windows as u64);
         let sizes = vec![
             (Slot::Bases, a.stored_base_bytes(total_points)),
@@ -317,7 +322,7 @@ impl GpuContext {
             device_sort: 1,
             digit_windows,
             // The uploaded bases' (a call on a resident part: `JobLayout::on_part`).
-            identity_quads: self.arithmetic.identity_quads(n, 1),
+            identity_quads: self.profile.identity_quads(n, 1),
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;
@@ -334,7 +339,7 @@ impl GpuContext {
                 carry.len()
             )));
         }
-        let a = self.arithmetic;
+        let a = self.profile;
         let sum_bytes = a.sums_bytes(windows as u64);
         let max_entries = n as u64 * digit_windows as u64;
         let items = a.sums_bytes(2 * slices as u64);
@@ -430,3 +435,11 @@ impl GpuContext {
         Ok(needs)
     }
 }
+
+impl<C: GpuCurve> Clone for JobPlan<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: GpuCurve> Copy for JobPlan<'_, C> {}

@@ -61,7 +61,7 @@ pub use resident::{Shift, StoredBases};
 /// The former name of [`StoredBases`].
 #[deprecated(note = "renamed StoredBases")]
 pub type ResidentPoints = StoredBases;
-use shader::field::Arithmetic;
+use shader::field::CurveProfile;
 pub use shader::{contract, edwards, field, program};
 pub use stages::{wgsl_modules, WgslModule};
 pub use submit::GpuTimes;
@@ -78,7 +78,7 @@ pub struct GpuContext {
     pub(crate) queue: wgpu::Queue,
     pub(crate) info: wgpu::AdapterInfo,
     pub(crate) runtime_checks: bool,
-    pub(crate) arithmetic: Arithmetic,
+    pub(crate) profile: CurveProfile,
     /// Compiled in [`GpuContext::new`] once the configuration is known to fit.
     pipelines: std::sync::OnceLock<Pipelines>,
     timestamps: bool,

@@ -10,6 +10,7 @@ use super::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use super::stages::{Binding, Source, StageId};
 use super::workspace::{GroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES_ID};
+use crate::gpu::shader::curve::GpuCurve;
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.
@@ -216,7 +217,12 @@ impl GpuContext {
     }
 
     /// The passes of a job, with their bind groups (cached in the workspace).
-    pub(super) fn passes(&self, ws: &mut Workspace, job: &Job, lay: &JobLayout) -> Vec<Pass> {
+    pub(super) fn passes<C: GpuCurve>(
+        &self,
+        ws: &mut Workspace,
+        job: &Job<C>,
+        lay: &JobLayout,
+    ) -> Vec<Pass> {
         let params = &lay.params;
         let bases = match (&job.bases, lay.convert_from) {
             (JobBases::Resident(r, _), None) => Binds {
@@ -229,6 +235,7 @@ impl GpuContext {
         // Every call that uploads bases runs the convert stage: it checks them.
         if lay.convert_from.is_some() {
             let threads = self
+                .profile
                 .arithmetic
                 .convert_threads((params.num_points - params.first_point) as u64);
             let dims = self.dispatch_dims(threads);

@@ -4,8 +4,8 @@
 //!
 //! One file per adapter, driver, crate version, profile and shader text:
 //! `pipelines-{profile:016x}-{key:016x}.bin` in the cache directory, where `profile` hashes
-//! the adapter's identity, the arithmetic and the shader checks, and `key` hashes that,
-//! the driver's name and version, this crate's version and every stage's WGSL. The file is
+//! the adapter's identity, the arithmetic profile, the curve and the shader checks, and `key`
+//! hashes that, the driver's name and version, this crate's version and every stage's WGSL. The file is
 //! a header of four little-endian u64 words (magic, key, payload length, payload checksum)
 //! and the payload (wgpu's `PipelineCache::get_data`, which carries wgpu's own header).
 //!
@@ -30,7 +30,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::shader::field::Arithmetic;
+use super::shader::field::CurveProfile;
 use super::stages::Module;
 use crate::config::PipelineCacheDir;
 
@@ -96,13 +96,13 @@ fn user_cache_dir() -> Option<PathBuf> {
 }
 
 /// The file's (profile, key) hashes for a device's shaders.
-fn keys(info: &wgpu::AdapterInfo, arithmetic: Arithmetic, checks: bool) -> (u64, u64) {
+fn keys(info: &wgpu::AdapterInfo, shaders: CurveProfile, checks: bool) -> (u64, u64) {
     let identity = format!(
-        "{}|{:?}|{}|{}|{arithmetic:?}|{checks}",
-        info.name, info.backend, info.vendor, info.device
+        "{}|{:?}|{}|{}|{:?}|{}|{checks}",
+        info.name, info.backend, info.vendor, info.device, shaders.arithmetic, shaders.curve.name
     );
+    let sources: Vec<String> = Module::ALL.iter().map(|m| m.source(shaders)).collect();
     let profile = fnv1a(&[identity.as_bytes()]);
-    let sources: Vec<String> = Module::ALL.iter().map(|m| m.source(arithmetic)).collect();
     let mut parts: Vec<&[u8]> = vec![
         identity.as_bytes(),
         info.driver.as_bytes(),
@@ -167,14 +167,14 @@ impl DiskCache {
     pub(super) fn open(
         device: &wgpu::Device,
         info: &wgpu::AdapterInfo,
-        arithmetic: Arithmetic,
+        shaders: CurveProfile,
         checks: bool,
         dir: &Path,
     ) -> Option<Self> {
         if !device.features().contains(wgpu::Features::PIPELINE_CACHE) {
             return None;
         }
-        let (profile, key) = keys(info, arithmetic, checks);
+        let (profile, key) = keys(info, shaders, checks);
         let prefix = format!("pipelines-{profile:016x}-");
         let path = dir.join(format!("{prefix}{key:016x}.bin"));
         let file = read_regular_file(&path);
@@ -275,6 +275,7 @@ impl DiskCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Arithmetic;
 
     #[test]
     fn a_file_is_used_only_with_its_key_and_intact_bytes() {
@@ -332,19 +333,24 @@ mod tests {
             transient_saves_memory: None,
             limit_bucket: None,
         };
-        let (p, k) = keys(&info, Arithmetic::Limbs32, false);
-        assert_eq!(keys(&info, Arithmetic::Limbs32, false), (p, k));
-        let (p2, k2) = keys(&info, Arithmetic::Limbs32Edwards, false);
+        let bls = crate::gpu::shader::curve::bls12_377_g1();
+        let (p, k) = keys(&info, Arithmetic::Limbs32.on(bls), false);
+        assert_eq!(keys(&info, Arithmetic::Limbs32.on(bls), false), (p, k));
+        let (p2, k2) = keys(&info, Arithmetic::Limbs32Edwards.on(bls), false);
         assert!(p2 != p && k2 != k);
-        let (p3, k3) = keys(&info, Arithmetic::Limbs32, true);
+        let (p3, k3) = keys(&info, Arithmetic::Limbs32.on(bls), true);
         assert!(p3 != p && k3 != k);
         // A driver update keeps the profile (its stale file is replaced) and changes the key.
         let newer = wgpu::AdapterInfo {
             driver_info: "1.1".into(),
             ..info.clone()
         };
-        let (p4, k4) = keys(&newer, Arithmetic::Limbs32, false);
+        let (p4, k4) = keys(&newer, Arithmetic::Limbs32.on(bls), false);
         assert!(p4 == p && k4 != k);
+        // Another curve is another file.
+        let bn = <ark_bn254::g1::Config as crate::gpu::shader::curve::GpuCurve>::spec();
+        let (p5, k5) = keys(&info, Arithmetic::Limbs32.on(bn), false);
+        assert!(p5 != p && k5 != k);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
-use super::shader::field::Arithmetic;
+use super::shader::field::CurveProfile;
 use super::stages::{Module, Phase, Stage, StageId};
 use super::GpuContext;
 use crate::error::Result;
@@ -158,14 +158,14 @@ impl GpuContext {
     /// The shader modules of `ids`' stages, a millisecond each (wgpu parses and validates
     /// them; each pipeline's SPIR-V holds only what its entry point reaches).
     fn shader_modules(&self, ids: &[StageId]) -> Result<HashMap<Module, wgpu::ShaderModule>> {
-        let (device, arithmetic, checks) = (&self.device, self.arithmetic, self.runtime_checks);
+        let (device, profile, checks) = (&self.device, self.profile, self.runtime_checks);
         let mut modules = HashMap::new();
         scoped(device, "shader modules", || {
             for id in ids {
                 let m = id.def().module;
                 modules
                     .entry(m)
-                    .or_insert_with(|| shader_module(device, arithmetic, m, checks));
+                    .or_insert_with(|| shader_module(device, profile, m, checks));
             }
             Ok(())
         })?;
@@ -197,7 +197,7 @@ impl GpuContext {
                     Ok(create_pipeline(
                         &self.device,
                         &modules[&stage.module],
-                        self.arithmetic,
+                        self.profile,
                         stage,
                         &[],
                         cache,
@@ -218,6 +218,12 @@ impl GpuContext {
         Ok(out)
     }
 
+    /// Whether the MSM stages were compiled (every context but one made for the self-test
+    /// kernels alone).
+    pub(crate) fn has_stages(&self) -> bool {
+        self.pipelines.get().is_some()
+    }
+
     pub(super) fn pipelines(&self) -> &Pipelines {
         self.pipelines.get().expect("compiled by GpuContext::new")
     }
@@ -228,13 +234,13 @@ impl GpuContext {
 /// guards against the counts in `Params`, point indices < n built by the host).
 pub(crate) fn shader_module(
     device: &wgpu::Device,
-    arithmetic: Arithmetic,
+    profile: CurveProfile,
     module: Module,
     checks: bool,
 ) -> wgpu::ShaderModule {
     let desc = wgpu::ShaderModuleDescriptor {
         label: Some(&format!("{module:?}")),
-        source: wgpu::ShaderSource::Wgsl(module.source(arithmetic).into()),
+        source: wgpu::ShaderSource::Wgsl(module.source(profile).into()),
     };
     if checks {
         device.create_shader_module(desc)
@@ -249,14 +255,14 @@ pub(crate) fn shader_module(
 pub(crate) fn create_pipeline(
     device: &wgpu::Device,
     module: &wgpu::ShaderModule,
-    arithmetic: Arithmetic,
+    profile: CurveProfile,
     stage: &Stage,
     constants: &[(&str, f64)],
     cache: Option<&wgpu::PipelineCache>,
 ) -> wgpu::ComputePipeline {
     let group = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some(stage.entry),
-        entries: &stage.layout_entries(arithmetic),
+        entries: &stage.layout_entries(profile),
     });
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(stage.entry),

@@ -1,9 +1,10 @@
 //! Resident sets: bases uploaded and converted once, kept on the device for many calls.
 
+use crate::gpu::shader::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ark_bls12_377::{G1Affine, G1Projective};
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
 use rayon::prelude::*;
 use wgpu::util::DeviceExt;
@@ -124,16 +125,16 @@ impl GpuContext {
     /// copies. The copies of two bases are compared with the host's (`check_copies`); a
     /// difference is [`MsmError::Gpu`]. Each wait lasts at
     /// most `timeout`.
-    pub fn store_bases(
+    pub fn store_bases<C: GpuCurve>(
         &self,
-        bases: &[G1Affine],
+        bases: &[Affine<C>],
         shift: Shift,
         timeout: Duration,
     ) -> Result<Option<StoredBases>> {
         if shift.copies > 1 {
             self.build_shift_stage(timeout)?;
         }
-        let a = self.arithmetic;
+        let a = self.profile;
         let one = a.stored_base_bytes(bases.len());
         let bytes = self.resident_bytes(bases.len(), shift.copies);
         let threads = a.convert_threads(bases.len() as u64);
@@ -213,14 +214,14 @@ impl GpuContext {
             self.wait_for(index, timeout)?;
         }
         if shift.copies == 1 {
-            if !self.arithmetic.converts_bases() {
+            if !self.profile.converts_bases() {
                 // No pass ran: wait for the upload itself, as every load does.
                 let index = self.queue.submit([]);
                 self.wait_for(index, timeout)?;
             }
             return Ok(None);
         }
-        let base_bytes = self.arithmetic.stored_base_bytes(1);
+        let base_bytes = self.profile.stored_base_bytes(1);
         let copied = probes.len() as u64 * (shift.copies as u64 - 1) * base_bytes;
         let read = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("load read"),
@@ -248,22 +249,22 @@ impl GpuContext {
     /// [`GpuContext::run_load`] read them) with 2^(doublings j) P computed on the host: a
     /// known-answer check of the stage on every load, since a wrong copy would give wrong
     /// sums that no later check sees.
-    fn check_copies(
+    fn check_copies<C: GpuCurve>(
         &self,
-        bases: &[G1Affine],
+        bases: &[Affine<C>],
         shift: Shift,
         probes: &[usize],
         words: &[u32],
     ) -> Result<()> {
-        let a = self.arithmetic;
+        let a = self.profile;
         let mut got = words.chunks_exact(a.base_words());
         for &i in probes {
-            let mut p = G1Projective::from(bases[i]);
+            let mut p = Projective::<C>::from(bases[i]);
             for copy in 1..shift.copies {
                 for _ in 0..shift.doublings() {
                     p.double_in_place();
                 }
-                let want = a.affine_to_shader_words(&p.into_affine());
+                let want = a.affine_to_shader_words::<C>(&p.into_affine());
                 if want.as_deref() != got.next() {
                     return Err(MsmError::Gpu(format!(
                         "the shift stage's copy {copy} of base {i} differs from the host's"
@@ -286,7 +287,7 @@ impl GpuContext {
 
     /// The convert pass over a part's copy 0, where the profile converts its bases.
     fn convert_pass(&self, buffer: &wgpu::Buffer, len: usize) -> Option<Pass> {
-        if !self.arithmetic.converts_bases() {
+        if !self.profile.converts_bases() {
             return None;
         }
         let params = Params {
@@ -312,7 +313,7 @@ impl GpuContext {
             phase: Phase::Convert,
             pipeline: self.pipelines().get(StageId::Convert).clone(),
             group,
-            dims: self.dispatch_dims(self.arithmetic.convert_threads(len as u64)),
+            dims: self.dispatch_dims(self.profile.convert_threads(len as u64)),
         })
     }
 
@@ -348,7 +349,11 @@ impl GpuContext {
 
     /// The former name of [`GpuContext::store_bases`], without copies.
     #[deprecated(note = "renamed store_bases")]
-    pub fn load_points(&self, bases: &[G1Affine], timeout: Duration) -> Result<StoredBases> {
+    pub fn load_points<C: GpuCurve>(
+        &self,
+        bases: &[Affine<C>],
+        timeout: Duration,
+    ) -> Result<StoredBases> {
         let stored = self.store_bases(bases, Shift::NONE, timeout)?;
         Ok(stored.expect("a set without copies is always stored"))
     }
@@ -356,7 +361,7 @@ impl GpuContext {
 
 /// The bases whose copies a load compares with the host's: the first and the last that are
 /// not the identity (none when all are).
-fn probes(bases: &[G1Affine]) -> Vec<usize> {
+fn probes<C: GpuCurve>(bases: &[Affine<C>]) -> Vec<usize> {
     let first = bases.iter().position(|p| !p.is_zero());
     let last = bases.iter().rposition(|p| !p.is_zero());
     let mut v: Vec<usize> = first.into_iter().chain(last).collect();

@@ -2,17 +2,19 @@
 //! that they can be compared with arkworks: the tests do, and a user can run the same checks
 //! on a new adapter.
 
-use ark_bls12_377::{Fq, G1Affine, G1Projective};
-use wgpu::util::DeviceExt;
-
-use super::field::{arkworks_words, Arithmetic, PACKED_WORDS, WORKGROUP_SIZE};
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+use ark_ec::short_weierstrass::{Affine, Projective};
+use wgpu::util::DeviceExt;
+
+use super::field::{arkworks_words, Arithmetic, CurveProfile, WORKGROUP_SIZE};
+use crate::gpu::shader::curve::{Fp, Fr, GpuCurve};
 
 use super::pipelines::{create_pipeline, shader_module};
 use super::stages::StageId;
 use super::GpuContext;
-use crate::config::DEFAULT_GPU_TIMEOUT;
+use crate::config::{MsmConfig, DEFAULT_GPU_TIMEOUT};
 use crate::error::{MsmError, Result};
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
@@ -41,21 +43,50 @@ enum ShaderFn {
 type Case = Vec<u32>;
 
 /// The self-test kernels on an engine's device: one pipeline per function, compiled when
-/// first used (with the engine's runtime-check setting and arithmetic profile).
-pub struct ShaderOps<'a> {
+/// first used (with the engine's runtime-check setting and arithmetic profile), on the
+/// engine's curve `C`.
+pub struct ShaderOps<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
     gpu: std::sync::Arc<GpuContext>,
-    _engine: std::marker::PhantomData<&'a ()>,
+    _engine: std::marker::PhantomData<(&'a (), C)>,
     pipelines: Mutex<HashMap<ShaderFn, wgpu::ComputePipeline>>,
 }
 
-impl<'a> ShaderOps<'a> {
-    /// The self-test kernels of `gpu`.
+impl<'a, C: GpuCurve> ShaderOps<'a, C> {
+    /// The self-test kernels of `gpu`, whose shaders compute on `C`.
     pub fn new(gpu: std::sync::Arc<GpuContext>) -> Result<Self> {
+        if !std::ptr::eq(gpu.profile.curve, C::spec()) {
+            return Err(MsmError::InvalidConfig(format!(
+                "self-test kernels of {} on a device compiled for {}",
+                C::NAME,
+                gpu.profile.curve.name
+            )));
+        }
         Ok(Self {
             gpu,
             _engine: std::marker::PhantomData,
             pipelines: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The self-test kernels of `C` on the adapter `config` chooses, on a device of their
+    /// own whose MSM stages are not compiled (each kernel compiles on first use): to check
+    /// a new adapter's field and curve functions against arkworks on any curve.
+    pub fn open(config: &MsmConfig) -> Result<ShaderOps<'static, C>> {
+        config.validate()?;
+        let gpu = GpuContext::for_shader_ops(config, C::spec())?;
+        ShaderOps::new(std::sync::Arc::new(gpu))
+    }
+
+    /// [`MsmError::InvalidConfig`] where the kernels were opened without the MSM stages
+    /// ([`ShaderOps::open`]), which `what` runs.
+    fn need_stages(&self, what: &str) -> Result<()> {
+        match self.gpu.has_stages() {
+            true => Ok(()),
+            false => Err(MsmError::InvalidConfig(format!(
+                "ShaderOps::{what} runs the MSM stages, which ShaderOps::open does not compile: \
+                 take the kernels from an engine (GpuMsm::shader_ops)"
+            ))),
+        }
     }
 
     fn pipeline(&self, op: ShaderFn) -> Result<wgpu::ComputePipeline> {
@@ -66,17 +97,12 @@ impl<'a> ShaderOps<'a> {
         let gpu = &self.gpu;
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let stage = StageId::SelfTest.def();
-        let module = shader_module(
-            &gpu.device,
-            gpu.arithmetic,
-            stage.module,
-            gpu.runtime_checks,
-        );
+        let module = shader_module(&gpu.device, gpu.profile, stage.module, gpu.runtime_checks);
         let constants = [("SELFTEST_OP", op as u32 as f64)];
         let p = create_pipeline(
             &gpu.device,
             &module,
-            gpu.arithmetic,
+            gpu.profile,
             stage,
             &constants,
             gpu.disk_cache.as_ref().map(|c| &c.cache),
@@ -90,11 +116,16 @@ impl<'a> ShaderOps<'a> {
 
     /// The arithmetic profile under test.
     pub fn arithmetic(&self) -> Arithmetic {
-        self.gpu.arithmetic
+        self.gpu.profile.arithmetic
+    }
+
+    /// The profile on its curve.
+    pub fn profile(&self) -> CurveProfile {
+        self.gpu.profile
     }
 
     fn case(&self, a: &[u32], b: &[u32], k: u32) -> Case {
-        let pw = self.arithmetic().point_words();
+        let pw = self.profile().point_words();
         let mut c = vec![0u32; 2 * pw + 1];
         c[..a.len()].copy_from_slice(a);
         c[pw..pw + b.len()].copy_from_slice(b);
@@ -102,15 +133,16 @@ impl<'a> ShaderOps<'a> {
         c
     }
 
-    /// A G1 point's words (every G1 point maps to every profile's coordinates).
-    fn point(&self, p: &G1Projective) -> Vec<u32> {
-        self.arithmetic()
-            .point_to_shader_words(p)
+    /// A point's words (every point of the prime-order subgroup maps to every profile's
+    /// coordinates).
+    fn point(&self, p: &Projective<C>) -> Vec<u32> {
+        self.profile()
+            .point_to_shader_words::<C>(p)
             .expect("G1 points map to the Edwards curve")
     }
 
     fn run(&self, op: ShaderFn, cases: &[Case]) -> Result<Vec<Vec<u32>>> {
-        let point_words = self.arithmetic().point_words();
+        let point_words = self.profile().point_words();
         let dev = &self.gpu.device;
         let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
         let input: Vec<u32> = cases.iter().flatten().copied().collect();
@@ -175,29 +207,32 @@ impl<'a> ShaderOps<'a> {
             .collect())
     }
 
-    fn field_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Fq>>> {
+    fn field_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Fp<C>>>> {
         Ok(self
             .run(op, &cases)?
             .iter()
-            .map(|w| self.arithmetic().from_shader_words(&w[..PACKED_WORDS]))
+            .map(|w| {
+                let pw = self.profile().packed_words();
+                self.profile().from_shader_words::<C>(&w[..pw])
+            })
             .collect())
     }
 
-    fn point_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<G1Projective>>> {
+    fn point_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Projective<C>>>> {
         Ok(self
             .run(op, &cases)?
             .iter()
-            .map(|w| self.arithmetic().point_from_shader_words(w))
+            .map(|w| self.profile().point_from_shader_words::<C>(w))
             .collect())
     }
 
-    fn fp_pairs(&self, op: ShaderFn, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+    fn fp_pairs(&self, op: ShaderFn, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = pairs
             .iter()
             .map(|(a, b)| {
                 self.case(
-                    &self.arithmetic().to_shader_words(a),
-                    &self.arithmetic().to_shader_words(b),
+                    &self.profile().to_shader_words::<C>(a),
+                    &self.profile().to_shader_words::<C>(b),
                     0,
                 )
             })
@@ -206,28 +241,28 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// a + b per pair. `None` marks an unreduced result.
-    pub fn fp_add(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_add(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
         self.fp_pairs(ShaderFn::FpAdd, pairs)
     }
 
     /// a - b per pair.
-    pub fn fp_sub(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_sub(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
         self.fp_pairs(ShaderFn::FpSub, pairs)
     }
 
     /// a * b per pair (Montgomery multiplication).
-    pub fn fp_mul(&self, pairs: &[(Fq, Fq)]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_mul(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
         self.fp_pairs(ShaderFn::FpMul, pairs)
     }
 
     /// a * b^k per case, as k chained multiplications on the GPU.
-    pub fn fp_mul_chain(&self, cases: &[(Fq, Fq, u32)]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_mul_chain(&self, cases: &[(Fp<C>, Fp<C>, u32)]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = cases
             .iter()
             .map(|(a, b, k)| {
                 self.case(
-                    &self.arithmetic().to_shader_words(a),
-                    &self.arithmetic().to_shader_words(b),
+                    &self.profile().to_shader_words::<C>(a),
+                    &self.profile().to_shader_words::<C>(b),
                     *k,
                 )
             })
@@ -236,43 +271,44 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// a^2 per element.
-    pub fn fp_square(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_square(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
             .collect();
         self.field_op(ShaderFn::FpSquare, cases)
     }
 
     /// -a per element.
-    pub fn fp_neg(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_neg(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
             .collect();
         self.field_op(ShaderFn::FpNeg, cases)
     }
 
     /// a^-1 per element (0 for 0), by Fermat.
-    pub fn fp_inverse(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_inverse(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(&self.arithmetic().to_shader_words(a), &[], 0))
+            .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
             .collect();
         self.field_op(ShaderFn::FpInverse, cases)
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
-    /// stored words ([`Arithmetic::base_words`] per base), to compare with
-    /// [`Arithmetic::affine_to_shader_words`].
-    pub fn stored_bases(&self, bases: &[G1Affine]) -> Result<Vec<Vec<u32>>> {
+    /// stored words ([`CurveProfile::base_words`] per base), to compare with
+    /// [`CurveProfile::affine_to_shader_words`].
+    pub fn stored_bases(&self, bases: &[Affine<C>]) -> Result<Vec<Vec<u32>>> {
+        self.need_stages("stored_bases")?;
         let resident = self
             .gpu
             .store_bases(bases, super::Shift::NONE, DEFAULT_GPU_TIMEOUT)?
             .expect("a set without copies is always stored");
         let words = self.gpu.read_stored_bases(&resident)?;
         Ok(words
-            .chunks_exact(self.arithmetic().base_words())
+            .chunks_exact(self.profile().base_words())
             .take(bases.len())
             .map(|c| c.to_vec())
             .collect())
@@ -282,18 +318,19 @@ impl<'a> ShaderOps<'a> {
     /// the entries (point index, sign in bit 31), each bucket's range in no fixed order.
     pub fn bucket_sort(
         &self,
-        bases: &[G1Affine],
-        scalars: &[ark_bls12_377::Fr],
+        bases: &[Affine<C>],
+        scalars: &[Fr<C>],
         c: u32,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
+        self.need_stages("bucket_sort")?;
         self.gpu.bucket_sort(bases, scalars, c)
     }
 
     /// The conversion of the upload path: from arkworks' words to the shaders' form.
-    pub fn fp_from_arkworks(&self, xs: &[Fq]) -> Result<Vec<Option<Fq>>> {
+    pub fn fp_from_arkworks(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = xs
             .iter()
-            .map(|a| self.case(&arkworks_words(a), &[], 0))
+            .map(|a| self.case(&arkworks_words::<C>(a), &[], 0))
             .collect();
         self.field_op(ShaderFn::FpFromArkworks, cases)
     }
@@ -301,8 +338,8 @@ impl<'a> ShaderOps<'a> {
     fn point_pairs(
         &self,
         op: ShaderFn,
-        pairs: &[(G1Projective, G1Projective)],
-    ) -> Result<Vec<Option<G1Projective>>> {
+        pairs: &[(Projective<C>, Projective<C>)],
+    ) -> Result<Vec<Option<Projective<C>>>> {
         let cases = pairs
             .iter()
             .map(|(a, b)| self.case(&self.point(a), &self.point(b), 0))
@@ -313,23 +350,23 @@ impl<'a> ShaderOps<'a> {
     /// P + Q (complete projective addition). `None` marks a result off the curve.
     pub fn point_add(
         &self,
-        pairs: &[(G1Projective, G1Projective)],
-    ) -> Result<Vec<Option<G1Projective>>> {
+        pairs: &[(Projective<C>, Projective<C>)],
+    ) -> Result<Vec<Option<Projective<C>>>> {
         self.point_pairs(ShaderFn::PointAdd, pairs)
     }
 
     /// P + Q with Q affine; Q must not be the identity (the engine never passes one).
     pub fn point_add_mixed(
         &self,
-        pairs: &[(G1Projective, G1Affine)],
-    ) -> Result<Vec<Option<G1Projective>>> {
+        pairs: &[(Projective<C>, Affine<C>)],
+    ) -> Result<Vec<Option<Projective<C>>>> {
         let cases = pairs
             .iter()
             .map(|(a, q)| {
                 let b = self
-                    .arithmetic()
-                    .affine_to_shader_words(q)
-                    .expect("a G1 point other than the identity");
+                    .profile()
+                    .affine_to_shader_words::<C>(q)
+                    .expect("a point of the subgroup other than the identity");
                 self.case(&self.point(a), &b, 0)
             })
             .collect();
@@ -337,7 +374,7 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// 2P.
-    pub fn point_double(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_double(&self, ps: &[Projective<C>]) -> Result<Vec<Option<Projective<C>>>> {
         let cases = ps
             .iter()
             .map(|a| self.case(&self.point(a), &[], 0))
@@ -346,7 +383,7 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// -P.
-    pub fn point_neg(&self, ps: &[G1Projective]) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_neg(&self, ps: &[Projective<C>]) -> Result<Vec<Option<Projective<C>>>> {
         let cases = ps
             .iter()
             .map(|a| self.case(&self.point(a), &[], 0))
@@ -357,8 +394,8 @@ impl<'a> ShaderOps<'a> {
     /// k * P for small k.
     pub fn point_mul_small(
         &self,
-        cases: &[(G1Projective, u32)],
-    ) -> Result<Vec<Option<G1Projective>>> {
+        cases: &[(Projective<C>, u32)],
+    ) -> Result<Vec<Option<Projective<C>>>> {
         let cases = cases
             .iter()
             .map(|(a, k)| self.case(&self.point(a), &[], *k))
@@ -369,10 +406,7 @@ impl<'a> ShaderOps<'a> {
     /// The convert stage's check of uploaded bases (`shaders/base_check.wgsl`), on raw upload
     /// words (arkworks' Montgomery words of x and y, which may be unreduced): whether each
     /// is the identity (all zero) or a point on the curve with reduced coordinates.
-    pub fn upload_is_valid(
-        &self,
-        uploads: &[([u32; PACKED_WORDS], [u32; PACKED_WORDS])],
-    ) -> Result<Vec<bool>> {
+    pub fn upload_is_valid(&self, uploads: &[(Vec<u32>, Vec<u32>)]) -> Result<Vec<bool>> {
         let cases: Vec<Case> = uploads.iter().map(|(x, y)| self.case(x, y, 0)).collect();
         Ok(self
             .run(ShaderFn::UploadIsValid, &cases)?
@@ -382,7 +416,7 @@ impl<'a> ShaderOps<'a> {
     }
 
     /// The shaders' identity point, `count` times.
-    pub fn point_identity(&self, count: usize) -> Result<Vec<Option<G1Projective>>> {
+    pub fn point_identity(&self, count: usize) -> Result<Vec<Option<Projective<C>>>> {
         self.point_op(ShaderFn::PointIdentity, vec![self.case(&[], &[], 0); count])
     }
 }

@@ -8,7 +8,7 @@
 //! Which file encodes each stage's passes: `passes.rs` (every MSM stage), `resident.rs`
 //! (convert and shift, when bases are loaded), `selftest.rs` (the self-test kernel).
 
-use super::shader::field::Arithmetic;
+use super::shader::field::CurveProfile;
 use super::shader::{files, prelude, unroll, ShaderFile};
 use super::slots::Slot;
 
@@ -41,7 +41,7 @@ pub(crate) enum Access {
     /// the convert stage read them, 16 bytes a load (a "quad": four u32 words, whatever type
     /// carries them) (every profile's stored base is a whole
     /// number of them, asserted where `BASE_QUADS` is generated); `BaseQuad` and
-    /// `quad_words` are the profile's (`Arithmetic::wgsl_header`).
+    /// `quad_words` are the profile's (`CurveProfile::wgsl_header`).
     ReadQuads,
     /// `var<storage, read_write> name: array<u32>`.
     ReadWrite,
@@ -50,16 +50,16 @@ pub(crate) enum Access {
     /// `var<uniform> name: T`, T a block of `shader::contract`.
     Uniform(&'static str),
     /// The bases the convert stage reads: [`Access::ReadWrite`] where the profile stores
-    /// them converted, in place ([`Arithmetic::converts_bases`]), [`Access::Read`] where it
+    /// them converted, in place ([`CurveProfile::converts_bases`]), [`Access::Read`] where it
     /// only checks them.
     ConvertedInPlace,
 }
 
 impl Access {
     /// The access on `arithmetic`'s shaders: [`Access::ConvertedInPlace`] resolved.
-    pub fn on(self, arithmetic: Arithmetic) -> Access {
+    pub fn on(self, profile: CurveProfile) -> Access {
         match self {
-            Access::ConvertedInPlace if arithmetic.converts_bases() => Access::ReadWrite,
+            Access::ConvertedInPlace if profile.converts_bases() => Access::ReadWrite,
             Access::ConvertedInPlace => Access::Read,
             other => other,
         }
@@ -138,12 +138,12 @@ impl Module {
     ];
 
     /// The files this module adds after the prelude, in order.
-    pub fn files(self, arithmetic: Arithmetic) -> Vec<ShaderFile> {
+    pub fn files(self, profile: CurveProfile) -> Vec<ShaderFile> {
         match self {
             Module::Convert => vec![
                 files::BASE_CHECK,
                 files::BASE_STATUS,
-                arithmetic.convert_file(),
+                profile.convert_file(),
             ],
             // No stored base is read (the identity bits are): no bases.wgsl.
             Module::Sort => vec![files::OFFSETS, files::SORT],
@@ -180,10 +180,10 @@ impl Module {
     }
 
     /// The generated `@binding` declarations of this module on `arithmetic`'s shaders.
-    pub fn declarations(self, arithmetic: Arithmetic) -> String {
+    pub fn declarations(self, profile: CurveProfile) -> String {
         let mut s = format!("// Bindings of module {self:?}, generated from src/gpu/stages.rs.\n");
         for (i, bind) in self.bindings().iter().enumerate() {
-            let access = bind.access.on(arithmetic);
+            let access = bind.access.on(profile);
             let var = match access {
                 Access::Read | Access::ReadQuads => "var<storage, read>",
                 Access::ReadWrite | Access::Atomic => "var<storage, read_write>",
@@ -204,10 +204,10 @@ impl Module {
 
     /// The module's whole WGSL source for a profile: prelude, bindings, files, with the
     /// loops marked `// unroll` written out (`shader/unroll.rs`).
-    pub fn source(self, arithmetic: Arithmetic) -> String {
-        let mut parts = vec![prelude(arithmetic), self.declarations(arithmetic)];
+    pub fn source(self, profile: CurveProfile) -> String {
+        let mut parts = vec![prelude(profile), self.declarations(profile)];
         parts.extend(
-            self.files(arithmetic)
+            self.files(profile)
                 .iter()
                 .map(|f| format!("// ---- shaders/{} ----\n{}", f.name, f.text)),
         );
@@ -458,14 +458,14 @@ impl Stage {
     ];
 
     /// The explicit bind-group layout entries of this stage (the shader's signature).
-    pub fn layout_entries(&self, arithmetic: Arithmetic) -> Vec<wgpu::BindGroupLayoutEntry> {
+    pub fn layout_entries(&self, profile: CurveProfile) -> Vec<wgpu::BindGroupLayoutEntry> {
         self.bindings
             .iter()
             .map(|bind| wgpu::BindGroupLayoutEntry {
                 binding: self.module.number(bind.name),
                 visibility: wgpu::ShaderStages::COMPUTE,
                 ty: wgpu::BindingType::Buffer {
-                    ty: match bind.access.on(arithmetic) {
+                    ty: match bind.access.on(profile) {
                         Access::Uniform(_) => wgpu::BufferBindingType::Uniform,
                         Access::Read | Access::ReadQuads => {
                             wgpu::BufferBindingType::Storage { read_only: true }
@@ -484,11 +484,11 @@ impl Stage {
     }
 
     /// Storage and uniform buffers this stage binds.
-    pub fn buffer_counts(&self, arithmetic: Arithmetic) -> (u32, u32) {
+    pub fn buffer_counts(&self, profile: CurveProfile) -> (u32, u32) {
         let uniform = self
             .bindings
             .iter()
-            .filter(|b| matches!(b.access.on(arithmetic), Access::Uniform(_)))
+            .filter(|b| matches!(b.access.on(profile), Access::Uniform(_)))
             .count() as u32;
         (self.bindings.len() as u32 - uniform, uniform)
     }
@@ -524,7 +524,7 @@ pub struct WgslModule {
 
 /// Every shader module of a profile, assembled as the engine compiles it (for reading:
 /// `cargo run --example profiles -- --dump-wgsl DIR` writes them out).
-pub fn wgsl_modules(arithmetic: Arithmetic) -> Vec<WgslModule> {
+pub fn wgsl_modules(profile: CurveProfile) -> Vec<WgslModule> {
     let mut modules: Vec<Module> = Vec::new();
     for stage in &Stage::ALL {
         if !modules.contains(&stage.module) {
@@ -540,8 +540,8 @@ pub fn wgsl_modules(arithmetic: Arithmetic) -> Vec<WgslModule> {
                 .filter(|s| s.module == m)
                 .map(|s| s.entry)
                 .collect(),
-            files: m.files(arithmetic).iter().map(|f| f.name).collect(),
-            source: m.source(arithmetic),
+            files: m.files(profile).iter().map(|f| f.name).collect(),
+            source: m.source(profile),
         })
         .collect()
 }
@@ -585,7 +585,7 @@ mod tests {
     /// point uses exactly the bindings its table entry lists, at the numbers the table gives.
     #[test]
     fn every_profile_and_stage_builds_and_binds_what_the_table_says() {
-        for a in Arithmetic::ALL {
+        for a in crate::gpu::field::every_profile() {
             let mut most_shared = 0;
             for m in wgsl_modules(a) {
                 let module = naga::front::wgsl::parse_str(&m.source).unwrap_or_else(|e| {
@@ -594,7 +594,11 @@ mod tests {
                 // Validated with the profile's own capabilities: a portable module that
                 // needs 64-bit integers fails here.
                 let mut caps = naga::valid::Capabilities::all();
-                if !a.features().contains(wgpu::Features::SHADER_INT64) {
+                if !a
+                    .arithmetic
+                    .features()
+                    .contains(wgpu::Features::SHADER_INT64)
+                {
                     caps -= naga::valid::Capabilities::SHADER_INT64;
                 }
                 let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)

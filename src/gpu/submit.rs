@@ -1,6 +1,7 @@
 //! Submitting a call and finishing it: one submission of every pass (or one per pass when
 //! timing by wall clock), then the read-back of its window sums, status and stage times.
 
+use crate::gpu::shader::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -89,7 +90,7 @@ impl GpuContext {
     /// Uploads a job's data and submits all of its stages in one submission (one per stage
     /// when timing by wall clock), without waiting for the GPU; first waits, if it must, for
     /// room in the memory budget.
-    pub(crate) fn submit(&self, job: &Job, timeout: Duration) -> Result<InFlight> {
+    pub(crate) fn submit<C: GpuCurve>(&self, job: &Job<C>, timeout: Duration) -> Result<InFlight> {
         Ok(self
             .submit_if(job, true, timeout)?
             .expect("waited for room"))
@@ -98,9 +99,9 @@ impl GpuContext {
     /// [`GpuContext::submit`], or `None` (nothing done) when the job would have to wait for
     /// room in the memory budget and `wait` is false. Every wait lasts at most `timeout`
     /// ([`MsmError::Timeout`] past it).
-    pub(crate) fn submit_if(
+    pub(crate) fn submit_if<C: GpuCurve>(
         &self,
-        job: &Job,
+        job: &Job<C>,
         wait: bool,
         timeout: Duration,
     ) -> Result<Option<InFlight>> {
@@ -133,7 +134,11 @@ impl GpuContext {
 
     /// What a job uploads: its parameters, plan or scalars, level blocks, and host bases
     /// (with SRE's merged points).
-    pub(super) fn uploads<'a>(&self, job: &Job<'a>, lay: &'a JobLayout) -> Uploads<'a> {
+    pub(super) fn uploads<'a, C: GpuCurve>(
+        &self,
+        job: &Job<'a, C>,
+        lay: &'a JobLayout,
+    ) -> Uploads<'a, C> {
         let mut bases = Vec::new();
         if let JobBases::Host(b) = job.bases {
             bases.push(b);
@@ -148,15 +153,15 @@ impl GpuContext {
             plan: job.plan,
             levels,
             bases,
-            arithmetic: self.arithmetic,
+            profile: self.profile,
         }
     }
 
     /// Encodes a staged job's copies and passes, submits them and asks for the read-backs.
-    fn encode_and_submit(
+    fn encode_and_submit<C: GpuCurve>(
         &self,
         mut ws: Lease,
-        job: &Job,
+        job: &Job<C>,
         lay: &JobLayout,
         sections: &[(Slot, u64, u64)],
         mut times: GpuTimes,

@@ -1,7 +1,10 @@
 //! Read-back helpers for the tests: the GPU bucket sort's output, a resident set's stored
 //! words, any buffer's first words.
 
-use ark_bls12_377::{Fr, G1Affine};
+use crate::gpu::shader::curve::GpuCurve;
+use ark_ec::short_weierstrass::Affine;
+
+use crate::gpu::shader::curve::Fr;
 
 use super::device::scoped;
 use super::layout::{Job, JobBases, JobPlan};
@@ -13,10 +16,10 @@ use crate::error::Result;
 impl GpuContext {
     /// The GPU bucket sort of one call, for the tests: runs the whole job and returns the
     /// bucket offsets (W B + 1 of them) and the sorted entries.
-    pub(crate) fn bucket_sort(
+    pub(crate) fn bucket_sort<C: GpuCurve>(
         &self,
-        bases: &[G1Affine],
-        scalars: &[Fr],
+        bases: &[Affine<C>],
+        scalars: &[Fr<C>],
         c: u32,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
         let job = Job {

@@ -1,12 +1,14 @@
 //! A call's uploads: packed on the host into sections of one staging buffer, then copied
 //! into the workspace's buffers on the GPU.
 
-use ark_bls12_377::G1Affine;
+use ark_ec::short_weierstrass::Affine;
+
+use crate::gpu::shader::curve::{Fr, GpuCurve};
 use rayon::prelude::*;
 
 use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};
 use super::shader::contract::{LevelParams, MergeParams, Params};
-use super::shader::field::{pack_affine, pack_identity_bits, Arithmetic};
+use super::shader::field::{pack_affine, pack_identity_bits, CurveProfile};
 use super::slots::Slot;
 use super::workspace::Workspace;
 use super::GpuContext;
@@ -29,11 +31,11 @@ unsafe impl Send for SendPart<'_> {}
 
 impl SendPart<'_> {
     /// Writes `src` (exactly as many scalars as the part holds) into the part.
-    fn write(self, src: &[ark_bls12_377::Fr]) {
+    fn write<C: GpuCurve>(self, src: &[Fr<C>]) {
         debug_assert_eq!(self.0.len(), src.len());
         self.0.write_iter(src.iter().map(|s| {
             let mut b = [0u8; 32];
-            for (o, l) in b.chunks_exact_mut(8).zip(s.0 .0) {
+            for (o, l) in b.chunks_exact_mut(8).zip(C::scalar_internal_words(s)) {
                 o.copy_from_slice(&l.to_le_bytes());
             }
             b
@@ -71,21 +73,21 @@ pub(super) fn staging_sections(sections: Vec<(Slot, u64)>) -> (Vec<(Slot, u64, u
 }
 
 /// The upload of one call, laid out in sections of the staging buffer.
-pub(super) struct Uploads<'a> {
+pub(super) struct Uploads<'a, C: GpuCurve> {
     pub(super) params: Params,
     pub(super) merge: &'a MergePlan,
     /// The host's bucket lists, or (GPU bucket sort) the scalars.
-    pub(super) plan: JobPlan<'a>,
+    pub(super) plan: JobPlan<'a, C>,
     /// The level parameters: the GPU bucket sort's scan and carry levels, then the bucket
     /// reduction's levels (the host-list path's only ones).
     pub(super) levels: Vec<LevelParams>,
     /// Host bases in arkworks' form (one-shot bases and merged points).
-    pub(super) bases: Vec<&'a [G1Affine]>,
+    pub(super) bases: Vec<&'a [Affine<C>]>,
     /// The profile, for the stored bases' layout.
-    pub(super) arithmetic: Arithmetic,
+    pub(super) profile: CurveProfile,
 }
 
-impl Uploads<'_> {
+impl<C: GpuCurve> Uploads<'_, C> {
     /// (slot, offset in staging, bytes) of every section; the total size last.
     pub(super) fn layout(&self) -> (Vec<(Slot, u64, u64)>, u64) {
         let points: usize = self.bases.iter().map(|p| p.len()).sum();
@@ -111,8 +113,8 @@ impl Uploads<'_> {
     /// `count_digits` reads them.
     fn bases_bytes(&self, points: usize) -> u64 {
         match self.plan {
-            JobPlan::DeviceSort { .. } => self.arithmetic.stored_set_bytes(points, 1),
-            JobPlan::HostLists(_) => self.arithmetic.stored_base_bytes(points),
+            JobPlan::DeviceSort { .. } => self.profile.stored_set_bytes(points, 1),
+            JobPlan::HostLists(_) => self.profile.stored_base_bytes(points),
         }
     }
 
@@ -135,10 +137,10 @@ impl Uploads<'_> {
             });
             let first = parts.next();
             for (src, part) in parts.by_ref() {
-                scope.spawn(move || part.write(src));
+                scope.spawn(move || part.write::<C>(src));
             }
             if let Some((src, part)) = first {
-                part.write(src);
+                part.write::<C>(src);
             }
         });
     }
@@ -184,8 +186,8 @@ impl Uploads<'_> {
                 let words: &mut [u32] = bytemuck::cast_slice_mut(out);
                 let pts = self.bases.iter().flat_map(|p| p.iter()).collect::<Vec<_>>();
                 let (bases, bits) =
-                    words.split_at_mut(self.arithmetic.stored_base_bytes(pts.len()) as usize / 4);
-                pack_affine(pts.par_iter().copied(), self.arithmetic, bases);
+                    words.split_at_mut(self.profile.stored_base_bytes(pts.len()) as usize / 4);
+                pack_affine(pts.par_iter().copied(), self.profile, bases);
                 if !bits.is_empty() {
                     pack_identity_bits(pts.par_iter().copied(), bits);
                 }
@@ -198,10 +200,10 @@ impl Uploads<'_> {
 impl GpuContext {
     /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
     /// of `needs` large enough (the allocation half of the pool).
-    pub(super) fn stage(
+    pub(super) fn stage<C: GpuCurve>(
         &self,
         ws: &mut Workspace,
-        uploads: &Uploads,
+        uploads: &Uploads<C>,
         sections: &[(Slot, u64, u64)],
         needs: &[(Slot, u64)],
     ) -> Result<()> {
@@ -254,19 +256,19 @@ impl GpuContext {
 
     /// Copies from the staging buffer (and, for SRE on resident bases, the resident set's stored bases)
     /// into the workspace's buffers.
-    pub(super) fn encode_copies(
+    pub(super) fn encode_copies<C: GpuCurve>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         ws: &Workspace,
         sections: &[(Slot, u64, u64)],
-        job: &Job,
+        job: &Job<C>,
         lay: &JobLayout,
     ) {
         let n = job.bases.len();
         let staging = ws.get(Slot::Staging);
         for &(slot, at, bytes) in sections {
             let dst_at = match (slot, &job.bases) {
-                (Slot::Bases, JobBases::Resident(..)) => self.arithmetic.stored_base_bytes(n),
+                (Slot::Bases, JobBases::Resident(..)) => self.profile.stored_base_bytes(n),
                 _ => 0,
             };
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
@@ -284,7 +286,7 @@ impl GpuContext {
                 0,
                 ws.get(Slot::Bases),
                 0,
-                self.arithmetic.stored_base_bytes(n),
+                self.profile.stored_base_bytes(n),
             );
         }
     }

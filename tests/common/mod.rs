@@ -166,3 +166,9 @@ pub fn spread<T>(cases: impl IntoIterator<Item = T>, lane: usize, lanes: usize) 
         .map(|(_, c)| c)
         .collect()
 }
+
+/// Profile `a` on BLS12-377 G1, the curve of the engines above.
+#[allow(dead_code)]
+pub fn bls_profile(a: Arithmetic) -> gpu_msm::CurveProfile {
+    a.on(<ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec())
+}

@@ -70,7 +70,7 @@ fn off_curve(p: G1Affine) -> Vec<(&'static str, G1Affine)> {
         assert!(!w.add_with_carry(&Fq::MODULUS), "x + p fits 384 bits");
         Fq::new_unchecked(w)
     };
-    let s_inv = gpu_msm::gpu::edwards::constants().s_inv;
+    let s_inv = gpu_msm::gpu::edwards::constants::<ark_bls12_377::g1::Config>().s_inv;
     let all_ones = Fq::new_unchecked(ark_ff::BigInt([u64::MAX; 6]));
     let points = vec![
         ("y + 1", G1Affine::new_unchecked(p.x, p.y + Fq::one())),

@@ -12,6 +12,7 @@ mod common;
 
 mod bad_inputs;
 mod checked_shaders;
+mod curves;
 mod gpu_sort;
 mod limits;
 mod msm;

@@ -164,7 +164,7 @@ fn what_cannot_fit_is_refused_before_any_work() {
     });
     assert!(matches!(wide, Err(MsmError::InvalidConfig(_))), "{wide:?}");
     // A set larger than the budget cannot be loaded.
-    let base_bytes = 4 * e.arithmetic().unwrap().base_words() as u64;
+    let base_bytes = 4 * e.profile().unwrap().base_words() as u64;
     let too_many = (budget / base_bytes) as usize + 1;
     let big = random_bases(too_many, 6);
     assert!(matches!(

@@ -59,8 +59,12 @@ fn assert_counted_dispatches(rep: &gpu_msm::MsmReport, what: &str) {
         rep.route
     );
     let c = rep.window_bits.unwrap();
-    let counts =
-        gpu_msm::gpu::counts::CallCounts::device_sort(rep.n, c, rep.arithmetic.unwrap()).unwrap();
+    let counts = gpu_msm::gpu::counts::CallCounts::device_sort(
+        rep.n,
+        c,
+        common::bls_profile(rep.arithmetic.unwrap()),
+    )
+    .unwrap();
     assert_eq!(rep.dispatches, counts.dispatches(), "{what}");
 }
 

@@ -9,6 +9,8 @@ use ark_ff::{Field, One, UniformRand, Zero};
 use gpu_msm::gpu::selftest::ShaderOps;
 use gpu_msm::Arithmetic;
 
+type Bls = ark_bls12_377::g1::Config;
+
 /// The self-test kernel of every arithmetic profile the adapter runs, one per binary: each
 /// keeps the pipelines it made (one per shader function), which the tests share.
 fn all_ops() -> &'static [ShaderOps<'static>] {
@@ -46,7 +48,11 @@ fn boundary_values(a: Arithmetic) -> Vec<Fq> {
                 w[2 * i] = *l as u32;
                 w[2 * i + 1] = (*l >> 32) as u32;
             }
-            v.push(a.from_shader_words(&w).expect("below p"));
+            v.push(
+                common::bls_profile(a)
+                    .from_shader_words::<Bls>(&w)
+                    .expect("below p"),
+            );
         }
     }
     v.push(-Fq::one());
@@ -256,7 +262,7 @@ fn stored_bases_match_the_host_form() {
     let root = (-Fq::from(3u64)).sqrt().unwrap();
     let other2 = G1Affine::new_unchecked((Fq::one() + root) / Fq::from(2u64), Fq::zero());
     for ops in all_ops() {
-        let a = ops.arithmetic();
+        let a = ops.profile();
         for n in [1, b - 1, b, b + 1, 2 * b + 1] {
             let mut bases: Vec<G1Affine> = points()
                 .iter()
@@ -275,7 +281,7 @@ fn stored_bases_match_the_host_form() {
                 // The identity is stored as zeros (Edwards: as (1, 1, 0)); Edwards poisons
                 // what it cannot map.
                 let want = a
-                    .affine_to_shader_words(p)
+                    .affine_to_shader_words::<Bls>(p)
                     .unwrap_or_else(|| vec![0; a.base_words()]);
                 assert_eq!(*g, want, "{a:?}, n = {n}, base {i}");
             }
@@ -292,7 +298,7 @@ fn upload_check_matches_the_curve_equation() {
     use ark_ec::AffineRepr;
     use ark_ff::{BigInt, PrimeField};
     // Raw words, which may be unreduced: what `field::arkworks_words` writes for reduced x.
-    let words = |b: &BigInt<6>| gpu_msm::gpu::field::arkworks_words(&Fq::new_unchecked(*b));
+    let words = |b: &BigInt<6>| gpu_msm::gpu::field::arkworks_words::<Bls>(&Fq::new_unchecked(*b));
     let plus_p = |x: &Fq| {
         let mut v = x.0;
         v.add_with_carry(&Fq::MODULUS);

@@ -3,8 +3,6 @@
 //! definitions here (register numbers and step tables come from [`super::program`], field
 //! constants from [`super::field`]). Nothing is kept in sync by hand.
 
-use ark_ff::{BigInteger, PrimeField};
-
 /// A `#[repr(C)]` block of u32 fields, with its WGSL declaration generated from the same
 /// field list (in order, with the doc comments).
 macro_rules! shader_struct {
@@ -169,12 +167,12 @@ pub fn bad_base(word: u32) -> Option<u32> {
 }
 
 /// The generated WGSL of the contract: the parameter blocks and the entry sign bit.
-pub fn wgsl() -> String {
+pub fn wgsl(curve: &super::curve::CurveSpec) -> String {
     let mut s = String::from("// Generated from src/gpu/shader/contract.rs.\n");
     s += &Params::wgsl();
     s += &MergeParams::wgsl();
     s += &LevelParams::wgsl();
-    s += &sort_wgsl_constants();
+    s += &sort_wgsl_constants(curve);
     s += &SelfTestParams::wgsl();
     s += &ShiftParams::wgsl();
     s += &format!(
@@ -211,16 +209,15 @@ pub const SHIFT_BATCH: u32 = 16;
 /// smaller: sparse or small scalars), so that few entries do not each become a carried item.
 pub const MIN_SLICE: u32 = 8;
 
-/// WGSL constants of the GPU bucket pipeline: the tuning constants and F_r's modulus (to
-/// take the scalars out of Montgomery form).
-pub fn sort_wgsl_constants() -> String {
-    let r = ark_bls12_377::Fr::MODULUS;
-    let words: Vec<String> = r
-        .to_bytes_le()
-        .chunks(4)
-        .map(|c| format!("{}u", u32::from_le_bytes(c.try_into().expect("4 bytes"))))
+/// WGSL constants of the GPU bucket pipeline: the tuning constants and the curve's F_r
+/// modulus (to take the scalars out of Montgomery form).
+pub fn sort_wgsl_constants(curve: &super::curve::CurveSpec) -> String {
+    let r = curve.scalar_modulus;
+    let words: Vec<String> = super::field::u64_words_to_u32(&r)
+        .iter()
+        .map(|w| format!("{w}u"))
         .collect();
-    let r0 = r.0[0] as u32;
+    let r0 = r[0] as u32;
     let mut inv = 1u32;
     for _ in 0..5 {
         inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
@@ -253,7 +250,8 @@ mod tests {
         assert_eq!(fields.len() * 4, std::mem::size_of::<Params>());
         assert_eq!(fields[0], "num_points");
         assert!(fields.contains(&"first_point"));
-        assert!(wgsl().contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
+        assert!(wgsl(crate::gpu::shader::curve::bls12_377_g1())
+            .contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
     }
 
     #[test]
@@ -263,12 +261,13 @@ mod tests {
             assert_eq!(bad_base(bad_base_marker(i)), Some(i));
             assert!(bad_base_marker(i) > bad_base_marker(i + 1));
         }
-        assert!(wgsl().contains(&format!("return {}u - i;", u32::MAX)));
+        assert!(wgsl(crate::gpu::shader::curve::bls12_377_g1())
+            .contains(&format!("return {}u - i;", u32::MAX)));
     }
 
     #[test]
     fn fr_constants() {
-        let s = sort_wgsl_constants();
+        let s = sort_wgsl_constants(crate::gpu::shader::curve::bls12_377_g1());
         // -r^-1 mod 2^32: r = 1 mod 2^32 for BLS12-377's scalar field.
         assert!(
             s.contains(&format!("const FR_INV: u32 = {}u;", u32::MAX)),

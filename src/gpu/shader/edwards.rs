@@ -36,111 +36,76 @@
 //! precomputed form (0, 0, 0), which turns any sum it enters into (0 : 0 : Z : 0), also
 //! refused by the host (not on the curve).
 
-use std::sync::OnceLock;
-
-use ark_bls12_377::{Fq, G1Affine, G1Projective};
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
+pub use super::curve::EdwardsConstants;
+use super::curve::{Fp, GpuCurve};
 use super::program::{straight_line_fn, Op, Step};
 
-/// Constants of the map and of the curve -x^2 + y^2 = 1 + d x^2 y^2.
-#[derive(Debug, Clone, Copy)]
-pub struct EdwardsConstants {
-    /// s = 1/sqrt(3), the Montgomery scaling (u = s (x + 1)).
-    pub s: Fq,
-    /// 1/s, for the way back (x = u / s - 1).
-    pub s_inv: Fq,
-    /// c = sqrt(-a_te), the scaling of x to a = -1.
-    pub c: Fq,
-    /// d of the a = -1 curve.
-    pub d: Fq,
-    /// k = 2d, the constant of the addition formulas.
-    pub k: Fq,
+/// The curve's constants; panics for a curve without the map (the Edwards profile is
+/// refused for those before anything reaches here: `CurveSpec::edwards`).
+pub fn constants<C: GpuCurve>() -> &'static EdwardsConstants<Fp<C>> {
+    C::edwards().unwrap_or_else(|| panic!("{} has no twisted Edwards map", C::NAME))
 }
 
-/// The constants, derived once from arkworks' field.
-pub fn constants() -> &'static EdwardsConstants {
-    static C: OnceLock<EdwardsConstants> = OnceLock::new();
-    C.get_or_init(|| {
-        let three = Fq::from(3u64);
-        let root = three.sqrt().expect("3 is a square mod p (p = 1 mod 3)");
-        for r in [root, -root] {
-            let s = r.inverse().expect("nonzero");
-            let (a_mont, b_mont) = (three * -Fq::one() * s, s);
-            let b_inv = b_mont.inverse().expect("nonzero");
-            let a_te = (a_mont + Fq::from(2u64)) * b_inv;
-            let d_te = (a_mont - Fq::from(2u64)) * b_inv;
-            if let Some(c) = (-a_te).sqrt() {
-                let d = -d_te * a_te.inverse().expect("a_te != 0");
-                return EdwardsConstants {
-                    s,
-                    s_inv: r,
-                    c,
-                    d,
-                    k: d + d,
-                };
-            }
-        }
-        panic!("no choice of sqrt(3) makes -a_te a square");
-    })
-}
-
-/// The Edwards image (x', y') of a G1 point; `None` where the map is undefined (y = 0 or
-/// u = -1, points of order 2 and 4, never in G1). The identity maps to (0, 1).
-pub fn to_edwards(p: &G1Affine) -> Option<(Fq, Fq)> {
+/// The Edwards image (x', y') of a point; `None` where the map is undefined (y = 0 or
+/// u = -1, points of order 2 and 4, never in the prime-order subgroup). The identity maps
+/// to (0, 1).
+pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fp<C>, Fp<C>)> {
     if p.is_zero() {
-        return Some((Fq::zero(), Fq::one()));
+        return Some((Fp::<C>::zero(), Fp::<C>::one()));
     }
-    let k = constants();
-    let x1 = p.x + Fq::one();
+    let k = constants::<C>();
+    let one = Fp::<C>::one();
+    let x1 = p.x - k.alpha;
     let u = k.s * x1;
-    let den = p.y * (u + Fq::one());
+    let den = p.y * (u + one);
     let inv = den.inverse()?;
-    Some((
-        k.c * x1 * (u + Fq::one()) * inv,
-        (u - Fq::one()) * p.y * inv,
-    ))
+    Some((k.c * x1 * (u + one) * inv, (u - one) * p.y * inv))
 }
 
-/// The G1 point of an Edwards point (x', y'); `None` for (0, -1) and for points off the
+/// The point of an Edwards point (x', y'); `None` for (0, -1) and for points off the
 /// Edwards curve.
-pub fn from_edwards(x: Fq, y: Fq) -> Option<G1Affine> {
-    let k = constants();
-    if -x.square() + y.square() != Fq::one() + k.d * x.square() * y.square() {
+pub fn from_edwards<C: GpuCurve>(x: Fp<C>, y: Fp<C>) -> Option<Affine<C>> {
+    let k = constants::<C>();
+    let one = Fp::<C>::one();
+    if -x.square() + y.square() != one + k.d * x.square() * y.square() {
         return None;
     }
-    if y == Fq::one() {
-        return Some(G1Affine::identity());
+    if y == one {
+        return Some(Affine::<C>::identity());
     }
-    // u = (1 + y') / (1 - y'), v = u / x_te = u c / x'; x = u / s - 1, y = v / s.
-    let u = (Fq::one() + y) * (Fq::one() - y).inverse()?;
+    // u = (1 + y') / (1 - y'), v = u / x_te = u c / x'; x = u / s + alpha, y = v / s.
+    let u = (one + y) * (one - y).inverse()?;
     let v = u * k.c * x.inverse()?;
-    let p = G1Affine::new_unchecked(u * k.s_inv - Fq::one(), v * k.s_inv);
+    let p = Affine::<C>::new_unchecked(u * k.s_inv + k.alpha, v * k.s_inv);
     p.is_on_curve().then_some(p)
 }
 
-/// Extended coordinates (X, Y, Z, T) = (x', y', 1, x' y') of a projective G1 point.
-pub fn extended(p: &G1Projective) -> Option<[Fq; 4]> {
-    let (x, y) = to_edwards(&(*p).into())?;
-    Some([x, y, Fq::one(), x * y])
+/// Extended coordinates (X, Y, Z, T) = (x', y', 1, x' y') of a projective point.
+pub fn extended<C: GpuCurve>(p: &Projective<C>) -> Option<[Fp<C>; 4]> {
+    let (x, y) = to_edwards::<C>(&(*p).into())?;
+    Some([x, y, Fp::<C>::one(), x * y])
 }
 
 /// The precomputed form of a base that the mixed addition reads: (y' - x', y' + x', k x' y').
-pub fn precomputed(p: &G1Affine) -> Option<[Fq; 3]> {
-    let (x, y) = to_edwards(p)?;
-    Some([y - x, y + x, constants().k * x * y])
+pub fn precomputed<C: GpuCurve>(p: &Affine<C>) -> Option<[Fp<C>; 3]> {
+    let (x, y) = to_edwards::<C>(p)?;
+    Some([y - x, y + x, constants::<C>().k * x * y])
 }
 
-/// Reads extended coordinates back into G1: `None` when Z = 0 (a poisoned or degenerate
-/// value), when X Y != Z T, or when the point is off the curve or has no G1 preimage.
-pub fn from_extended(c: [Fq; 4]) -> Option<G1Projective> {
+/// Reads extended coordinates back onto the curve: `None` when Z = 0 (a poisoned or
+/// degenerate value), when X Y != Z T, or when the point is off the curve or has no
+/// preimage.
+pub fn from_extended<C: GpuCurve>(c: [Fp<C>; 4]) -> Option<Projective<C>> {
     let [x, y, z, t] = c;
     if z.is_zero() || x * y != z * t {
         return None;
     }
     let zi = z.inverse()?;
-    from_edwards(x * zi, y * zi).map(Into::into)
+    from_edwards::<C>(x * zi, y * zi).map(Into::into)
 }
 
 /// Register numbers of the Edwards step tables.
@@ -310,14 +275,16 @@ pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
 }
 
 /// Runs an Edwards table on the CPU (register K set to k), as the shaders do.
-pub fn interpret(program: &[Step], regs: &mut [Fq; COUNT]) {
-    regs[K as usize] = constants().k;
+pub fn interpret<C: GpuCurve>(program: &[Step], regs: &mut [Fp<C>; COUNT]) {
+    regs[K as usize] = constants::<C>().k;
     super::program::interpret(program, regs);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_bls12_377::{Fq, G1Affine, G1Projective};
+    type C = ark_bls12_377::g1::Config;
     use crate::gpu::program::mul_count;
     use ark_bls12_377::Fr;
     use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
@@ -373,7 +340,7 @@ mod tests {
         let mut r = [Fq::zero(); COUNT];
         r[..4].copy_from_slice(&p);
         r[4..4 + q.len()].copy_from_slice(q);
-        interpret(prog, &mut r);
+        interpret::<C>(prog, &mut r);
         from_extended([
             r[X3 as usize],
             r[Y3 as usize],
@@ -384,7 +351,7 @@ mod tests {
 
     #[test]
     fn constants_define_the_curve_and_the_map_round_trips() {
-        let k = constants();
+        let k = constants::<C>();
         assert_eq!(k.s.square() * Fq::from(3u64), Fq::one());
         assert_eq!(k.s * k.s_inv, Fq::one());
         // d is not zero or one (the curve is not singular) and k = 2d.
@@ -409,7 +376,7 @@ mod tests {
     #[test]
     fn the_map_is_a_homomorphism() {
         // The affine Edwards law (a = -1) on images equals the image of the arkworks sum.
-        let d = constants().d;
+        let d = constants::<C>().d;
         let ps = points();
         for p in &ps {
             for q in &ps {
@@ -492,7 +459,7 @@ mod tests {
             let mut r = [Fq::zero(); COUNT];
             r[..4].copy_from_slice(&extended(&p).unwrap());
             r[4..4 + b.len()].copy_from_slice(b);
-            interpret(prog, &mut r);
+            interpret::<C>(prog, &mut r);
             r[Z3 as usize]
         };
         assert!(z3(ADD, &extended(&q).unwrap()).is_zero());
@@ -523,16 +490,16 @@ mod tests {
             let mut r = [Fq::zero(); COUNT];
             r[..4].copy_from_slice(&a);
             r[4..4 + b.len()].copy_from_slice(&b);
-            interpret(prog, &mut r);
+            interpret::<C>(prog, &mut r);
             assert!(r[X3 as usize].is_zero() && r[Y3 as usize].is_zero());
             assert!(r[Z3 as usize].is_zero() && r[T3 as usize].is_zero());
         }
         // A poisoned precomputed base (0, 0, 0) gives X = Y = T = 0: off the curve.
         let mut r = [Fq::zero(); COUNT];
         r[..4].copy_from_slice(&q);
-        interpret(MADD, &mut r);
+        interpret::<C>(MADD, &mut r);
         assert!(r[X3 as usize].is_zero() && r[Y3 as usize].is_zero());
-        assert!(from_extended([
+        assert!(from_extended::<C>([
             r[X3 as usize],
             r[Y3 as usize],
             r[Z3 as usize],

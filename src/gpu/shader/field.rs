@@ -10,53 +10,123 @@
 //! little-endian u32 words of x * R mod p. arkworks keeps x * 2^384 mod p, so bases are
 //! converted on the device in every profile.
 
-use ark_bls12_377::{Fq, G1Affine, G1Projective};
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
-use ark_ff::{BigInt, Field, One, PrimeField, Zero};
+use ark_ff::{Field, One, Zero};
 use rayon::prelude::*;
 
+use super::curve::{CurveSpec, Fp, GpuCurve, LIMB13_BITS};
 use super::mul29;
-
-/// Limb width in bits of the portable profile.
-pub const LIMB_BITS: u32 = 13;
-/// Limbs per element in the portable profile: 30 * 13 = 390 bits >= 377.
-pub const LIMBS: u32 = 30;
 
 pub use crate::config::Arithmetic;
 
 impl Arithmetic {
+    /// Bits of one limb: 13 (portable) or 29 (wide).
+    pub fn limb_bits(self) -> u32 {
+        match self {
+            Arithmetic::Limbs13 => LIMB13_BITS,
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::LIMB_BITS,
+        }
+    }
+
+    /// The profile on `curve`.
+    pub fn on(self, curve: &'static CurveSpec) -> CurveProfile {
+        CurveProfile {
+            arithmetic: self,
+            curve,
+        }
+    }
+
+    /// `BaseQuad`, the type of one 16-byte load of the stored bases, and `quad_words`, its
+    /// four u32 words in memory order. The wide profiles load `vec2<u64>`: the same 16
+    /// bytes a load as `vec4<u32>` on a GPU, but half the loads in llvmpipe, which gathers a
+    /// load's components one at a time, lane by lane (Mesa 22: 14% less time in the
+    /// accumulation at 2^16, docs/PERF.md). The portable profile has no 64-bit integers.
+    fn base_quad_wgsl(self) -> String {
+        match self {
+            Arithmetic::Limbs13 => "alias BaseQuad = vec4<u32>;\n\
+                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    return q;\n}\n"
+                .into(),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => "alias BaseQuad = vec2<u64>;\n\
+                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    \
+                 return vec4<u32>(u32(q.x), u32(q.x >> 32u), u32(q.y), u32(q.y >> 32u));\n}\n"
+                .into(),
+        }
+    }
+}
+
+/// An arithmetic profile on one curve group: what the shaders are generated for, the sizes
+/// of the values they store, and the conversions between arkworks' values and the shaders'
+/// words. Cheap to copy.
+#[derive(Debug, Clone, Copy)]
+pub struct CurveProfile {
+    /// The field arithmetic and bucket model.
+    pub arithmetic: Arithmetic,
+    /// The curve's constants.
+    pub curve: &'static CurveSpec,
+}
+
+impl PartialEq for CurveProfile {
+    fn eq(&self, other: &Self) -> bool {
+        self.arithmetic == other.arithmetic && std::ptr::eq(self.curve, other.curve)
+    }
+}
+
+impl Eq for CurveProfile {}
+
+impl CurveProfile {
+    /// The profile `arithmetic` on `C`.
+    pub fn of<C: GpuCurve>(arithmetic: Arithmetic) -> Self {
+        arithmetic.on(C::spec())
+    }
+
+    /// Whether the buckets live on the twisted Edwards curve.
+    pub fn is_edwards(self) -> bool {
+        self.arithmetic.is_edwards()
+    }
+
+    /// Threads of the convert stage for `points` points.
+    pub(crate) fn convert_threads(self, points: u64) -> u64 {
+        self.arithmetic.convert_threads(points)
+    }
+
     /// Bits of the Montgomery radix R.
     pub fn radix_bits(self) -> u32 {
-        match self {
-            Arithmetic::Limbs13 => LIMBS * LIMB_BITS,
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                mul29::LIMBS as u32 * mul29::LIMB_BITS
-            }
-        }
+        self.curve.radix_bits(self.arithmetic.limb_bits())
+    }
+
+    /// Limbs of one element.
+    pub fn limbs(self) -> u32 {
+        self.radix_bits() / self.arithmetic.limb_bits()
+    }
+
+    /// u32 words of one packed element.
+    pub fn packed_words(self) -> usize {
+        self.curve.packed_words()
+    }
+
+    /// u32 words of one base as uploaded (arkworks' x, y); the stored form may be wider
+    /// ([`CurveProfile::base_words`]).
+    pub fn upload_words(self) -> usize {
+        2 * self.packed_words()
     }
 
     /// u32 words of one stored base: (x, y), or the Edwards precomputed triple (WGSL's
     /// `BASE_WORDS`).
     pub fn base_words(self) -> usize {
         if self.is_edwards() {
-            3 * PACKED_WORDS
+            3 * self.packed_words()
         } else {
-            2 * PACKED_WORDS
+            2 * self.packed_words()
         }
-    }
-
-    /// The former name of [`Arithmetic::base_words`] (the Edwards triple is not affine).
-    #[deprecated(note = "renamed base_words")]
-    pub fn affine_words(self) -> usize {
-        self.base_words()
     }
 
     /// u32 words of one projective point: (X, Y, Z), or Edwards (X, Y, Z, T).
     pub fn point_words(self) -> usize {
         if self.is_edwards() {
-            4 * PACKED_WORDS
+            4 * self.packed_words()
         } else {
-            3 * PACKED_WORDS
+            3 * self.packed_words()
         }
     }
 
@@ -79,7 +149,7 @@ impl Arithmetic {
     }
 
     /// Bytes a base takes in a stored set with `copies` copies, its identity bit counted as
-    /// a byte: n times this is at least [`Arithmetic::stored_set_bytes`] for n >= 19 (the
+    /// a byte: n times this is at least [`CurveProfile::stored_set_bytes`] for n >= 19 (the
     /// bits' padding is at most 16 bytes), what the caps on a part or a call divide by.
     pub(crate) fn stored_bytes_per_base(self, copies: u32) -> u64 {
         self.stored_base_bytes(1) * copies as u64 + 1
@@ -90,96 +160,101 @@ impl Arithmetic {
         items * self.point_words() as u64 * 4
     }
 
-    /// 2^(radix - 384) and its inverse: a shader value is arkworks' internal value times
-    /// the first (computed once per process; the window sums of every call go through them).
-    fn shift(self) -> (Fq, Fq) {
-        static SHIFTS: std::sync::OnceLock<[(Fq, Fq); Arithmetic::ALL.len()]> =
-            std::sync::OnceLock::new();
-        let all = SHIFTS.get_or_init(|| {
-            Arithmetic::ALL.map(|a| {
-                let up = Fq::from(2u64).pow([u64::from(a.radix_bits().abs_diff(384))]);
-                let down = up.inverse().expect("a power of two");
-                match a.radix_bits() >= 384 {
-                    true => (up, down),
-                    false => (down, up),
-                }
-            })
-        });
-        all[Arithmetic::ALL
-            .iter()
-            .position(|&a| a == self)
-            .expect("a profile")]
+    /// Whether bases uploaded in arkworks' form must be converted on the device (for a
+    /// resident set, checked on the host, the convert stage runs only then; a call that
+    /// uploads bases runs it in every profile, to check them). Every profile's radix differs
+    /// from arkworks' on every curve the crate implements.
+    pub fn converts_bases(self) -> bool {
+        self.radix_bits() != self.curve.arkworks_radix_bits() || self.is_edwards()
+    }
+
+    /// `C`'s shift for this profile: (2^(radix - 64 N), its inverse).
+    fn shift<C: GpuCurve>(self) -> (Fp<C>, Fp<C>) {
+        self.debug_check::<C>();
+        C::consts().shift(self.arithmetic.limb_bits())
+    }
+
+    fn debug_check<C: GpuCurve>(self) {
+        debug_assert!(
+            std::ptr::eq(self.curve, C::spec()),
+            "a {} profile used with {}",
+            self.curve.name,
+            C::NAME
+        );
     }
 
     /// The shaders' Montgomery form of x (x * R mod p) in the profile's limbs: the form of a
     /// constant written into the WGSL as an `Fp`.
-    pub fn to_shader_limbs(self, x: &Fq) -> Vec<u32> {
-        self.limbs_of(&(*x * self.shift().0).0)
+    pub fn to_shader_limbs<C: GpuCurve>(self, x: &Fp<C>) -> Vec<u32> {
+        self.limbs_of(C::internal_words(&(*x * self.shift::<C>().0)))
     }
 
-    /// An integer below 2^377 in the profile's limbs, least significant first.
-    fn limbs_of(self, b: &BigInt<6>) -> Vec<u32> {
-        match self {
-            Arithmetic::Limbs13 => limbs13(b),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::bls12_377().limbs_of(&b.0),
-        }
+    /// An integer below R (little-endian u64 words) in the profile's limbs, least
+    /// significant first.
+    pub fn limbs_of(self, words: &[u64]) -> Vec<u32> {
+        let limbs = self.limbs() as usize;
+        mul29::split_limbs(words, self.arithmetic.limb_bits(), limbs)
     }
 
     /// The shaders' Montgomery form of x (x * R mod p), packed.
-    pub fn to_shader_words(self, x: &Fq) -> [u32; PACKED_WORDS] {
-        // x * 2^(R - 384) in arkworks is stored as x * 2^R.
-        bigint_words(&(*x * self.shift().0).0)
+    pub fn to_shader_words<C: GpuCurve>(self, x: &Fp<C>) -> Vec<u32> {
+        // x * 2^(R - 64 N) in arkworks is stored as x * 2^R.
+        u64_words_to_u32(C::internal_words(&(*x * self.shift::<C>().0)))
     }
 
     /// Reads a value in the shaders' Montgomery form back into an arkworks element. `None`
     /// when the words are not a reduced value (>= p).
-    pub fn from_shader_words(self, w: &[u32]) -> Option<Fq> {
-        let v = words_bigint(w);
-        if v >= Fq::MODULUS {
-            return None;
-        }
-        // Taken as arkworks' internal form, v means x * 2^(R - 384).
-        Some(Fq::new_unchecked(v) * self.shift().1)
+    pub fn from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Fp<C>> {
+        let v: Vec<u64> = w
+            .chunks_exact(2)
+            .map(|p| p[0] as u64 | (p[1] as u64) << 32)
+            .collect();
+        // Taken as arkworks' internal form, v means x * 2^(R - 64 N).
+        Some(C::from_internal_words(&v)? * self.shift::<C>().1)
     }
 
     /// Coordinates packed one after another, as the shaders store a point.
-    fn coords_to_shader_words(self, coords: &[Fq]) -> Vec<u32> {
+    fn coords_to_shader_words<C: GpuCurve>(self, coords: &[Fp<C>]) -> Vec<u32> {
         coords
             .iter()
-            .flat_map(|c| self.to_shader_words(c))
+            .flat_map(|c| self.to_shader_words::<C>(c))
             .collect()
     }
 
     /// N coordinates stored one after another; `None` if one is not reduced.
-    fn coords_from_shader_words<const N: usize>(self, w: &[u32]) -> Option<[Fq; N]> {
-        let mut c = [Fq::zero(); N];
+    fn coords_from_shader_words<C: GpuCurve, const N: usize>(
+        self,
+        w: &[u32],
+    ) -> Option<[Fp<C>; N]> {
+        let pw = self.packed_words();
+        let mut c = [Fp::<C>::zero(); N];
         for (i, x) in c.iter_mut().enumerate() {
-            *x = self.from_shader_words(&w[i * PACKED_WORDS..(i + 1) * PACKED_WORDS])?;
+            *x = self.from_shader_words::<C>(&w[i * pw..(i + 1) * pw])?;
         }
         Some(c)
     }
 
-    /// A projective point in the shaders' coordinates, packed ([`Arithmetic::point_words`]
+    /// A projective point in the shaders' coordinates, packed ([`CurveProfile::point_words`]
     /// words). `None` only for Edwards, on points the map cannot send (order 2 or 4).
-    pub fn point_to_shader_words(self, p: &G1Projective) -> Option<Vec<u32>> {
+    pub fn point_to_shader_words<C: GpuCurve>(self, p: &Projective<C>) -> Option<Vec<u32>> {
         if self.is_edwards() {
-            return Some(self.coords_to_shader_words(&super::edwards::extended(p)?));
+            return Some(self.coords_to_shader_words::<C>(&super::edwards::extended(p)?));
         }
         // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the
         // same point.
         let (x, y, z) = if p.is_zero() {
-            (Fq::zero(), Fq::one(), Fq::zero())
+            (Fp::<C>::zero(), Fp::<C>::one(), Fp::<C>::zero())
         } else {
             (p.x * p.z, p.y, p.z.square() * p.z)
         };
-        Some(self.coords_to_shader_words(&[x, y, z]))
+        Some(self.coords_to_shader_words::<C>(&[x, y, z]))
     }
 
-    /// A base in the form the mixed addition reads ([`Arithmetic::base_words`] words):
+    /// A base in the form the mixed addition reads ([`CurveProfile::base_words`] words):
     /// (x, y), or the Edwards precomputed triple (the identity's is (1, 1, 0)). `None` for the
     /// identity in short Weierstrass (stored as zeros) and for points the Edwards map cannot
     /// send.
-    pub fn affine_to_shader_words(self, p: &G1Affine) -> Option<Vec<u32>> {
+    pub fn affine_to_shader_words<C: GpuCurve>(self, p: &Affine<C>) -> Option<Vec<u32>> {
         if p.is_zero() && !self.is_edwards() {
             return None;
         }
@@ -188,52 +263,40 @@ impl Arithmetic {
         } else {
             vec![p.x, p.y]
         };
-        Some(self.coords_to_shader_words(&coords))
+        Some(self.coords_to_shader_words::<C>(&coords))
     }
 
     /// Reads a projective point from the shaders. `None` when a coordinate is not reduced or
     /// the point is not on the curve (a GPU fault or a poisoned Edwards sum, never a valid
     /// result).
-    pub fn point_from_shader_words(self, w: &[u32]) -> Option<G1Projective> {
+    pub fn point_from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Projective<C>> {
         if self.is_edwards() {
-            return super::edwards::from_extended(self.coords_from_shader_words(w)?);
+            return super::edwards::from_extended(self.coords_from_shader_words::<C, 4>(w)?);
         }
-        let [x, y, z] = self.coords_from_shader_words(w)?;
+        let [x, y, z] = self.coords_from_shader_words::<C, 3>(w)?;
         if z.is_zero() {
             // The identity is (0 : Y : 0) with Y != 0.
-            return (x.is_zero() && !y.is_zero()).then(G1Projective::zero);
+            return (x.is_zero() && !y.is_zero()).then(Projective::<C>::zero);
         }
-        // Y^2 Z = X^3 + Z^3 (b = 1).
-        if y.square() * z != x.square() * x + z.square() * z {
+        // Y^2 Z = X^3 + b Z^3.
+        if y.square() * z != x.square() * x + C::COEFF_B * z.square() * z {
             return None;
         }
         // Homogeneous to Jacobian: (X Z, Y Z^2, Z).
-        Some(G1Projective::new_unchecked(x * z, y * z.square(), z))
-    }
-
-    /// `BaseQuad`, the type of one 16-byte load of the stored bases, and `quad_words`, its
-    /// four u32 words in memory order. The wide profiles load `vec2<u64>`: the same 16
-    /// bytes a load as `vec4<u32>` on a GPU, but half the loads in llvmpipe, which gathers a
-    /// load's components one at a time, lane by lane (Mesa 22: 14% less time in the
-    /// accumulation at 2^16, docs/PERF.md). The portable profile has no 64-bit integers.
-    fn base_quad_wgsl(self) -> String {
-        match self {
-            Arithmetic::Limbs13 => "alias BaseQuad = vec4<u32>;\n\
-                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    return q;\n}\n"
-                .into(),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => "alias BaseQuad = vec2<u64>;\n\
-                 fn quad_words(q: BaseQuad) -> vec4<u32> {\n    \
-                 return vec4<u32>(u32(q.x), u32(q.x >> 32u), u32(q.y), u32(q.y >> 32u));\n}\n"
-                .into(),
-        }
+        Some(Projective::<C>::new_unchecked(x * z, y * z.square(), z))
     }
 
     /// The generated WGSL header: sizes and the constants of F_p for this profile, all
-    /// derived from ark-bls12-377 so that nothing is typed in by hand.
+    /// derived from arkworks' parameters (`CurveSpec`) so that nothing is typed in by hand.
     pub fn wgsl_header(self) -> String {
-        let two = Fq::from(2u64);
+        let (a, curve) = (self.arithmetic, self.curve);
+        let pw = self.packed_words();
         let mut s = String::new();
-        s += &format!("const PACKED_WORDS: u32 = {PACKED_WORDS}u;\n");
+        s += &format!(
+            "// {}: generated from arkworks' parameters (src/curve.rs).\n",
+            curve.name
+        );
+        s += &format!("const PACKED_WORDS: u32 = {pw}u;\n");
         s += &format!("const BASE_WORDS: u32 = {}u;\n", self.base_words());
         assert!(
             self.base_words().is_multiple_of(4),
@@ -242,50 +305,40 @@ impl Arithmetic {
         s += &format!("const BASE_QUADS: u32 = {}u;\n", self.base_words() / 4);
         s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
         s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
-        s += &self.base_quad_wgsl();
+        s += &a.base_quad_wgsl();
         s += "alias PointWords = array<u32, POINT_WORDS>;\n";
         s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
-        let (limbs, bits, np0) = match self {
-            Arithmetic::Limbs13 => (LIMBS, LIMB_BITS, neg_p_inv_limb()),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => (
-                mul29::LIMBS as u32,
-                mul29::LIMB_BITS,
-                mul29::neg_p_inv_word(),
-            ),
+        let bits = a.limb_bits();
+        // -p^-1 mod 2^32 (field29.wgsl), or mod 2^13: its low 13 bits (field.wgsl).
+        let np0 = match a {
+            Arithmetic::Limbs13 => curve.field29.np0() & ((1u32 << bits) - 1),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => curve.field29.np0(),
         };
-        s += &format!("const LIMBS: u32 = {limbs}u;\n");
+        s += &format!("const LIMBS: u32 = {}u;\n", self.limbs());
         s += &format!("const LIMB_BITS: u32 = {bits}u;\n");
         s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << bits) - 1);
         s += &format!("const NP0: u32 = {np0}u;\n");
-        // As constants in the shaders' form: p itself, R mod p (one), and R^2 / 2^384 mod p,
-        // the factor whose Montgomery product takes arkworks' x * 2^384 to x * R.
-        let radix = u64::from(self.radix_bits());
-        let p = Fq::MODULUS;
-        let (one, r_convert) = (two.pow([radix]), two.pow([2 * radix - 384]));
-        s += &wgsl_limbs("P", &self.limbs_of(&p));
-        s += &wgsl_limbs("FP_ONE", &self.limbs_of(&one.into_bigint()));
-        s += &wgsl_limbs("R_CONVERT", &self.limbs_of(&r_convert.into_bigint()));
-        s += &wgsl_limbs("P_PACKED", &bigint_words(&Fq::MODULUS));
-        let mut p_minus_2 = Fq::MODULUS;
-        p_minus_2.0[0] -= 2; // p is odd and > 2: no borrow
-        s += &wgsl_limbs("P_MINUS_2", &bigint_words(&p_minus_2));
+        // As constants in the shaders' form: p itself, R mod p (one), and R^2 / 2^(64 N)
+        // mod p, the factor whose Montgomery product takes arkworks' x * 2^(64 N) to x * R.
+        s += &wgsl_limbs("P", &self.limbs_of(&curve.modulus));
+        s += &wgsl_limbs("FP_ONE", &self.limbs_of(curve.one(bits)));
+        s += &wgsl_limbs("R_CONVERT", &self.limbs_of(curve.r_convert(bits)));
+        s += &wgsl_limbs("P_PACKED", &u64_words_to_u32(&curve.modulus));
+        let mut p_minus_2 = curve.modulus.clone();
+        p_minus_2[0] -= 2; // p is odd and > 2: no borrow
+        s += &wgsl_limbs("P_MINUS_2", &u64_words_to_u32(&p_minus_2));
+        // b, for the check of uploaded bases (y^2 = x^3 + b).
+        s += &wgsl_limbs("CURVE_B", &self.limbs_of(curve.b_form(bits)));
         if self.is_edwards() {
-            let k = super::edwards::constants();
             s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
-            for (name, v) in [("TE_K", k.k), ("MAP_S", k.s), ("MAP_C", k.c)] {
-                s += &wgsl_limbs(name, &self.to_shader_limbs(&v));
+            for (name, v) in curve.edwards_constants() {
+                s += &wgsl_limbs(name, &self.limbs_of(v));
             }
         }
-        s += &super::program::wgsl_programs();
+        s += &super::program::wgsl_programs(&super::program::Formulas::of(curve));
         s
     }
 }
-/// u32 words of one packed field element.
-pub const PACKED_WORDS: usize = 12;
-const _: () = assert!(mul29::PACKED_WORDS == PACKED_WORDS);
-/// Words of one base as uploaded (arkworks' x, y); the profile's stored form may be wider
-/// ([`Arithmetic::base_words`]).
-pub const UPLOAD_WORDS: usize = 2 * PACKED_WORDS;
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
 /// (144 bytes a base against Limbs32's 96): 2^16. Larger calls are sliced at the binding
 /// limit (issue 11), and with slices of 2^16 points Edwards still does about 30% fewer
@@ -301,39 +354,34 @@ pub const CONVERT_BATCH: u32 = 32;
 pub const WORKGROUP_SIZE: u32 = 64;
 const _: () = assert!(WORKGROUP_SIZE.is_power_of_two());
 
-/// Packed words of the canonical form of a field element's arkworks representation.
-pub(super) fn bigint_words(b: &BigInt<6>) -> [u32; PACKED_WORDS] {
-    let mut w = [0u32; PACKED_WORDS];
-    for (i, limb) in b.0.iter().enumerate() {
-        w[2 * i] = *limb as u32;
-        w[2 * i + 1] = (*limb >> 32) as u32;
-    }
-    w
+/// Little-endian u64 words as little-endian u32 words.
+pub(crate) fn u64_words_to_u32(words: &[u64]) -> Vec<u32> {
+    words
+        .iter()
+        .flat_map(|w| [*w as u32, (*w >> 32) as u32])
+        .collect()
 }
 
-fn words_bigint(w: &[u32]) -> BigInt<6> {
-    let mut limbs = [0u64; 6];
-    for (i, l) in limbs.iter_mut().enumerate() {
-        *l = w[2 * i] as u64 | ((w[2 * i + 1] as u64) << 32);
-    }
-    BigInt(limbs)
+/// arkworks' internal (Montgomery, radix 2^(64 N)) words of x: what the upload sends.
+pub fn arkworks_words<C: GpuCurve>(x: &Fp<C>) -> Vec<u32> {
+    u64_words_to_u32(C::internal_words(x))
 }
 
-/// arkworks' internal (Montgomery, radix 2^384) words of x: what the upload sends.
-pub fn arkworks_words(x: &Fq) -> [u32; PACKED_WORDS] {
-    bigint_words(&x.0)
-}
-
-/// Affine base to the upload layout (arkworks words of x then y, the rest of `out`, a
-/// profile's wider slot, zeroed). Identity bases are zeros; the host never places them in a
-/// bucket.
-pub fn affine_upload_words(p: &G1Affine, out: &mut [u32]) {
+/// The base's upload words (arkworks' words of x then y, the rest of `out`, a profile's
+/// wider slot, zeroed). Identity bases are zeros; the host never places them in a bucket.
+pub fn affine_upload_words<C: GpuCurve>(p: &Affine<C>, out: &mut [u32]) {
     out.fill(0);
     if p.is_zero() {
         return;
     }
-    out[..PACKED_WORDS].copy_from_slice(&arkworks_words(&p.x));
-    out[PACKED_WORDS..UPLOAD_WORDS].copy_from_slice(&arkworks_words(&p.y));
+    for (k, c) in [&p.x, &p.y].into_iter().enumerate() {
+        let words = C::internal_words(c);
+        let out = &mut out[2 * k * words.len()..2 * (k + 1) * words.len()];
+        for (o, w) in out.chunks_exact_mut(2).zip(words) {
+            o[0] = *w as u32;
+            o[1] = (*w >> 32) as u32;
+        }
+    }
 }
 
 /// Bytes of the identity bits of `points` bases: one bit a base, in whole 16-byte loads.
@@ -344,8 +392,8 @@ pub(crate) fn identity_bits_bytes(points: usize) -> u64 {
 /// The identity bits of `points`: bit i % 32 of word i / 32 is set when base i is the
 /// identity, which the GPU bucket sort then places nowhere without reading the base
 /// (`count_digits`). `out` holds [`identity_bits_bytes`]; words past the last base are zero.
-pub(crate) fn pack_identity_bits<'a>(
-    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
+pub(crate) fn pack_identity_bits<'a, C: GpuCurve>(
+    points: impl IndexedParallelIterator<Item = &'a Affine<C>>,
     out: &mut [u32],
 ) {
     out.fill(0);
@@ -357,19 +405,31 @@ pub(crate) fn pack_identity_bits<'a>(
         });
 }
 
-/// Packs affine points into `out` in the upload layout, in parallel.
-pub(crate) fn pack_affine<'a>(
-    points: impl IndexedParallelIterator<Item = &'a G1Affine>,
-    arithmetic: Arithmetic,
+/// Packs affine points into `out` in the upload layout (one profile's stored slot a base),
+/// in parallel.
+pub(crate) fn pack_affine<'a, C: GpuCurve>(
+    points: impl IndexedParallelIterator<Item = &'a Affine<C>>,
+    profile: CurveProfile,
     out: &mut [u32],
 ) {
-    out.par_chunks_mut(arithmetic.base_words())
+    out.par_chunks_mut(profile.base_words())
         .zip(points)
         .for_each(|(o, p)| affine_upload_words(p, o));
 }
 
-fn limbs13(b: &BigInt<6>) -> Vec<u32> {
-    mul29::split_limbs(&b.0, LIMB_BITS, LIMBS as usize)
+/// Every profile on every curve the crate implements, where the curve allows it (the tests
+/// generate and validate each one's shaders).
+pub fn every_profile() -> Vec<CurveProfile> {
+    let curves = [
+        super::curve::bls12_377_g1(),
+        <ark_bn254::g1::Config as GpuCurve>::spec(),
+        <ark_bls12_381::g1::Config as GpuCurve>::spec(),
+    ];
+    curves
+        .into_iter()
+        .flat_map(|c| Arithmetic::ALL.map(|a| a.on(c)))
+        .filter(|p| p.curve.edwards || !p.is_edwards())
+        .collect()
 }
 
 fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
@@ -381,16 +441,18 @@ fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
     )
 }
 
-/// -p^-1 mod 2^13: the low 13 bits of -p^-1 mod 2^32.
-fn neg_p_inv_limb() -> u32 {
-    mul29::neg_p_inv_word() & ((1 << LIMB_BITS) - 1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ark_bls12_377::{Fq, G1Affine, G1Projective};
     use ark_ec::PrimeGroup;
-    use ark_ff::UniformRand;
+    use ark_ff::{PrimeField, UniformRand};
+
+    type Bls = ark_bls12_377::g1::Config;
+
+    fn on<C: GpuCurve>(a: Arithmetic) -> CurveProfile {
+        CurveProfile::of::<C>(a)
+    }
 
     #[test]
     fn identity_bits_mark_the_identities_only() {
@@ -420,6 +482,7 @@ mod tests {
         }
         // The bits start right after the bases and their copies, on a 16-byte load.
         for a in Arithmetic::ALL {
+            let a = on::<Bls>(a);
             assert_eq!(a.stored_base_bytes(1) % 16, 0);
             let q = a.identity_quads(300, 3) as u64;
             assert_eq!(16 * q, 3 * a.stored_base_bytes(300));
@@ -430,91 +493,149 @@ mod tests {
         }
     }
 
-    #[test]
-    fn shader_words_round_trip() {
+    /// Round trips of values and points through each profile's words, on curve C.
+    fn round_trips<C: GpuCurve>(profiles: &[Arithmetic]) {
+        use ark_ec::short_weierstrass::Projective;
         let mut rng = ark_std::test_rng();
-        let mut xs = vec![Fq::zero(), Fq::one(), -Fq::one(), Fq::from(64u64)];
-        xs.extend((0..50).map(|_| Fq::rand(&mut rng)));
-        for a in Arithmetic::ALL {
+        let one = Fp::<C>::one();
+        let mut xs = vec![Fp::<C>::zero(), one, -one, Fp::<C>::from(64u64)];
+        xs.extend((0..50).map(|_| Fp::<C>::rand(&mut rng)));
+        let g = Projective::<C>::generator();
+        for &a in profiles {
+            let a = on::<C>(a);
             for x in &xs {
-                assert_eq!(a.from_shader_words(&a.to_shader_words(x)), Some(*x));
+                let w = a.to_shader_words::<C>(x);
+                assert_eq!(w.len(), a.packed_words());
+                assert_eq!(a.from_shader_words::<C>(&w), Some(*x));
             }
             // p itself is not a reduced value.
-            let p = bigint_words(&Fq::MODULUS);
-            assert_eq!(a.from_shader_words(&p), None);
+            let p = u64_words_to_u32(Fp::<C>::MODULUS.as_ref());
+            assert_eq!(a.from_shader_words::<C>(&p), None);
+            for p in [
+                Projective::<C>::zero(),
+                g,
+                g * C::ScalarField::from(12345u64),
+            ] {
+                let w = a.point_to_shader_words::<C>(&p).unwrap();
+                assert_eq!(w.len(), a.point_words());
+                assert_eq!(a.point_from_shader_words::<C>(&w), Some(p));
+            }
+            let mut w = a.point_to_shader_words::<C>(&g).unwrap();
+            w[0] ^= 1;
+            assert_eq!(a.point_from_shader_words::<C>(&w), None);
+            let zeros = vec![0u32; a.point_words()];
+            assert_eq!(a.point_from_shader_words::<C>(&zeros), None);
         }
-        // The wide profiles store x * 2^377: arkworks' words (x * 2^384) times 2^-7.
-        let x = xs[5];
-        let down = Fq::from(2u64).pow([7u64]).inverse().unwrap();
-        assert_eq!(
-            Arithmetic::Limbs32.to_shader_words(&x),
-            arkworks_words(&(x * down))
-        );
     }
 
     #[test]
-    fn points_round_trip_and_bad_points_are_refused() {
-        let g = G1Projective::generator();
-        for a in Arithmetic::ALL {
-            for p in [
-                G1Projective::zero(),
-                g,
-                g * ark_bls12_377::Fr::from(12345u64),
-            ] {
-                assert_eq!(
-                    a.point_from_shader_words(&a.point_to_shader_words(&p).unwrap()),
-                    Some(p)
-                );
-            }
-            let mut w = a.point_to_shader_words(&g).unwrap();
-            w[0] ^= 1;
-            assert_eq!(a.point_from_shader_words(&w), None);
+    fn shader_words_round_trip_on_every_curve() {
+        round_trips::<Bls>(&Arithmetic::ALL);
+        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+        round_trips::<ark_bn254::g1::Config>(&weierstrass);
+        round_trips::<ark_bls12_381::g1::Config>(&weierstrass);
+        // The wide profiles store x * 2^377 on BLS12-377: arkworks' words (x * 2^384) times
+        // 2^-7.
+        let x = Fq::from(12345u64);
+        let down = Fq::from(2u64).pow([7u64]).inverse().unwrap();
+        assert_eq!(
+            on::<Bls>(Arithmetic::Limbs32).to_shader_words::<Bls>(&x),
+            arkworks_words::<Bls>(&(x * down))
+        );
+        let p = G1Projective::generator();
+        assert!(on::<Bls>(Arithmetic::Limbs32Edwards)
+            .point_to_shader_words::<Bls>(&p)
+            .is_some());
+    }
+
+    #[test]
+    fn default_profile_by_features_binding_size_and_curve() {
+        let bls = crate::gpu::shader::curve::bls12_377_g1();
+        let edwards = EDWARDS_MIN_BINDABLE_BASES * 144;
+        assert_eq!(
+            Arithmetic::auto(true, edwards, bls),
+            Arithmetic::Limbs32Edwards
+        );
+        assert_eq!(
+            Arithmetic::auto(true, edwards + 1, bls),
+            Arithmetic::Limbs32Edwards
+        );
+        assert_eq!(
+            Arithmetic::auto(true, edwards - 1, bls),
+            Arithmetic::Limbs32
+        );
+        assert_eq!(
+            Arithmetic::auto(true, 128 << 20, bls),
+            Arithmetic::Limbs32Edwards
+        ); // lavapipe
+        assert_eq!(Arithmetic::auto(true, 4 << 20, bls), Arithmetic::Limbs32);
+        assert_eq!(Arithmetic::auto(false, u64::MAX, bls), Arithmetic::Limbs13);
+        // Curves without a point of order 2 never get the Edwards profile.
+        for curve in [
+            <ark_bn254::g1::Config as GpuCurve>::spec(),
+            <ark_bls12_381::g1::Config as GpuCurve>::spec(),
+        ] {
+            assert_eq!(Arithmetic::auto(true, u64::MAX, curve), Arithmetic::Limbs32);
             assert_eq!(
-                a.point_from_shader_words(&vec![0u32; a.point_words()]),
-                None
+                Arithmetic::auto(false, u64::MAX, curve),
+                Arithmetic::Limbs13
             );
         }
     }
 
-    #[test]
-    fn default_profile_by_features_and_binding_size() {
-        let edwards = EDWARDS_MIN_BINDABLE_BASES * 144;
-        assert_eq!(Arithmetic::auto(true, edwards), Arithmetic::Limbs32Edwards);
-        assert_eq!(
-            Arithmetic::auto(true, edwards + 1),
-            Arithmetic::Limbs32Edwards
-        );
-        assert_eq!(Arithmetic::auto(true, edwards - 1), Arithmetic::Limbs32);
-        assert_eq!(
-            Arithmetic::auto(true, 128 << 20),
-            Arithmetic::Limbs32Edwards
-        ); // lavapipe
-        assert_eq!(Arithmetic::auto(true, 4 << 20), Arithmetic::Limbs32);
-        assert_eq!(Arithmetic::auto(false, u64::MAX), Arithmetic::Limbs13);
-    }
-
-    #[test]
-    fn wide_montgomery_constant_inverts_p() {
-        let p0 = Fq::MODULUS.0[0] as u32;
-        assert_eq!(p0.wrapping_mul(mul29::neg_p_inv_word()), u32::MAX);
-        for a in Arithmetic::ALL {
-            let h = a.wgsl_header();
-            assert!(h.contains("const P: array<u32"), "{a:?}");
-            assert!(h.contains("const FP_ONE"), "{a:?}");
+    /// The header's constants on curve C, read back from the WGSL and checked against
+    /// arkworks: p, R mod p, b R mod p, R^2 / 2^(64 N) mod p, -p^-1 mod 2^k.
+    fn header_constants<C: GpuCurve>(profiles: &[Arithmetic]) {
+        for &a in profiles {
+            let profile = on::<C>(a);
+            let h = profile.wgsl_header();
+            let limbs_of = |name: &str| -> Vec<u32> {
+                let line = h
+                    .lines()
+                    .find(|l| l.starts_with(&format!("const {name}: array<u32")))
+                    .unwrap_or_else(|| panic!("{name} in {a:?}'s header"));
+                let list = line.split_once('(').unwrap().1.trim_end_matches(");");
+                list.split(", ")
+                    .map(|v| v.trim_end_matches('u').parse().unwrap())
+                    .collect()
+            };
+            let bits = a.limb_bits();
+            let value = |limbs: &[u32]| -> Fp<C> {
+                let base = Fp::<C>::from(1u64 << bits);
+                limbs
+                    .iter()
+                    .rev()
+                    .fold(Fp::<C>::zero(), |acc, &l| acc * base + Fp::<C>::from(l))
+            };
+            let r = Fp::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
+            assert_eq!(value(&limbs_of("P")), Fp::<C>::zero(), "{a:?}");
+            assert!(limbs_of("P").iter().all(|&l| l < 1 << bits));
+            assert_eq!(limbs_of("P").len() as u32, profile.limbs());
+            assert_eq!(value(&limbs_of("FP_ONE")), r);
+            assert_eq!(value(&limbs_of("CURVE_B")), C::COEFF_B * r);
+            let ark = Fp::<C>::from(2u64).pow([64 * Fp::<C>::MODULUS.as_ref().len() as u64]);
+            assert_eq!(value(&limbs_of("R_CONVERT")) * ark, r * r);
+            let np0: u32 = h
+                .lines()
+                .find_map(|l| l.strip_prefix("const NP0: u32 = "))
+                .unwrap()
+                .trim_end_matches("u;")
+                .parse()
+                .unwrap();
+            let p0 = Fp::<C>::MODULUS.as_ref()[0] as u32;
+            let mask = (1u32 << bits) - 1;
+            assert_eq!(p0.wrapping_mul(np0) & mask, mask, "{a:?}");
         }
     }
 
     #[test]
-    fn montgomery_constant_inverts_p() {
-        let p0 = (Fq::MODULUS.0[0] & 0x1fff) as u32;
-        assert_eq!(p0.wrapping_mul(neg_p_inv_limb()) & 0x1fff, 0x1fff);
-        assert_eq!(limbs13(&Fq::MODULUS).len(), LIMBS as usize);
-        // Every limb of p fits 13 bits and the limbs give p back.
-        let limbs = limbs13(&Fq::MODULUS);
-        let mut acc = Fq::zero();
-        for &l in limbs.iter().rev() {
-            acc = acc * Fq::from(1u64 << LIMB_BITS) + Fq::from(l as u64);
-        }
-        assert_eq!(acc, Fq::zero());
+    fn header_constants_are_arkworks_on_every_curve() {
+        header_constants::<Bls>(&Arithmetic::ALL);
+        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+        header_constants::<ark_bn254::g1::Config>(&weierstrass);
+        header_constants::<ark_bls12_381::g1::Config>(&weierstrass);
+        // BLS12-377: 30 limbs of 13 bits (2^390) and 13 of 29 (2^377).
+        assert_eq!(on::<Bls>(Arithmetic::Limbs13).radix_bits(), 390);
+        assert_eq!(on::<Bls>(Arithmetic::Limbs32).radix_bits(), 377);
     }
 }

@@ -11,7 +11,8 @@
 //! |---|---|
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
-//! | `field.rs` | field constants, word layouts, arkworks <-> shader words |
+//! | `curve.rs` | the curve groups (`GpuCurve`, sealed) and what the shaders need of each (`CurveSpec`), from arkworks' parameters |
+//! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
 //! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`; BLS12-377's in use) |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
@@ -20,6 +21,7 @@
 //! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof, and which curve groups admit it (`has_two_torsion`) |
 
 pub mod contract;
+pub mod curve;
 pub mod edwards;
 pub mod field;
 pub mod mul29;
@@ -28,7 +30,7 @@ pub mod program;
 pub mod registers;
 pub mod unroll;
 
-use field::Arithmetic;
+use field::CurveProfile;
 
 /// One WGSL file of `shaders/`: its name (for dumps and docs) and its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,14 +105,14 @@ pub mod files {
 
 /// What every stage starts with: generated constants, the contract, the profile's field and
 /// curve model, the formulas, and the common operations and thread indexing.
-pub fn prelude(arithmetic: Arithmetic) -> String {
+pub fn prelude(profile: CurveProfile) -> String {
     [
-        arithmetic.wgsl_header().as_str(),
-        contract::wgsl().as_str(),
-        arithmetic.field_wgsl().as_str(),
+        profile.wgsl_header().as_str(),
+        contract::wgsl(profile.curve).as_str(),
+        profile.field_wgsl().as_str(),
         files::FIELD_OPS.text,
-        arithmetic.curve_file().text,
-        arithmetic.formulas_wgsl().as_str(),
+        profile.curve_file().text,
+        profile.formulas_wgsl().as_str(),
         files::CURVE_OPS.text,
         files::DISPATCH.text,
     ]

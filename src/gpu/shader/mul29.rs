@@ -377,12 +377,14 @@ mod tests {
         );
     }
 
-    /// The BLS12-377 form is the wide profiles' (`Arithmetic::to_shader_words`).
+    /// The BLS12-377 form is the wide profiles' (`CurveProfile::to_shader_words`).
     #[test]
     fn bls12_377_form_is_the_profiles() {
         let f = bls12_377();
         for x in values::<Fq>(f) {
-            let words = Arithmetic::Limbs32.to_shader_words(&x);
+            let words = Arithmetic::Limbs32
+                .on(crate::gpu::shader::curve::bls12_377_g1())
+                .to_shader_words::<ark_bls12_377::g1::Config>(&x);
             let mut b = ark_ff::BigInt::<6>::zero();
             for (i, w) in words.iter().enumerate() {
                 b.0[i / 2] |= (*w as u64) << (32 * (i % 2));

@@ -4,7 +4,8 @@
 //! and per-segment reduction). Its data layout (words per value, conversions) is in
 //! `field.rs`.
 
-use super::field::{Arithmetic, CONVERT_BATCH, EDWARDS_MIN_BINDABLE_BASES};
+use super::curve::CurveSpec;
+use super::field::{Arithmetic, CurveProfile, CONVERT_BATCH, EDWARDS_MIN_BINDABLE_BASES};
 use super::files;
 use super::ShaderFile;
 
@@ -17,14 +18,16 @@ impl Arithmetic {
         }
     }
 
-    /// The profile an adapter gets by default: Limbs32Edwards where it has 64-bit integers
-    /// and one storage binding holds [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases,
-    /// Limbs32 where it has 64-bit integers but binds fewer (its bases take two thirds of the
-    /// bytes, so larger MSMs fit one binding), else Limbs13.
-    pub fn auto(int64: bool, max_binding_bytes: u64) -> Arithmetic {
+    /// The profile an adapter gets by default on `curve`: Limbs32Edwards where the curve
+    /// admits the Edwards map, the adapter has 64-bit integers and one storage binding holds
+    /// [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases, Limbs32 where it has 64-bit
+    /// integers (its bases take two thirds of the bytes, so larger MSMs fit one binding),
+    /// else Limbs13.
+    pub fn auto(int64: bool, max_binding_bytes: u64, curve: &'static CurveSpec) -> Arithmetic {
         let edwards_bases =
-            max_binding_bytes / (Arithmetic::Limbs32Edwards.base_words() * 4) as u64;
-        match (int64, edwards_bases >= EDWARDS_MIN_BINDABLE_BASES) {
+            max_binding_bytes / (Arithmetic::Limbs32Edwards.on(curve).base_words() * 4) as u64;
+        let edwards = curve.edwards && edwards_bases >= EDWARDS_MIN_BINDABLE_BASES;
+        match (int64, edwards) {
             (true, true) => Arithmetic::Limbs32Edwards,
             (true, false) => Arithmetic::Limbs32,
             (false, _) => Arithmetic::Limbs13,
@@ -36,40 +39,12 @@ impl Arithmetic {
         self == Arithmetic::Limbs32Edwards
     }
 
-    /// Whether bases uploaded in arkworks' form must be converted on the device (for a
-    /// resident set, checked on the host, the convert stage runs only then; a call that
-    /// uploads bases runs it in every profile, to check them). Every profile's radix differs
-    /// from arkworks' 2^384 today.
-    pub fn converts_bases(self) -> bool {
-        self.radix_bits() != 384 || self.is_edwards()
-    }
-
     /// Threads of the convert stage for `points` points.
     pub(crate) fn convert_threads(self, points: u64) -> u64 {
         if self.is_edwards() {
             points.div_ceil(CONVERT_BATCH as u64)
         } else {
             points
-        }
-    }
-
-    /// The field's WGSL: the functions both limb layouts share, then the layout's own file,
-    /// and for the wide profiles the generated straight-line multiplication and packing.
-    /// The portable profile keeps the shared loops as loops (its shaders stay small): their
-    /// `// unroll` marks are dropped.
-    pub fn field_wgsl(self) -> String {
-        let shared = files::FIELD_LIMBS.text;
-        match self {
-            Arithmetic::Limbs13 => {
-                let loops: Vec<&str> = shared
-                    .lines()
-                    .filter(|l| l.trim() != super::unroll::MARKER)
-                    .collect();
-                [&loops.join("\n"), files::FIELD13.text].join("\n")
-            }
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                [shared, files::FIELD29.text, &super::mul29::wgsl()].join("\n")
-            }
         }
     }
 
@@ -82,16 +57,6 @@ impl Arithmetic {
         }
     }
 
-    /// The curve formulas: the interpreter of the step tables (portable profile), or the
-    /// tables written out as straight-line functions (wide profiles).
-    pub fn formulas_wgsl(self) -> String {
-        match self {
-            Arithmetic::Limbs13 => files::CURVE_INTERP.text.into(),
-            Arithmetic::Limbs32 => super::program::wgsl_straight_line(),
-            Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
-        }
-    }
-
     /// The convert stage's own file, which every call that uploads bases runs: it checks
     /// each one (`check_upload` of `shaders/base_status.wgsl`, which every profile's stage
     /// must call) and stores it in the profile's form: a radix change (short Weierstrass
@@ -101,5 +66,49 @@ impl Arithmetic {
             Arithmetic::Limbs13 | Arithmetic::Limbs32 => files::CONVERT,
             Arithmetic::Limbs32Edwards => files::CONVERT_EDWARDS,
         }
+    }
+}
+
+impl CurveProfile {
+    /// The field's WGSL: the functions both limb layouts share, then the layout's own file,
+    /// and for the wide profiles the generated straight-line multiplication and packing.
+    /// The portable profile keeps the shared loops as loops (its shaders stay small): their
+    /// `// unroll` marks are dropped.
+    pub fn field_wgsl(self) -> String {
+        let shared = files::FIELD_LIMBS.text;
+        match self.arithmetic {
+            Arithmetic::Limbs13 => {
+                let loops: Vec<&str> = shared
+                    .lines()
+                    .filter(|l| l.trim() != super::unroll::MARKER)
+                    .collect();
+                [&loops.join("\n"), files::FIELD13.text].join("\n")
+            }
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
+                [shared, files::FIELD29.text, &self.curve.field29.wgsl()].join("\n")
+            }
+        }
+    }
+
+    /// The curve formulas: the interpreter of the step tables (portable profile), or the
+    /// tables written out as straight-line functions (wide profiles).
+    pub fn formulas_wgsl(self) -> String {
+        match self.arithmetic {
+            Arithmetic::Limbs13 => files::CURVE_INTERP.text.into(),
+            Arithmetic::Limbs32 => {
+                super::program::wgsl_straight_line(&super::program::Formulas::of(self.curve))
+            }
+            Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
+        }
+    }
+
+    /// The curve model's types and storage helpers.
+    pub fn curve_file(self) -> ShaderFile {
+        self.arithmetic.curve_file()
+    }
+
+    /// The convert stage's own file.
+    pub fn convert_file(self) -> ShaderFile {
+        self.arithmetic.convert_file()
     }
 }

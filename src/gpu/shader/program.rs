@@ -12,9 +12,11 @@
 //!
 //! Formulas: Renes, Costello and Batina, "Complete addition formulas for prime order elliptic
 //! curves" (2016), algorithms 7 (add), 8 (mixed add) and 9 (double) for a = 0, homogeneous
-//! projective coordinates, b3 = 3b = 3.
+//! projective coordinates. The tables below are templates: each multiplication by b3 = 3b
+//! is a [`Op::MulB3`] step, which [`Formulas::for_b`] writes out as an addition chain for
+//! the curve's b (BLS12-377: b3 = 3, two additions; BN254: 9 and BLS12-381: 12, four).
 
-use ark_bls12_377::Fq;
+use ark_ff::Field;
 
 /// A step's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +27,9 @@ pub enum Op {
     Add = 1,
     /// dst = a - b
     Sub = 2,
+    /// dst = b3 a, in the template tables only: [`Formulas::for_b`] replaces it with
+    /// additions through the scratch register [`reg::S`].
+    MulB3 = 3,
 }
 
 /// One step: `dst = a op b` over registers.
@@ -70,7 +75,7 @@ pub mod reg {
     pub const Y3: u8 = 12;
     /// Result z.
     pub const Z3: u8 = 13;
-    /// Scratch for multiplications by b3 (two additions).
+    /// Scratch of the multiplications by b3 (their addition chains).
     pub const S: u8 = 14;
     /// Number of registers.
     pub const COUNT: usize = 15;
@@ -84,7 +89,7 @@ pub(crate) const fn s(op: Op, dst: u8, a: u8, b: u8) -> Step {
 }
 
 /// Complete addition P + Q (algorithm 7): 12 multiplications, 2 multiplications by b3.
-pub const ADD: &[Step] = &[
+pub const ADD_TEMPLATE: &[Step] = &[
     s(Mul, T0, X1, X2),
     s(Mul, T1, Y1, Y2),
     s(Mul, T2, Z1, Z2),
@@ -105,12 +110,10 @@ pub const ADD: &[Step] = &[
     s(Sub, Y3, X3, Y3),
     s(Add, X3, T0, T0),
     s(Add, T0, X3, T0),
-    s(Add, S, T2, T2), // t2 = b3 * t2
-    s(Add, T2, S, T2),
+    s(MulB3, T2, T2, T2),
     s(Add, Z3, T1, T2),
     s(Sub, T1, T1, T2),
-    s(Add, S, Y3, Y3), // Y3 = b3 * Y3
-    s(Add, Y3, S, Y3),
+    s(MulB3, Y3, Y3, Y3),
     s(Mul, X3, T4, Y3),
     s(Mul, T2, T3, T1),
     s(Sub, X3, T2, X3),
@@ -124,7 +127,7 @@ pub const ADD: &[Step] = &[
 
 /// Mixed addition P + Q with Q = (X2, Y2, 1) not the identity (algorithm 8):
 /// 11 multiplications, 2 multiplications by b3.
-pub const ADD_MIXED: &[Step] = &[
+pub const ADD_MIXED_TEMPLATE: &[Step] = &[
     s(Mul, T0, X1, X2),
     s(Mul, T1, Y1, Y2),
     s(Add, T3, X2, Y2),
@@ -138,12 +141,10 @@ pub const ADD_MIXED: &[Step] = &[
     s(Add, Y3, Y3, X1),
     s(Add, X3, T0, T0),
     s(Add, T0, X3, T0),
-    s(Add, S, Z1, Z1), // t2 = b3 * Z1
-    s(Add, T2, S, Z1),
+    s(MulB3, T2, Z1, Z1),
     s(Add, Z3, T1, T2),
     s(Sub, T1, T1, T2),
-    s(Add, S, Y3, Y3), // Y3 = b3 * Y3
-    s(Add, Y3, S, Y3),
+    s(MulB3, Y3, Y3, Y3),
     s(Mul, X3, T4, Y3),
     s(Mul, T2, T3, T1),
     s(Sub, X3, T2, X3),
@@ -156,15 +157,14 @@ pub const ADD_MIXED: &[Step] = &[
 ];
 
 /// Doubling 2P (algorithm 9): 6 multiplications, 2 squarings, 1 multiplication by b3.
-pub const DOUBLE: &[Step] = &[
+pub const DOUBLE_TEMPLATE: &[Step] = &[
     s(Mul, T0, Y1, Y1),
     s(Add, Z3, T0, T0),
     s(Add, Z3, Z3, Z3),
     s(Add, Z3, Z3, Z3),
     s(Mul, T1, Y1, Z1),
     s(Mul, T2, Z1, Z1),
-    s(Add, S, T2, T2), // t2 = b3 * t2
-    s(Add, T2, S, T2),
+    s(MulB3, T2, T2, T2),
     s(Mul, X3, T2, Z3),
     s(Add, Y3, T0, T2),
     s(Mul, Z3, T1, Z3),
@@ -178,6 +178,59 @@ pub const DOUBLE: &[Step] = &[
     s(Add, X3, X3, X3),
 ];
 
+/// A curve's formulas: the templates with each multiplication by b3 written out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Formulas {
+    /// P + Q.
+    pub add: Vec<Step>,
+    /// P + Q, Q affine and not the identity.
+    pub add_mixed: Vec<Step>,
+    /// 2P.
+    pub double: Vec<Step>,
+}
+
+impl Formulas {
+    /// The formulas of y^2 = x^3 + b.
+    pub fn for_b(b: u64) -> Formulas {
+        let b3 = 3 * b;
+        let expand = |t: &[Step]| -> Vec<Step> {
+            t.iter()
+                .flat_map(|st| match st.op {
+                    MulB3 => times(b3, st.dst, st.a),
+                    _ => vec![*st],
+                })
+                .collect()
+        };
+        Formulas {
+            add: expand(ADD_TEMPLATE),
+            add_mixed: expand(ADD_MIXED_TEMPLATE),
+            double: expand(DOUBLE_TEMPLATE),
+        }
+    }
+
+    /// The formulas of the curve the spec describes.
+    pub fn of(curve: &super::curve::CurveSpec) -> Formulas {
+        Formulas::for_b(curve.b)
+    }
+}
+
+/// dst = k a (k >= 2) by doubling and adding, most significant bit first, through the
+/// scratch register S; only the last step writes dst, so dst may be a.
+fn times(k: u64, dst: u8, a: u8) -> Vec<Step> {
+    assert!(k >= 2, "b3 = 3b is at least 3");
+    let mut steps = Vec::new();
+    let mut acc = a;
+    for i in (0..63 - k.leading_zeros()).rev() {
+        steps.push(s(Add, S, acc, acc));
+        acc = S;
+        if k >> i & 1 == 1 {
+            steps.push(s(Add, S, S, a));
+        }
+    }
+    steps.last_mut().expect("k >= 2").dst = dst;
+    steps
+}
+
 /// Number of multiplications in a program (the cost the comments quote).
 pub fn mul_count(program: &[Step]) -> usize {
     program.iter().filter(|s| s.op == Mul).count()
@@ -185,12 +238,20 @@ pub fn mul_count(program: &[Step]) -> usize {
 
 /// One step as the shaders read it: op | dst << 8 | a << 16 | b << 24.
 pub fn encode(step: &Step) -> u32 {
+    assert!(
+        step.op != MulB3,
+        "tables are written out before they are encoded"
+    );
     step.op as u32 | (step.dst as u32) << 8 | (step.a as u32) << 16 | (step.b as u32) << 24
 }
 
 /// WGSL constants: the concatenated program table and each program's start and length.
-pub fn wgsl_programs() -> String {
-    let programs = [("ADD", ADD), ("ADD_MIXED", ADD_MIXED), ("DOUBLE", DOUBLE)];
+pub fn wgsl_programs(f: &Formulas) -> String {
+    let programs = [
+        ("ADD", &f.add),
+        ("ADD_MIXED", &f.add_mixed),
+        ("DOUBLE", &f.double),
+    ];
     let mut table = Vec::new();
     let mut out = String::new();
     for (name, prog) in programs {
@@ -230,20 +291,20 @@ const REG_NAMES: [(&str, u8); 9] = [
 /// `point_double` (the wide profile's straight-line formulas): one statement per step over
 /// local registers `rK`, so that nothing is indexed or chosen at run time. Same table, same
 /// register numbers as the interpreter.
-pub fn wgsl_straight_line() -> String {
+pub fn wgsl_straight_line(f: &Formulas) -> String {
     let mut out = String::from(
         "// Generated from the step tables of src/gpu/shader/program.rs: the curve formulas written out.\n",
     );
     let point = |p: &str| [format!("{p}.x"), format!("{p}.y"), format!("{p}.z")];
     let functions: [(&str, &str, &[Step], [String; 3]); 3] = [
-        ("point_add", "p: Point, q: Point", ADD, point("q")),
+        ("point_add", "p: Point, q: Point", &f.add, point("q")),
         (
             "point_add_mixed",
             "p: Point, q: Affine",
-            ADD_MIXED,
+            &f.add_mixed,
             ["q.x".into(), "q.y".into(), "FP_ONE".into()],
         ),
-        ("point_double", "p: Point", DOUBLE, point("p")),
+        ("point_double", "p: Point", &f.double, point("p")),
     ];
     let ret = format!("Point(r{X3}, r{Y3}, r{Z3})");
     for (name, args, prog, q) in functions {
@@ -278,6 +339,7 @@ pub(crate) fn straight_line_fn(
             Mul => "fp_mul",
             Add => "fp_add",
             Sub => "fp_sub",
+            MulB3 => panic!("tables are written out before they are emitted"),
         };
         out += &format!("    r{} = {f}(r{}, r{});\n", st.dst, st.a, st.b);
     }
@@ -286,13 +348,14 @@ pub(crate) fn straight_line_fn(
 
 /// Runs a program on the CPU over arkworks field elements, as the shaders do (the registers
 /// of the program's table: [`reg::COUNT`] here, [`super::edwards::reg::COUNT`] for Edwards).
-pub fn interpret(program: &[Step], regs: &mut [Fq]) {
+pub fn interpret<F: Field>(program: &[Step], regs: &mut [F]) {
     for st in program {
         let (a, b) = (regs[st.a as usize], regs[st.b as usize]);
         regs[st.dst as usize] = match st.op {
             Mul => a * b,
             Add => a + b,
             Sub => a - b,
+            MulB3 => panic!("tables are written out before they run"),
         };
     }
 }
@@ -300,32 +363,36 @@ pub fn interpret(program: &[Step], regs: &mut [Fq]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_377::{Fr, G1Affine, G1Projective};
+    use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
     use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
-    use ark_ff::{Field, One, UniformRand, Zero};
+    use ark_ff::{One, UniformRand, Zero};
 
     /// (X : Y : Z) homogeneous for a Jacobian arkworks point.
-    fn homogeneous(p: &G1Projective) -> [Fq; 3] {
+    fn homogeneous<P: SWCurveConfig>(p: &Projective<P>) -> [P::BaseField; 3] {
         if p.is_zero() {
-            [Fq::zero(), Fq::one(), Fq::zero()]
+            [
+                P::BaseField::zero(),
+                P::BaseField::one(),
+                P::BaseField::zero(),
+            ]
         } else {
             [p.x * p.z, p.y, p.z.square() * p.z]
         }
     }
 
-    fn to_affine(h: [Fq; 3]) -> G1Affine {
+    fn to_affine<P: SWCurveConfig>(h: [P::BaseField; 3]) -> Affine<P> {
         if h[2].is_zero() {
             assert!(h[0].is_zero() && !h[1].is_zero(), "bad identity {h:?}");
-            return G1Affine::identity();
+            return Affine::identity();
         }
         let zi = h[2].inverse().unwrap();
-        let p = G1Affine::new_unchecked(h[0] * zi, h[1] * zi);
+        let p = Affine::new_unchecked(h[0] * zi, h[1] * zi);
         assert!(p.is_on_curve());
         p
     }
 
-    fn run(prog: &[Step], p: [Fq; 3], q: [Fq; 3]) -> [Fq; 3] {
-        let mut r = [Fq::zero(); reg::COUNT];
+    fn run<F: Field>(prog: &[Step], p: [F; 3], q: [F; 3]) -> [F; 3] {
+        let mut r = [F::zero(); reg::COUNT];
         r[..3].copy_from_slice(&p);
         r[3..6].copy_from_slice(&q);
         interpret(prog, &mut r);
@@ -336,44 +403,82 @@ mod tests {
         ]
     }
 
-    fn points() -> Vec<G1Projective> {
+    fn points<P: SWCurveConfig>() -> Vec<Projective<P>> {
         let mut rng = ark_std::test_rng();
-        let g = G1Projective::generator();
-        let mut v = vec![G1Projective::zero(), g, -g, g.double()];
-        v.extend((0..6).map(|_| g * Fr::rand(&mut rng)));
+        let g = Projective::<P>::generator();
+        let mut v = vec![Projective::zero(), g, -g, g.double()];
+        v.extend((0..6).map(|_| g * P::ScalarField::rand(&mut rng)));
         v
     }
 
-    #[test]
-    fn programs_match_arkworks_on_edge_cases() {
-        let ps = points();
+    /// The curve's b as a small integer.
+    fn b_of<P: SWCurveConfig>() -> u64 {
+        (1..64)
+            .find(|&k| P::BaseField::from(k) == P::COEFF_B)
+            .unwrap()
+    }
+
+    fn programs_match_arkworks<P: SWCurveConfig>() {
+        let f = Formulas::for_b(b_of::<P>());
+        let ps = points::<P>();
+        let one = P::BaseField::one();
         for p in &ps {
             // Mixed addition never sees an affine identity.
             for q in &ps {
                 let sum = (*p + q).into_affine();
-                assert_eq!(to_affine(run(ADD, homogeneous(p), homogeneous(q))), sum);
+                assert_eq!(
+                    to_affine::<P>(run(&f.add, homogeneous(p), homogeneous(q))),
+                    sum
+                );
                 if !q.is_zero() {
                     let qa = q.into_affine();
-                    let got = run(ADD_MIXED, homogeneous(p), [qa.x, qa.y, Fq::one()]);
-                    assert_eq!(to_affine(got), sum);
+                    let got = run(&f.add_mixed, homogeneous(p), [qa.x, qa.y, one]);
+                    assert_eq!(to_affine::<P>(got), sum);
                 }
             }
             for q in [*p, -*p] {
                 let sum = (*p + q).into_affine();
-                assert_eq!(to_affine(run(ADD, homogeneous(p), homogeneous(&q))), sum);
+                assert_eq!(
+                    to_affine::<P>(run(&f.add, homogeneous(p), homogeneous(&q))),
+                    sum
+                );
             }
-            let d = run(DOUBLE, homogeneous(p), [Fq::zero(); 3]);
-            assert_eq!(to_affine(d), p.double().into_affine());
+            let d = run(&f.double, homogeneous(p), [P::BaseField::zero(); 3]);
+            assert_eq!(to_affine::<P>(d), p.double().into_affine());
         }
     }
 
     #[test]
+    fn programs_match_arkworks_on_edge_cases_of_each_curve() {
+        programs_match_arkworks::<ark_bls12_377::g1::Config>();
+        programs_match_arkworks::<ark_bls12_381::g1::Config>();
+        programs_match_arkworks::<ark_bn254::g1::Config>();
+    }
+
+    #[test]
+    fn b3_chains() {
+        for (b, adds) in [(1u64, 2usize), (3, 4), (4, 4), (5, 6)] {
+            let steps = times(3 * b, reg::T2, reg::T2);
+            assert_eq!(steps.len(), adds, "b = {b}");
+            assert!(steps.iter().all(|s| s.op == Add));
+            let mut r = [ark_bn254::Fq::zero(); reg::COUNT];
+            r[reg::T2 as usize] = ark_bn254::Fq::from(7u64);
+            interpret(&steps, &mut r);
+            assert_eq!(r[reg::T2 as usize], ark_bn254::Fq::from(21 * b));
+        }
+        // BLS12-377 (b3 = 3) keeps the two additions it was written with.
+        let f = Formulas::for_b(1);
+        assert_eq!(f.add.len(), ADD_TEMPLATE.len() + 2);
+    }
+
+    #[test]
     fn straight_line_functions_follow_the_tables() {
-        let w = wgsl_straight_line();
+        let f = Formulas::for_b(4);
+        let w = wgsl_straight_line(&f);
         for (name, prog) in [
-            ("point_add", ADD),
-            ("point_add_mixed", ADD_MIXED),
-            ("point_double", DOUBLE),
+            ("point_add", &f.add),
+            ("point_add_mixed", &f.add_mixed),
+            ("point_double", &f.double),
         ] {
             let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
             let body = body.split("\n}").next().unwrap();
@@ -384,14 +489,15 @@ mod tests {
 
     #[test]
     fn program_costs_and_registers() {
-        assert_eq!(mul_count(ADD), 12);
-        assert_eq!(mul_count(ADD_MIXED), 11);
+        let f = Formulas::for_b(1);
+        assert_eq!(mul_count(&f.add), 12);
+        assert_eq!(mul_count(&f.add_mixed), 11);
         // The cost model weighs these profiles' additions so.
         let rcb = crate::digits::AddCosts::RCB;
-        assert_eq!(mul_count(ADD) as u64, rcb.add);
-        assert_eq!(mul_count(ADD_MIXED) as u64, rcb.mixed_add);
-        assert_eq!(mul_count(DOUBLE), 8);
-        for prog in [ADD, ADD_MIXED, DOUBLE] {
+        assert_eq!(mul_count(&f.add) as u64, rcb.add);
+        assert_eq!(mul_count(&f.add_mixed) as u64, rcb.mixed_add);
+        assert_eq!(mul_count(&f.double), 8);
+        for prog in [&f.add, &f.add_mixed, &f.double] {
             for st in prog {
                 for r in [st.dst, st.a, st.b] {
                     assert!((r as usize) < reg::COUNT);
@@ -399,6 +505,6 @@ mod tests {
             }
         }
         // The mixed addition reads Q's z nowhere.
-        assert!(ADD_MIXED.iter().all(|s| s.a != reg::Z2 && s.b != reg::Z2));
+        assert!(f.add_mixed.iter().all(|s| s.a != reg::Z2 && s.b != reg::Z2));
     }
 }

@@ -1,0 +1,397 @@
+//! The curve groups the engine computes on ([`GpuCurve`]), and what its shaders need to know
+//! of each ([`CurveSpec`]): every value derived from arkworks' own parameters, never typed.
+//!
+//! A group qualifies when it is a short Weierstrass curve y^2 = x^3 + b (a = 0) over a prime
+//! field of at most 16 limbs of 29 bits, with a small integer b, and a scalar field of four
+//! 64-bit words: BLS12-377, BLS12-381 and BN254's G1. The twisted Edwards profile needs a
+//! rational point of order 2 ([`crate::gpu::edwards::has_two_torsion`]): of these, only
+//! BLS12-377's G1 has one. The G2s (over F_p^2) come with issue 21's next slice.
+
+use std::sync::OnceLock;
+
+use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
+use ark_ff::{BigInt, Field, PrimeField, Zero};
+
+use super::mul29::{self, Field29};
+
+mod sealed {
+    /// Only this crate implements [`super::GpuCurve`]: each curve's shaders and proofs are
+    /// the crate's.
+    pub trait Sealed {}
+}
+
+/// A curve group the engine computes MSMs on: `ark_bls12_377::g1::Config` (the default of
+/// [`crate::GpuMsm`]), `ark_bn254::g1::Config` and `ark_bls12_381::g1::Config`.
+pub trait GpuCurve:
+    SWCurveConfig<BaseField: PrimeField, ScalarField: PrimeField<BigInt = BigInt<4>>>
+    + sealed::Sealed
+    + Send
+    + Sync
+    + 'static
+{
+    /// The group's name in reports, errors and files: "BLS12-377 G1".
+    const NAME: &'static str;
+
+    /// arkworks' internal words of x: its Montgomery form x 2^(64 N) mod p, as it stores
+    /// it (what the upload sends; [`Fp`] keeps it private to its generic code).
+    fn internal_words(x: &Fp<Self>) -> &[u64];
+
+    /// The element whose internal words are `words` (N of them); `None` unless they are
+    /// below p.
+    fn from_internal_words(words: &[u64]) -> Option<Fp<Self>>;
+
+    /// arkworks' internal words of a scalar (its Montgomery form, k 2^256 mod r): what the
+    /// scalar upload sends (the GPU's sort reduces it).
+    fn scalar_internal_words(k: &Fr<Self>) -> &[u64; 4];
+
+    /// Everything derived from arkworks' parameters, computed once.
+    fn consts() -> &'static CurveConsts<Self>;
+
+    /// The constants the shaders and their host side read.
+    fn spec() -> &'static CurveSpec {
+        &Self::consts().spec
+    }
+
+    /// The twisted Edwards map's constants, where the group admits the map.
+    fn edwards() -> Option<&'static EdwardsConstants<Fp<Self>>> {
+        Self::consts().edwards.as_ref()
+    }
+}
+
+/// One group's derived values: the untyped [`CurveSpec`], and the typed ones the host
+/// converts with.
+#[derive(Debug)]
+pub struct CurveConsts<C: GpuCurve> {
+    /// What the shaders are generated from.
+    pub spec: CurveSpec,
+    /// The Edwards map's constants (the group has a point (alpha, 0) of order 2 the crate
+    /// maps from).
+    pub edwards: Option<EdwardsConstants<Fp<C>>>,
+    /// Per limb width (13, 29): 2^(radix - 64 N) and its inverse. A shader value is
+    /// arkworks' internal one times the first.
+    shifts: [(u32, Fp<C>, Fp<C>); 2],
+}
+
+impl<C: GpuCurve> CurveConsts<C> {
+    /// The values of `C`; `alpha`: the root of x^3 + b the Edwards map starts from, where
+    /// the crate runs the Edwards profile on `C`.
+    pub fn new(alpha: Option<Fp<C>>) -> Self {
+        let edwards = alpha.map(EdwardsConstants::for_root);
+        let spec = CurveSpec::of::<C>(edwards.as_ref());
+        let shifts = [LIMB13_BITS, mul29::LIMB_BITS].map(|bits| {
+            let radix = spec.radix_bits(bits);
+            let ark = spec.arkworks_radix_bits();
+            let up = Fp::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
+            let down = up.inverse().expect("a power of two");
+            match radix >= ark {
+                true => (bits, up, down),
+                false => (bits, down, up),
+            }
+        });
+        CurveConsts {
+            spec,
+            edwards,
+            shifts,
+        }
+    }
+
+    /// (2^(radix - 64 N), its inverse) for limbs of `limb_bits` bits: arkworks' internal
+    /// value times the first is the shaders' form.
+    pub fn shift(&self, limb_bits: u32) -> (Fp<C>, Fp<C>) {
+        let (_, up, down) = self
+            .shifts
+            .iter()
+            .find(|s| s.0 == limb_bits)
+            .expect("limbs of 13 or 29 bits");
+        (*up, *down)
+    }
+}
+
+/// The group's affine points (what callers pass).
+pub type AffineOf<C> = Affine<C>;
+/// The group's projective points (what calls return).
+pub type ProjectiveOf<C> = Projective<C>;
+/// The base field of the coordinates.
+pub type Fp<C> = <C as ark_ec::CurveConfig>::BaseField;
+/// The scalar field.
+pub type Fr<C> = <C as ark_ec::CurveConfig>::ScalarField;
+
+/// What the shaders need to know of one curve group, untyped: its base field's sizes and
+/// Montgomery constants, b, its scalar field, and whether the Edwards profile runs on it.
+#[derive(Debug, Clone)]
+pub struct CurveSpec {
+    /// [`GpuCurve::NAME`].
+    pub name: &'static str,
+    /// p, little-endian u64 words (arkworks' `BigInt`: as many words as its own form).
+    pub modulus: Vec<u64>,
+    /// Bits of p.
+    pub modulus_bits: u32,
+    /// The wide profiles' product ([`Field29`]).
+    pub field29: Field29,
+    /// b of y^2 = x^3 + b, a small integer.
+    pub b: u64,
+    /// r, the scalar field's modulus.
+    pub scalar_modulus: [u64; 4],
+    /// Bits of r.
+    pub scalar_bits: u32,
+    /// Whether the twisted Edwards profile can run on the group (it has a point of order 2
+    /// and the crate knows its map).
+    pub edwards: bool,
+    /// The header's integers that depend on the profile's radix, per limb width (13, 29):
+    /// R mod p and R^2 / 2^(64 N) mod p.
+    radix_constants: [RadixConstants; 2],
+    /// The Edwards constants k, s, c times the wide radix, mod p (when `edwards`).
+    edwards_constants: Vec<(&'static str, Vec<u64>)>,
+}
+
+/// R mod p and the factor that takes arkworks' form to the shaders', for one radix.
+#[derive(Debug, Clone)]
+struct RadixConstants {
+    limb_bits: u32,
+    one: Vec<u64>,
+    b: Vec<u64>,
+    r_convert: Vec<u64>,
+}
+
+impl CurveSpec {
+    /// The spec of `C`. Panics if `C` is not a group the shaders can represent (a != 0, b
+    /// not a small integer, a field too wide): a bug in this crate's impls, checked by
+    /// the tests for each.
+    pub fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fp<C>>>) -> CurveSpec {
+        assert!(
+            C::COEFF_A.is_zero(),
+            "{}: the formulas are for a = 0",
+            C::NAME
+        );
+        let b = (1..1u64 << 16)
+            .find(|&k| Fp::<C>::from(k) == C::COEFF_B)
+            .unwrap_or_else(|| panic!("{}: b is not a small integer", C::NAME));
+        let modulus = Fp::<C>::MODULUS.as_ref().to_vec();
+        let modulus_bits = Fp::<C>::MODULUS_BIT_SIZE;
+        assert_eq!(
+            modulus_bits.div_ceil(32) as usize,
+            2 * modulus.len(),
+            "{}: the packed form is arkworks' words",
+            C::NAME
+        );
+        let field29 = Field29::of::<Fp<C>>();
+        let radix_constants = [LIMB13_BITS, mul29::LIMB_BITS].map(|bits| {
+            let radix = u64::from(radix_bits(modulus_bits, &field29, bits));
+            let two = Fp::<C>::from(2u64);
+            let ark = 64 * modulus.len() as u64;
+            RadixConstants {
+                limb_bits: bits,
+                one: words(&two.pow([radix])),
+                b: words(&(C::COEFF_B * two.pow([radix]))),
+                r_convert: words(&two.pow([2 * radix - ark])),
+            }
+        });
+        let edwards_constants = edwards
+            .map(|k| {
+                let r = Fp::<C>::from(2u64).pow([u64::from(field29.radix_bits())]);
+                [
+                    ("TE_K", k.k),
+                    ("MAP_S", k.s),
+                    ("MAP_C", k.c),
+                    ("MAP_NEG_ALPHA", -k.alpha),
+                ]
+                .map(|(n, v)| (n, words(&(v * r))))
+                .to_vec()
+            })
+            .unwrap_or_default();
+        let r = Fr::<C>::MODULUS;
+        CurveSpec {
+            name: C::NAME,
+            modulus,
+            modulus_bits,
+            field29,
+            b,
+            scalar_modulus: r.0,
+            scalar_bits: Fr::<C>::MODULUS_BIT_SIZE,
+            edwards: edwards.is_some(),
+            radix_constants,
+            edwards_constants,
+        }
+    }
+
+    /// log2 R for limbs of `limb_bits` bits (13 or 29).
+    pub fn radix_bits(&self, limb_bits: u32) -> u32 {
+        radix_bits(self.modulus_bits, &self.field29, limb_bits)
+    }
+
+    /// u32 words of one packed field element: arkworks' words, ceil(bits(p) / 32).
+    pub fn packed_words(&self) -> usize {
+        2 * self.modulus.len()
+    }
+
+    /// log2 of arkworks' Montgomery radix: 64 bits a word.
+    pub fn arkworks_radix_bits(&self) -> u32 {
+        64 * self.modulus.len() as u32
+    }
+
+    /// R mod p for limbs of `limb_bits` bits (13 or 29), little-endian u64 words.
+    pub fn one(&self, limb_bits: u32) -> &[u64] {
+        &self.radix(limb_bits).one
+    }
+
+    /// b R mod p for limbs of `limb_bits` bits: b in the shaders' form.
+    pub fn b_form(&self, limb_bits: u32) -> &[u64] {
+        &self.radix(limb_bits).b
+    }
+
+    /// R^2 / 2^(64 N) mod p for limbs of `limb_bits` bits: the factor whose Montgomery
+    /// product takes arkworks' x 2^(64 N) to x R.
+    pub fn r_convert(&self, limb_bits: u32) -> &[u64] {
+        &self.radix(limb_bits).r_convert
+    }
+
+    /// The Edwards constants in the wide profile's form (x R mod p), by their WGSL names.
+    pub fn edwards_constants(&self) -> &[(&'static str, Vec<u64>)] {
+        &self.edwards_constants
+    }
+
+    fn radix(&self, limb_bits: u32) -> &RadixConstants {
+        self.radix_constants
+            .iter()
+            .find(|c| c.limb_bits == limb_bits)
+            .expect("limbs of 13 or 29 bits")
+    }
+}
+
+/// log2 R for a p of `modulus_bits` bits on limbs of `limb_bits` bits: the wide profiles'
+/// ([`Field29`]: ceil(bits / 29) limbs, the top limb holding the product's extra bit), and
+/// the portable profile's ceil((bits + 1) / 13) limbs of 13 bits, which hold 2p (its
+/// product normalises a value below 2p into them before the last subtraction,
+/// `shaders/field.wgsl`).
+fn radix_bits(modulus_bits: u32, field29: &Field29, limb_bits: u32) -> u32 {
+    match limb_bits {
+        LIMB13_BITS => LIMB13_BITS * (modulus_bits + 1).div_ceil(LIMB13_BITS),
+        mul29::LIMB_BITS => field29.radix_bits(),
+        _ => panic!("limbs of 13 or 29 bits"),
+    }
+}
+
+/// Bits of the portable profile's limbs.
+pub const LIMB13_BITS: u32 = 13;
+
+/// The canonical integer of x, little-endian u64 words.
+fn words<F: PrimeField>(x: &F) -> Vec<u64> {
+    x.into_bigint().as_ref().to_vec()
+}
+
+/// Constants of the map and of the curve -x^2 + y^2 = 1 + d x^2 y^2, for a curve
+/// y^2 = x^3 + b with the point (alpha, 0) of order 2.
+#[derive(Debug, Clone, Copy)]
+pub struct EdwardsConstants<F> {
+    /// alpha, the root of x^3 + b (BLS12-377: -1).
+    pub alpha: F,
+    /// s = 1/sqrt(3 alpha^2), the Montgomery scaling (u = s (x - alpha)).
+    pub s: F,
+    /// 1/s, for the way back (x = u / s + alpha).
+    pub s_inv: F,
+    /// c = sqrt(-a_te), the scaling of x to a = -1.
+    pub c: F,
+    /// d of the a = -1 curve.
+    pub d: F,
+    /// k = 2d, the constant of the addition formulas.
+    pub k: F,
+}
+
+impl<F: PrimeField> EdwardsConstants<F> {
+    /// The constants from the root alpha of x^3 + b, with the root choices that make c
+    /// exist. Panics when neither choice of sqrt(3 alpha^2) makes -a_te a square (the map
+    /// needs another model; no curve the crate implements).
+    pub fn for_root(alpha: F) -> Self {
+        let three = F::from(3u64);
+        let root = (three * alpha.square())
+            .sqrt()
+            .expect("3 alpha^2 is a square mod p");
+        for r in [root, -root] {
+            let s = r.inverse().expect("nonzero");
+            let (a_mont, b_mont) = (three * alpha * s, s);
+            let b_inv = b_mont.inverse().expect("nonzero");
+            let a_te = (a_mont + F::from(2u64)) * b_inv;
+            let d_te = (a_mont - F::from(2u64)) * b_inv;
+            if let Some(c) = (-a_te).sqrt() {
+                let d = -d_te * a_te.inverse().expect("a_te != 0");
+                return EdwardsConstants {
+                    alpha,
+                    s,
+                    s_inv: r,
+                    c,
+                    d,
+                    k: d + d,
+                };
+            }
+        }
+        panic!("no choice of sqrt(3 alpha^2) makes -a_te a square");
+    }
+}
+
+macro_rules! gpu_curve {
+    ($config:ty, $name:literal, alpha: $alpha:expr) => {
+        impl sealed::Sealed for $config {}
+        impl GpuCurve for $config {
+            const NAME: &'static str = $name;
+
+            fn internal_words(x: &Fp<Self>) -> &[u64] {
+                &x.0 .0
+            }
+
+            fn scalar_internal_words(k: &Fr<Self>) -> &[u64; 4] {
+                &k.0 .0
+            }
+
+            fn from_internal_words(words: &[u64]) -> Option<Fp<Self>> {
+                let b = ark_ff::BigInt(words.try_into().ok()?);
+                (b < <Fp<Self> as PrimeField>::MODULUS).then(|| ark_ff::Fp::new_unchecked(b))
+            }
+
+            fn consts() -> &'static CurveConsts<Self> {
+                static K: OnceLock<CurveConsts<$config>> = OnceLock::new();
+                K.get_or_init(|| CurveConsts::new($alpha))
+            }
+        }
+    };
+}
+
+// BLS12-377 G1: y^2 = x^3 + 1 has the point (-1, 0) of order 2.
+gpu_curve!(
+    ark_bls12_377::g1::Config,
+    "BLS12-377 G1",
+    alpha: Some(-ark_bls12_377::Fq::from(1u64))
+);
+
+// BN254 G1: y^2 = x^3 + 3, prime order (no point of order 2).
+gpu_curve!(ark_bn254::g1::Config, "BN254 G1", alpha: None);
+
+// BLS12-381 G1: y^2 = x^3 + 4, x^3 + 4 has no root in F_p (odd cofactor).
+gpu_curve!(ark_bls12_381::g1::Config, "BLS12-381 G1", alpha: None);
+
+/// BLS12-377 G1's spec: the curve of the estimates that are not per curve yet
+/// (`registers.rs`).
+pub fn bls12_377_g1() -> &'static CurveSpec {
+    <ark_bls12_377::g1::Config as GpuCurve>::spec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_arkworks_parameters() {
+        let s = <ark_bls12_377::g1::Config as GpuCurve>::spec();
+        assert_eq!(s.packed_words(), 12);
+        assert_eq!(s.radix_bits(LIMB13_BITS), 390);
+        assert_eq!(s.field29.limb_count(), 13);
+        assert_eq!(s.b, 1);
+        assert_eq!(s.scalar_bits, 253);
+        assert!(s.edwards);
+        assert_eq!(s.arkworks_radix_bits(), 384);
+        // Below p, compared from the most significant word.
+        let below_p = |w: &[u64]| w.iter().rev().lt(s.modulus.iter().rev());
+        for bits in [13, 29] {
+            assert!(below_p(s.one(bits)) && below_p(s.r_convert(bits)) && below_p(s.b_form(bits)));
+        }
+    }
+}

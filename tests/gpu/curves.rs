@@ -1,0 +1,251 @@
+//! The shader functions of every other curve the shaders are generated for (BN254 and
+//! BLS12-381 G1) against arkworks, in each profile the curve allows (the Weierstrass ones:
+//! neither has a point of order 2): field add, sub, mul, square, neg, inverse and the
+//! upload's conversion on random and edge values, the complete additions on the identity,
+//! P + P and P + (-P), and the upload check. BLS12-377's are `shader_ops.rs`'. Each runs on
+//! a device of its own whose MSM stages are not compiled (`ShaderOps::open`).
+
+use ark_ec::short_weierstrass::{Affine, Projective};
+use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup, PrimeGroup};
+use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand, Zero};
+use gpu_msm::curve::{Fp, Fr};
+use gpu_msm::gpu::selftest::ShaderOps;
+use gpu_msm::{Arithmetic, GpuCurve, MsmConfig};
+
+/// The kernels of `C` in profile `a` (the test fails, naming the package, without an
+/// adapter).
+fn ops<C: GpuCurve>(a: Arithmetic) -> ShaderOps<'static, C> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    let config = MsmConfig {
+        arithmetic: Some(a),
+        ..Default::default()
+    };
+    match ShaderOps::<C>::open(&config) {
+        Ok(ops) => ops,
+        Err(e) => panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"),
+    }
+}
+
+/// 0, 1, 2, p - 1, p - 2, 1/2, -1/2, 2^k - 1, 2^k and 2^k + 1 at limb and word boundaries
+/// of both limb widths (below p), and random values.
+fn field_values<F: PrimeField>() -> Vec<F> {
+    let mut rng = ark_std::test_rng();
+    let two = F::from(2u64);
+    let half = two.inverse().unwrap();
+    let mut v = vec![F::zero(), F::one(), two, -F::one(), -two, half, -half];
+    let bits = F::MODULUS_BIT_SIZE;
+    let ks = (1..bits).filter(|k| k % 13 == 0 || k % 29 == 0 || k % 32 == 0);
+    for k in ks.chain([bits - 1]) {
+        let p = two.pow([k as u64]);
+        v.extend([p - F::one(), p, p + F::one()]);
+    }
+    v.extend((0..12).map(|_| F::rand(&mut rng)));
+    v
+}
+
+fn check<T: PartialEq + std::fmt::Debug>(name: &str, got: Vec<Option<T>>, want: Vec<T>) {
+    assert_eq!(got.len(), want.len(), "{name}");
+    assert!(!want.is_empty(), "{name}: no cases ran");
+    for (i, (g, w)) in got.into_iter().zip(want).enumerate() {
+        assert_eq!(g, Some(w), "{name} case {i}");
+    }
+}
+
+fn field_ops<C: GpuCurve>(ops: &ShaderOps<C>) {
+    let xs = field_values::<Fp<C>>();
+    let pairs: Vec<(Fp<C>, Fp<C>)> = xs
+        .iter()
+        .flat_map(|a| xs.iter().map(move |b| (*a, *b)))
+        .collect();
+    let name = |op: &str| format!("{} {:?} {op}", C::NAME, ops.arithmetic());
+    let map2 = |f: fn(Fp<C>, Fp<C>) -> Fp<C>| pairs.iter().map(|(a, b)| f(*a, *b)).collect();
+    let map1 = |f: fn(Fp<C>) -> Fp<C>| xs.iter().map(|a| f(*a)).collect();
+    check(
+        &name("add"),
+        ops.fp_add(&pairs).unwrap(),
+        map2(|a, b| a + b),
+    );
+    check(
+        &name("sub"),
+        ops.fp_sub(&pairs).unwrap(),
+        map2(|a, b| a - b),
+    );
+    check(
+        &name("mul"),
+        ops.fp_mul(&pairs).unwrap(),
+        map2(|a, b| a * b),
+    );
+    check(
+        &name("square"),
+        ops.fp_square(&xs).unwrap(),
+        map1(|a| a.square()),
+    );
+    check(&name("neg"), ops.fp_neg(&xs).unwrap(), map1(|a| -a));
+    let inv = |a: Fp<C>| a.inverse().unwrap_or(Fp::<C>::zero());
+    check(&name("inverse"), ops.fp_inverse(&xs).unwrap(), map1(inv));
+    check(
+        &name("from_arkworks"),
+        ops.fp_from_arkworks(&xs).unwrap(),
+        xs.clone(),
+    );
+    let chains: Vec<(Fp<C>, Fp<C>, u32)> = [1u32, 2, 64, 65, 300]
+        .into_iter()
+        .zip(xs.iter().rev())
+        .map(|(k, x)| (*x, -*x + Fp::<C>::one(), k))
+        .collect();
+    let want = chains
+        .iter()
+        .map(|(a, b, k)| *a * b.pow([*k as u64]))
+        .collect();
+    check(&name("mul chain"), ops.fp_mul_chain(&chains).unwrap(), want);
+}
+
+/// The identity, G, -G, 2G and sums with Z != 1.
+fn points<C: GpuCurve>() -> Vec<Projective<C>> {
+    let mut rng = ark_std::test_rng();
+    let g = Projective::<C>::generator();
+    let mut v = vec![Projective::<C>::zero(), g, -g, g.double()];
+    v.extend((0..5).map(|_| g * Fr::<C>::rand(&mut rng) + g * Fr::<C>::rand(&mut rng)));
+    v
+}
+
+fn point_ops<C: GpuCurve>(ops: &ShaderOps<C>) {
+    let name = |op: &str| format!("{} {:?} {op}", C::NAME, ops.arithmetic());
+    let ps = points::<C>();
+    let mut pairs = Vec::new();
+    for p in &ps {
+        for q in &ps {
+            pairs.push((*p, *q));
+        }
+        pairs.push((*p, -*p));
+    }
+    let want = pairs.iter().map(|(p, q)| *p + q).collect();
+    check(&name("add"), ops.point_add(&pairs).unwrap(), want);
+    let mut mixed: Vec<(Projective<C>, Affine<C>)> = Vec::new();
+    for p in &ps {
+        for q in ps.iter().filter(|q| !q.is_zero()) {
+            mixed.extend([
+                (*p, q.into_affine()),
+                (-*q, q.into_affine()),
+                (*q, q.into_affine()),
+            ]);
+        }
+    }
+    let want = mixed.iter().map(|(p, q)| *p + q).collect();
+    check(
+        &name("mixed add"),
+        ops.point_add_mixed(&mixed).unwrap(),
+        want,
+    );
+    let want = ps.iter().map(|p| p.double()).collect();
+    check(&name("double"), ops.point_double(&ps).unwrap(), want);
+    let want = ps.iter().map(|p| -*p).collect();
+    check(&name("neg"), ops.point_neg(&ps).unwrap(), want);
+    let small: Vec<(Projective<C>, u32)> = ps
+        .iter()
+        .flat_map(|p| [0u32, 1, 2, 3, 255, 65535].map(|k| (*p, k)))
+        .collect();
+    let want = small
+        .iter()
+        .map(|(p, k)| *p * Fr::<C>::from(*k as u64))
+        .collect();
+    check(
+        &name("mul small"),
+        ops.point_mul_small(&small).unwrap(),
+        want,
+    );
+    let want = vec![Projective::<C>::zero(); 2];
+    check(&name("identity"), ops.point_identity(2).unwrap(), want);
+}
+
+/// The upload check on C's curve equation: points of the group, the identity, a wrong y,
+/// x = 0, y = 0, and coordinates stored unreduced (x + p where it fits, exactly p).
+fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
+    let words = |x: &[u64]| -> Vec<u32> {
+        x.iter()
+            .flat_map(|w| [*w as u32, (*w >> 32) as u32])
+            .collect()
+    };
+    let ark = |x: &Fp<C>| words(C::internal_words(x));
+    let on_curve = |x: Fp<C>, y: Fp<C>| y.square() == x.square() * x + C::COEFF_B;
+    let mut cases: Vec<(&str, Vec<u32>, Vec<u32>, bool)> = Vec::new();
+    let p_words = Fp::<C>::MODULUS;
+    for p in points::<C>().iter().map(|p| p.into_affine()) {
+        if p.is_zero() {
+            let zero = vec![0u32; 2 * p_words.as_ref().len()];
+            cases.push(("identity", zero.clone(), zero, true));
+            continue;
+        }
+        cases.push(("point", ark(&p.x), ark(&p.y), true));
+        cases.push(("y + 1", ark(&p.x), ark(&(p.y + Fp::<C>::one())), false));
+        cases.push((
+            "x = 0",
+            ark(&Fp::<C>::zero()),
+            ark(&p.y),
+            on_curve(Fp::<C>::zero(), p.y),
+        ));
+        cases.push(("y = 0", ark(&p.x), ark(&Fp::<C>::zero()), false));
+        let mut unreduced = <Fp<C> as PrimeField>::BigInt::default();
+        unreduced.as_mut().copy_from_slice(C::internal_words(&p.x));
+        if !unreduced.add_with_carry(&p_words) {
+            cases.push(("x + p", words(unreduced.as_ref()), ark(&p.y), false));
+        }
+    }
+    cases.push((
+        "x = p",
+        words(p_words.as_ref()),
+        ark(&Fp::<C>::one()),
+        false,
+    ));
+    assert!(cases.iter().any(|c| c.3) && cases.iter().any(|c| !c.3));
+    let uploads: Vec<_> = cases
+        .iter()
+        .map(|(_, x, y, _)| (x.clone(), y.clone()))
+        .collect();
+    let got = ops.upload_is_valid(&uploads).unwrap();
+    for ((name, .., want), got) in cases.iter().zip(got) {
+        assert_eq!(got, *want, "{} {:?}: {name}", C::NAME, ops.arithmetic());
+    }
+}
+
+fn every_function<C: GpuCurve>() {
+    for a in [Arithmetic::Limbs13, Arithmetic::Limbs32] {
+        let ops = ops::<C>(a);
+        field_ops(&ops);
+        point_ops(&ops);
+        upload_check(&ops);
+        // The MSM stages are not compiled on this device: refused, never run.
+        let g = Affine::<C>::generator();
+        assert!(ops.stored_bases(&[g]).is_err());
+    }
+}
+
+#[test]
+fn bn254_g1_functions_match_arkworks() {
+    every_function::<ark_bn254::g1::Config>();
+}
+
+#[test]
+fn bls12_381_g1_functions_match_arkworks() {
+    every_function::<ark_bls12_381::g1::Config>();
+}
+
+/// The Edwards profile needs a point of order 2, which neither curve has: refused.
+#[test]
+fn edwards_is_refused_where_the_curve_has_no_map() {
+    let config = MsmConfig {
+        arithmetic: Some(Arithmetic::Limbs32Edwards),
+        ..Default::default()
+    };
+    for r in [
+        ShaderOps::<ark_bn254::g1::Config>::open(&config).err(),
+        ShaderOps::<ark_bls12_381::g1::Config>::open(&config).err(),
+    ] {
+        assert!(
+            matches!(r, Some(gpu_msm::MsmError::InvalidConfig(ref why)) if why.contains("Edwards")),
+            "{r:?}"
+        );
+    }
+}
