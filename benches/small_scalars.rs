@@ -29,7 +29,7 @@ fn bench(c: &mut Criterion) {
     ));
     group.sample_size(10);
     for bits in [1u32, 8, 16, 32, 64] {
-        let scalars = inputs::scalars(ScalarDistribution::SmallBits(bits), n, bits as u64);
+        let scalars: Vec<Fr> = inputs::scalars(ScalarDistribution::SmallBits(bits), n, bits as u64);
         let small: Vec<u64> = scalars.iter().map(|k| k.into_bigint().0[0]).collect();
         let b = &bases;
         let ark: Box<dyn Fn() -> G1Projective + '_> = match bits {

@@ -9,6 +9,9 @@ use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::sre::{self, SreOptions, SreStrategy};
 use gpu_msm::{GpuMsm, MsmConfig, SreMode};
 
+/// BLS12-377's scalar bits: the curve these benchmarks run on.
+const BLS_SCALAR_BITS: u32 = 253;
+
 fn bench(c: &mut Criterion) {
     let max_log: u32 = std::env::var("GPU_MSM_BENCH_MAX_LOG")
         .ok()
@@ -18,7 +21,7 @@ fn bench(c: &mut Criterion) {
         .ok()
         .map(|s| ScalarDistribution::parse(&s).expect("uniform, distinct:K or bits:B"))
         .unwrap_or(ScalarDistribution::Uniform);
-    let base = GpuMsm::with_config(MsmConfig {
+    let base: GpuMsm = GpuMsm::with_config(MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         ..Default::default()
     })
@@ -30,7 +33,7 @@ fn bench(c: &mut Criterion) {
         let n = 1usize << log_n;
         let bases = inputs::random_bases(n, 1);
         let scalars = inputs::scalars(dist, n, 2);
-        let auto_c = best_window_bits(n, AddCosts::RCB);
+        let auto_c = best_window_bits(n, BLS_SCALAR_BITS, AddCosts::RCB);
         for (label, window) in [("auto-c", None), ("c4", Some(4)), ("c8", Some(8))] {
             let cw = window.unwrap_or(auto_c);
             for (mode_name, mode) in [("off", SreMode::Off), ("indexed", SreMode::On(on))] {

@@ -8,7 +8,7 @@
 //! - sre search: the indexed search (single-threaded by design: a reference line);
 //! - window reduction: Horner over the window sums (single-threaded by design).
 
-use ark_bls12_377::G1Projective;
+use ark_bls12_377::{G1Affine, G1Projective};
 use ark_ec::PrimeGroup;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use gpu_msm::cpu;
@@ -18,20 +18,23 @@ use gpu_msm::inputs::{self, ScalarDistribution};
 use gpu_msm::sre::{self, SreOptions, SreStrategy};
 use rayon::prelude::*;
 
+/// BLS12-377's scalar bits: the curve these benchmarks run on.
+const BLS_SCALAR_BITS: u32 = 253;
+
 fn bench(c: &mut Criterion) {
     let log_n: u32 = std::env::var("GPU_MSM_BENCH_THREAD_LOG")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(16);
     let n = 1usize << log_n;
-    let cw = best_window_bits(n, AddCosts::RCB);
-    let bases = inputs::random_bases(n, 1);
+    let cw = best_window_bits(n, BLS_SCALAR_BITS, AddCosts::RCB);
+    let bases: Vec<G1Affine> = inputs::random_bases(n, 1);
     let scalars = inputs::random_scalars(n, 2);
     let repeated = inputs::scalars(ScalarDistribution::FewDistinct(16), n, 3);
     let opts = SreOptions::new(SreStrategy::Indexed);
     let d = DigitMatrix::new(&bases, &repeated, cw);
     let pairs = sre::search(&d, &opts, None).pairs;
-    let sums: Vec<G1Projective> = (0..num_windows(cw))
+    let sums: Vec<G1Projective> = (0..num_windows(cw, BLS_SCALAR_BITS))
         .map(|i| G1Projective::generator() * ark_bls12_377::Fr::from(i as u64 + 3))
         .collect();
 

@@ -70,8 +70,9 @@ fn main() {
         let a = a.on(bls12_377_g1());
         let shapes = |n: usize| {
             let fits = |_, k| Some(parts(n, k, a));
-            let (c, k) = choose_precompute(None, n, AddCosts::of(a.arithmetic), fits);
-            [(window_bits(n, a.arithmetic), 1), (c, k)]
+            let (bits, costs) = (a.curve.scalar_bits, AddCosts::of(a.arithmetic));
+            let (c, k) = choose_precompute(None, n, bits, costs, fits);
+            [(window_bits(n, a), 1), (c, k)]
         };
         for (log, (c, copies)) in cli
             .logs

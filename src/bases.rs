@@ -4,10 +4,11 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
-use ark_bls12_377::G1Affine;
 use rayon::prelude::*;
 
+use crate::curve::GpuCurve;
 use crate::gpu::StoredBases;
+use ark_ec::short_weierstrass::Affine;
 
 /// A set of bases loaded once by [`crate::GpuMsm::load_bases`] or
 /// [`crate::GpuMsm::load_bases_with`]: uploaded and converted on the device (when the engine
@@ -18,13 +19,13 @@ use crate::gpu::StoredBases;
 /// the engine that loaded it (and to engines [`crate::GpuMsm::reconfigured`] from it, which
 /// share its device); another engine refuses it with [`crate::MsmError::ForeignBases`].
 #[derive(Clone)]
-pub struct Bases {
-    inner: Arc<Inner>,
+pub struct Bases<C: GpuCurve = ark_bls12_377::g1::Config> {
+    inner: Arc<Inner<C>>,
 }
 
-struct Inner {
+struct Inner<C: GpuCurve> {
     device: u64,
-    host: Vec<G1Affine>,
+    host: Vec<Affine<C>>,
     /// The device copy in parts of `part_len` bases (one part unless the set exceeds what
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
@@ -34,12 +35,12 @@ struct Inner {
     outside_g1: OnceLock<Vec<usize>>,
 }
 
-impl Bases {
+impl<C: GpuCurve> Bases<C> {
     /// A set (its parts all stored with the same shifted copies); `in_g1`: every base was
     /// checked to be in G1.
     pub(crate) fn new(
         device: u64,
-        host: Vec<G1Affine>,
+        host: Vec<Affine<C>>,
         parts: Vec<StoredBases>,
         part_len: usize,
         in_g1: bool,
@@ -122,7 +123,7 @@ impl Bases {
     }
 
     /// The bases, as loaded.
-    pub fn points(&self) -> &[G1Affine] {
+    pub fn points(&self) -> &[Affine<C>] {
         &self.inner.host
     }
 
@@ -142,7 +143,7 @@ impl Bases {
     }
 }
 
-impl std::fmt::Debug for Bases {
+impl<C: GpuCurve> std::fmt::Debug for Bases<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bases")
             .field("len", &self.len())
@@ -160,18 +161,25 @@ pub(crate) fn slice_ranges(n: usize, len: usize) -> impl Iterator<Item = Range<u
 }
 
 /// The bases of one call: a host slice (uploaded by the call) or a resident set.
-#[derive(Clone, Copy)]
-pub enum BasesRef<'a> {
+pub enum BasesRef<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
     /// Bases on the host; the call needs exactly one scalar per base.
-    Host(&'a [G1Affine]),
+    Host(&'a [Affine<C>]),
     /// A resident set; the call uses its first `scalars.len()` bases.
-    Resident(&'a Bases),
+    Resident(&'a Bases<C>),
     /// Device part k of a resident set (its bases from `k * part_len` on): one slice of a
     /// call longer than a part.
-    ResidentPart(&'a Bases, usize),
+    ResidentPart(&'a Bases<C>, usize),
 }
 
-impl<'a> BasesRef<'a> {
+impl<C: GpuCurve> Clone for BasesRef<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: GpuCurve> Copy for BasesRef<'_, C> {}
+
+impl<'a, C: GpuCurve> BasesRef<'a, C> {
     /// Where the call's bases start in the set they come from (0 but for a device part).
     pub fn offset(&self) -> usize {
         match self {
@@ -191,7 +199,7 @@ impl<'a> BasesRef<'a> {
     }
 
     /// The host copy of the bases.
-    pub fn points(&self) -> &'a [G1Affine] {
+    pub fn points(&self) -> &'a [Affine<C>] {
         match self {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
@@ -203,39 +211,39 @@ impl<'a> BasesRef<'a> {
     }
 }
 
-/// Anything an MSM call takes as its bases: `&[G1Affine]`, `&Vec<G1Affine>`, an array, or a
+/// Anything an MSM call takes as its bases: `&[Affine<C>]`, `&Vec<Affine<C>>`, an array, or a
 /// resident [`Bases`] handle.
-pub trait MsmBases {
+pub trait MsmBases<C: GpuCurve = ark_bls12_377::g1::Config> {
     /// The bases of the call.
-    fn bases_ref(&self) -> BasesRef<'_>;
+    fn bases_ref(&self) -> BasesRef<'_, C>;
 }
 
-impl MsmBases for [G1Affine] {
-    fn bases_ref(&self) -> BasesRef<'_> {
+impl<C: GpuCurve> MsmBases<C> for [Affine<C>] {
+    fn bases_ref(&self) -> BasesRef<'_, C> {
         BasesRef::Host(self)
     }
 }
 
-impl MsmBases for Vec<G1Affine> {
-    fn bases_ref(&self) -> BasesRef<'_> {
+impl<C: GpuCurve> MsmBases<C> for Vec<Affine<C>> {
+    fn bases_ref(&self) -> BasesRef<'_, C> {
         BasesRef::Host(self)
     }
 }
 
-impl<const N: usize> MsmBases for [G1Affine; N] {
-    fn bases_ref(&self) -> BasesRef<'_> {
+impl<C: GpuCurve, const N: usize> MsmBases<C> for [Affine<C>; N] {
+    fn bases_ref(&self) -> BasesRef<'_, C> {
         BasesRef::Host(self)
     }
 }
 
-impl MsmBases for Bases {
-    fn bases_ref(&self) -> BasesRef<'_> {
+impl<C: GpuCurve> MsmBases<C> for Bases<C> {
+    fn bases_ref(&self) -> BasesRef<'_, C> {
         BasesRef::Resident(self)
     }
 }
 
-impl<T: MsmBases + ?Sized> MsmBases for &T {
-    fn bases_ref(&self) -> BasesRef<'_> {
+impl<C: GpuCurve, T: MsmBases<C> + ?Sized> MsmBases<C> for &T {
+    fn bases_ref(&self) -> BasesRef<'_, C> {
         (**self).bases_ref()
     }
 }

@@ -5,7 +5,8 @@
 //! on the curve but outside G1 only this one is the sum the scalars define, and it is what
 //! the GPU computes too, so the answer does not depend on the route.
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use crate::curve::{Fr, GpuCurve};
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, VariableBaseMSM};
 use ark_ff::{BigInteger, PrimeField, Zero};
 use rayon::prelude::*;
@@ -13,10 +14,10 @@ use rayon::prelude::*;
 /// MSM by double-and-add with one shared doubling chain: for each bit of the scalars, from
 /// the top, double the accumulator once, then add every base whose scalar has that bit set.
 /// Costs (longest scalar bit length) doublings and one mixed addition per set bit.
-pub fn double_and_add(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+pub fn double_and_add<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<C> {
     let bigs: Vec<_> = scalars.iter().map(|s| s.into_bigint()).collect();
     let top = bigs.iter().map(|b| b.num_bits()).max().unwrap_or(0);
-    let mut acc = G1Projective::zero();
+    let mut acc = Projective::<C>::zero();
     for bit in (0..top).rev() {
         acc.double_in_place();
         for (p, k) in bases.iter().zip(&bigs) {
@@ -35,30 +36,34 @@ pub fn double_and_add(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
 /// back, S the sum of those scalars' bases: one addition per such base and one
 /// multiplication by r, nothing when there is none or when the caller knows every base is
 /// in G1 (`in_g1`, after a subgroup check).
-pub fn arkworks_msm(bases: &[G1Affine], scalars: &[Fr], in_g1: bool) -> G1Projective {
-    let sum = G1Projective::msm_unchecked(bases, scalars);
+pub fn arkworks_msm<C: GpuCurve>(
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
+    in_g1: bool,
+) -> Projective<C> {
+    let sum = Projective::<C>::msm_unchecked(bases, scalars);
     if in_g1 {
         return sum;
     }
     let negated = bases
         .par_iter()
         .zip(scalars.par_iter())
-        .filter(|(_, k)| arkworks_negates(k))
-        .map(|(p, _)| G1Projective::from(*p))
-        .reduce(G1Projective::zero, |a, b| a + b);
+        .filter(|(_, k)| arkworks_negates(*k))
+        .map(|(p, _)| Projective::<C>::from(*p))
+        .reduce(Projective::<C>::zero, |a, b| a + b);
     if negated.is_zero() {
         return sum;
     }
-    sum + mul_integer(negated, Fr::MODULUS)
+    sum + mul_integer(negated, Fr::<C>::MODULUS)
 }
 
 /// Whether arkworks' MSM multiplies k as -(r - k) (its scalar classes `NegU1` to `NegU64`).
-fn arkworks_negates(k: &Fr) -> bool {
+fn arkworks_negates<F: PrimeField>(k: &F) -> bool {
     let k = k.into_bigint();
     if k.is_zero() || k.num_bits() <= 64 {
         return false;
     }
-    let mut r_minus_k = Fr::MODULUS;
+    let mut r_minus_k = F::MODULUS;
     r_minus_k.sub_with_borrow(&k);
     r_minus_k.num_bits() <= 64
 }
@@ -66,8 +71,8 @@ fn arkworks_negates(k: &Fr) -> bool {
 /// k P by double-and-add over the bits of the integer k: the integer multiple for every
 /// point on the curve. (arkworks' own scalar multiplication on G1 reduces k mod r and uses
 /// the GLV endomorphism, which agrees only inside G1.)
-pub fn mul_integer(p: G1Projective, k: impl BigInteger) -> G1Projective {
-    let mut acc = G1Projective::zero();
+pub fn mul_integer<C: GpuCurve>(p: Projective<C>, k: impl BigInteger) -> Projective<C> {
+    let mut acc = Projective::<C>::zero();
     for bit in (0..k.num_bits()).rev() {
         acc.double_in_place();
         if k.get_bit(bit as usize) {
@@ -78,8 +83,8 @@ pub fn mul_integer(p: G1Projective, k: impl BigInteger) -> G1Projective {
 }
 
 /// Horner over windows: `sum_w 2^(c w) * window_sums[w]`, least significant window first.
-pub fn window_reduction(window_sums: &[G1Projective], c: u32) -> G1Projective {
-    let mut acc = G1Projective::zero();
+pub fn window_reduction<C: GpuCurve>(window_sums: &[Projective<C>], c: u32) -> Projective<C> {
+    let mut acc = Projective::<C>::zero();
     for s in window_sums.iter().rev() {
         for _ in 0..c {
             acc.double_in_place();
@@ -91,24 +96,26 @@ pub fn window_reduction(window_sums: &[G1Projective], c: u32) -> G1Projective {
 
 /// Reference MSM for tests: sum of k_i * P_i by independent scalar multiplications of the
 /// integers k_i in [0, r) (exact on every point of the curve, G1 or not).
-pub fn naive_msm(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
+pub fn naive_msm<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<C> {
     bases
         .iter()
         .zip(scalars)
-        .map(|(p, k)| mul_integer(G1Projective::from(*p), k.into_bigint()))
+        .map(|(p, k)| mul_integer(Projective::<C>::from(*p), k.into_bigint()))
         .sum()
 }
 
 #[cfg(test)]
 mod tests {
+    type Bls = ark_bls12_377::g1::Config;
     use super::*;
     use crate::inputs::{random_bases, random_scalars};
+    use ark_bls12_377::{Fr, G1Affine, G1Projective};
     use ark_ec::VariableBaseMSM;
 
     #[test]
     fn double_and_add_matches_arkworks() {
         for n in [0, 1, 2, 13, 14, 15, 16, 17, 33] {
-            let mut bases = random_bases(n, n as u64);
+            let mut bases = random_bases::<Bls>(n, n as u64);
             let mut scalars = random_scalars(n, 99);
             if n > 2 {
                 bases[1] = G1Affine::identity();
@@ -136,7 +143,7 @@ mod tests {
                 (!p.is_in_correct_subgroup_assuming_on_curve()).then_some(p)
             })
             .unwrap();
-        let g1 = random_bases(3, 5);
+        let g1 = random_bases::<Bls>(3, 5);
         let bases = [order2, order3, random, g1[0], g1[1], g1[2]];
         let minus = |k: u64| -Fr::from(k);
         for scalars in [
@@ -175,7 +182,10 @@ mod tests {
 
     #[test]
     fn window_reduction_is_horner() {
-        let p: Vec<G1Projective> = random_bases(3, 1).iter().map(|a| (*a).into()).collect();
+        let p: Vec<G1Projective> = random_bases::<Bls>(3, 1)
+            .iter()
+            .map(|a| (*a).into())
+            .collect();
         let c = 5;
         let expected = p[0] + p[1] * Fr::from(1u64 << c) + p[2] * Fr::from(1u64 << (2 * c));
         assert_eq!(window_reduction(&p, c), expected);

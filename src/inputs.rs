@@ -1,7 +1,9 @@
 //! Random inputs for examples, tests and benchmarks.
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
+use crate::curve::{Fr, GpuCurve};
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
+use ark_ff::PrimeField;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
@@ -15,50 +17,49 @@ const BASES_CHUNK: usize = 1 << 12;
 /// at a random multiple of the generator and walks by additions of 16 random steps. The
 /// points are in G1 (sums of G1 points) and their discrete logs are unknown to the caller,
 /// which is all an MSM test needs.
-pub fn random_bases(n: usize, seed: u64) -> Vec<G1Affine> {
+pub fn random_bases<C: GpuCurve>(n: usize, seed: u64) -> Vec<Affine<C>> {
     // Written in place, chunk by chunk: peak memory is the output and one chunk per thread
     // (2^26 bases are 7 GB; a copy of them would not fit a 23 GB machine).
-    let mut out = vec![G1Affine::identity(); n];
+    let mut out = vec![Affine::<C>::identity(); n];
     out.par_chunks_mut(BASES_CHUNK)
         .enumerate()
         .for_each(|(chunk, dst)| {
             let mut rng =
                 StdRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let g = G1Projective::generator();
-            let steps: Vec<G1Projective> = (0..16).map(|_| g * Fr::rand(&mut rng)).collect();
-            let mut acc = g * Fr::rand(&mut rng);
-            let walk: Vec<G1Projective> = (0..dst.len())
+            let g = Projective::<C>::generator();
+            let steps: Vec<Projective<C>> = (0..16).map(|_| g * Fr::<C>::rand(&mut rng)).collect();
+            let mut acc = g * Fr::<C>::rand(&mut rng);
+            let walk: Vec<Projective<C>> = (0..dst.len())
                 .map(|_| {
                     acc += steps[rng.gen_range(0..steps.len())];
                     acc
                 })
                 .collect();
-            dst.copy_from_slice(&G1Projective::normalize_batch(&walk));
+            dst.copy_from_slice(&Projective::<C>::normalize_batch(&walk));
         });
     out
 }
 
 /// `n` uniformly random scalars, deterministic in `seed`.
-pub fn random_scalars(n: usize, seed: u64) -> Vec<Fr> {
+pub fn random_scalars<F: PrimeField>(n: usize, seed: u64) -> Vec<F> {
     let mut rng = StdRng::seed_from_u64(seed);
-    (0..n).map(|_| Fr::rand(&mut rng)).collect()
+    (0..n).map(|_| F::rand(&mut rng)).collect()
 }
 
 /// Named adversarial scalar vectors of length n (n >= 2), deterministic in `seed`: random,
 /// all equal, all zero, all one, all r - 1, one nonzero, two values alternating, k and -k
 /// mixed, and scalars that share every window but the lowest. For tests of every path.
-pub fn adversarial_scalars(n: usize, seed: u64) -> Vec<(&'static str, Vec<Fr>)> {
-    use ark_ff::{One, Zero};
+pub fn adversarial_scalars<F: PrimeField>(n: usize, seed: u64) -> Vec<(&'static str, Vec<F>)> {
     let r = random_scalars(n, seed);
     let k = r[0];
-    let mut one_nonzero = vec![Fr::zero(); n];
+    let mut one_nonzero = vec![F::zero(); n];
     one_nonzero[n / 2] = k;
     vec![
         ("random", r.clone()),
         ("all equal", vec![k; n]),
-        ("all zero", vec![Fr::zero(); n]),
-        ("all one", vec![Fr::one(); n]),
-        ("r - 1", vec![-Fr::one(); n]),
+        ("all zero", vec![F::zero(); n]),
+        ("all one", vec![F::one(); n]),
+        ("r - 1", vec![-F::one(); n]),
         ("one nonzero", one_nonzero),
         (
             "two values",
@@ -70,7 +71,7 @@ pub fn adversarial_scalars(n: usize, seed: u64) -> Vec<(&'static str, Vec<Fr>)> 
         ),
         (
             "share all windows but the lowest",
-            (0..n).map(|i| k + Fr::from(i as u64 % 7)).collect(),
+            (0..n).map(|i| k + F::from(i as u64 % 7)).collect(),
         ),
     ]
 }
@@ -117,8 +118,7 @@ impl std::fmt::Display for ScalarDistribution {
 }
 
 /// `n` scalars of distribution `dist`, deterministic in `seed`.
-pub fn scalars(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<Fr> {
-    use ark_ff::PrimeField;
+pub fn scalars<F: PrimeField>(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<F> {
     let mut rng = StdRng::seed_from_u64(seed);
     match dist {
         ScalarDistribution::Uniform => random_scalars(n, seed),
@@ -136,7 +136,11 @@ pub fn scalars(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<Fr> {
                         *l = rng.gen::<u64>() & (u64::MAX >> (64 - take));
                     }
                 }
-                Fr::from_bigint(ark_ff::BigInt(limbs)).unwrap_or_default()
+                let mut b = F::BigInt::default();
+                for (o, l) in b.as_mut().iter_mut().zip(limbs) {
+                    *o = l;
+                }
+                F::from_bigint(b).unwrap_or_default()
             })
             .collect(),
         ScalarDistribution::Sparse(percent) => {
@@ -147,7 +151,7 @@ pub fn scalars(dist: ScalarDistribution, n: usize, seed: u64) -> Vec<Fr> {
                     if rng.gen_range(0..100) < percent {
                         v
                     } else {
-                        Fr::from(0u64)
+                        F::from(0u64)
                     }
                 })
                 .collect()
@@ -176,15 +180,15 @@ mod tests {
         ] {
             assert_eq!(ScalarDistribution::parse(s), None, "{s}");
         }
-        let k = scalars(ScalarDistribution::FewDistinct(3), 500, 1);
+        let k = scalars::<ark_bls12_377::Fr>(ScalarDistribution::FewDistinct(3), 500, 1);
         let mut distinct = k.clone();
         distinct.sort();
         distinct.dedup();
         assert_eq!(distinct.len(), 3);
-        let k = scalars(ScalarDistribution::SmallBits(70), 500, 1);
+        let k = scalars::<ark_bls12_377::Fr>(ScalarDistribution::SmallBits(70), 500, 1);
         assert!(k.iter().all(|s| s.into_bigint().num_bits() <= 70));
         assert!(k.iter().any(|s| s.into_bigint().num_bits() > 64));
-        let k = scalars(ScalarDistribution::Sparse(10), 1000, 1);
+        let k = scalars::<ark_bls12_377::Fr>(ScalarDistribution::Sparse(10), 1000, 1);
         let nonzero = k.iter().filter(|s| !s.is_zero()).count();
         assert!((50..150).contains(&nonzero), "{nonzero}");
     }

@@ -1,5 +1,7 @@
-//! Multi-scalar multiplication (MSM), sum of k_i * P_i, on BLS12-377 G1 on any GPU that wgpu
-//! reaches (Vulkan, Metal, DX12).
+//! Multi-scalar multiplication (MSM), sum of k_i * P_i, on any GPU that wgpu reaches
+//! (Vulkan, Metal, DX12), over a curve group [`GpuCurve`]: BLS12-377 G1 (the default of
+//! [`GpuMsm`]), BN254 G1 and BLS12-381 G1, the shaders generated from arkworks' parameters
+//! of each.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), gpu_msm::MsmError> {
@@ -36,6 +38,7 @@ pub mod bases;
 pub mod calibration;
 pub mod config;
 pub mod cpu;
+pub mod curve;
 
 pub mod digits;
 pub mod engine;
@@ -52,13 +55,11 @@ pub use config::{
     AdapterChoice, Arithmetic, BucketSort, DeviceLoss, LoadOptions, MemoryBudget, MsmConfig,
     PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
 };
+pub use curve::GpuCurve;
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::field::CurveProfile;
 pub use gpu::pool::MemoryUsage;
-/// The curve groups the engine computes on ([`GpuCurve`]) and their constants.
-pub use gpu::shader::curve;
-pub use gpu::shader::curve::GpuCurve;
 pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).

@@ -53,7 +53,7 @@ fn no_adapter_means_cpu_paths_unless_a_gpu_is_required() {
             ..Default::default()
         },
     ] {
-        let err = GpuMsm::with_config(config).unwrap_err();
+        let err = GpuMsm::<ark_bls12_377::g1::Config>::with_config(config).unwrap_err();
         assert!(matches!(err, MsmError::NoAdapter { .. }), "{err}");
         assert!(err.to_string().contains("mesa-vulkan-drivers"), "{err}");
     }

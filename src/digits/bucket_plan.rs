@@ -1,13 +1,16 @@
 //! Digits to bucket entry lists (compressed sparse rows), each bucket cut into chunks that
 //! one GPU thread adds.
 
-use ark_bls12_377::{Fr, G1Affine};
+use ark_ec::short_weierstrass::Affine;
+#[cfg(test)]
+use ark_ec::short_weierstrass::Projective;
 #[cfg(test)]
 use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
 use super::{buckets_per_window, DigitMatrix, SIGN_BIT};
 use crate::config::MAX_WINDOW_BITS;
+use crate::curve::{Fr, GpuCurve};
 
 /// Most entries one GPU thread adds in bucket accumulation. A bigger bucket (skewed scalars:
 /// one repeated value, 0/1 witnesses, or the top window, where half the points land in one
@@ -62,7 +65,7 @@ pub struct BucketPlan {
 
 impl BucketPlan {
     /// Builds the plan for `bases` and `scalars` (same length, below 2^31) at window size c.
-    pub fn new(bases: &[G1Affine], scalars: &[Fr], c: u32) -> Self {
+    pub fn new<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>], c: u32) -> Self {
         Self::from_digits(&DigitMatrix::new(bases, scalars, c))
     }
 
@@ -161,15 +164,14 @@ impl BucketPlan {
     /// The MSM this plan describes over `points`, summed on the CPU bucket by bucket (each
     /// bucket times its magnitude, then Horner over windows): the reference the plan's
     /// producers are tested against. Panics if an entry places the point at infinity.
-    pub(crate) fn sum_on_cpu(&self, points: &[G1Affine]) -> ark_bls12_377::G1Projective {
-        use ark_bls12_377::G1Projective;
+    pub(crate) fn sum_on_cpu<C: GpuCurve>(&self, points: &[Affine<C>]) -> Projective<C> {
         use ark_ff::Zero;
-        let windows: Vec<G1Projective> = (0..self.num_windows)
+        let windows: Vec<Projective<C>> = (0..self.num_windows)
             .map(|w| {
-                let mut sum = G1Projective::zero();
+                let mut sum = Projective::<C>::zero();
                 for k in 0..self.buckets_per_window {
                     let g = (w * self.buckets_per_window + k) as usize;
-                    let mut bucket = G1Projective::zero();
+                    let mut bucket = Projective::<C>::zero();
                     for &e in &self.entries[self.offsets[g] as usize..self.offsets[g + 1] as usize]
                     {
                         let p = points[(e & !SIGN_BIT) as usize];
@@ -180,7 +182,7 @@ impl BucketPlan {
                             bucket += p;
                         }
                     }
-                    sum += bucket * Fr::from(k as u64 + 1);
+                    sum += bucket * Fr::<C>::from(k as u64 + 1);
                 }
                 sum
             })

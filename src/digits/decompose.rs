@@ -1,16 +1,20 @@
 //! Scalars to signed (or unsigned) c-bit digits, one row per scalar.
 
-use ark_bls12_377::{Fr, G1Affine};
 use ark_ec::AffineRepr;
 use ark_ff::PrimeField;
 use rayon::prelude::*;
 
 use super::num_windows;
 use crate::config::MAX_WINDOW_BITS;
+use crate::curve::{Fr, GpuCurve};
+use ark_ec::short_weierstrass::Affine;
 
 /// The scalars as little-endian integers (zero where the base is the point at infinity, which
 /// contributes nothing), and the largest bit length among them.
-pub fn scalar_integers(bases: &[G1Affine], scalars: &[Fr]) -> (Vec<[u64; 4]>, u32) {
+pub fn scalar_integers<C: GpuCurve>(
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
+) -> (Vec<[u64; 4]>, u32) {
     assert_eq!(bases.len(), scalars.len());
     let ints: Vec<[u64; 4]> = scalars
         .par_iter()
@@ -80,7 +84,11 @@ pub fn unsigned_digits_of_limbs(limbs: &[u64], c: u32, out: &mut [i32]) {
 /// Writes the signed c-bit digits of `scalar` (least significant window first) into `out`,
 /// which must hold [`num_windows`]`(c)` digits. Each digit d is in (-2^(c-1), 2^(c-1)] and
 /// sum_w d_w 2^(c w) equals the scalar.
-pub fn signed_digits(scalar: &Fr, c: u32, out: &mut [i32]) {
+pub fn signed_digits<F: PrimeField<BigInt = ark_ff::BigInt<4>>>(
+    scalar: &F,
+    c: u32,
+    out: &mut [i32],
+) {
     signed_digits_of_limbs(&scalar.into_bigint().0, c, out);
 }
 
@@ -100,10 +108,10 @@ pub struct DigitMatrix {
 
 impl DigitMatrix {
     /// Signed digits of `scalars` at window size c; a point at infinity gets a zero row.
-    pub fn new(bases: &[G1Affine], scalars: &[Fr], c: u32) -> Self {
+    pub fn new<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>], c: u32) -> Self {
         assert_eq!(bases.len(), scalars.len());
         assert!((1..=MAX_WINDOW_BITS).contains(&c));
-        let nw = num_windows(c) as usize;
+        let nw = num_windows(c, Fr::<C>::MODULUS_BIT_SIZE) as usize;
         let mut digits = vec![0i32; scalars.len() * nw];
         digits
             .par_chunks_mut(nw)

@@ -10,9 +10,6 @@
 //! | `merge_plan.rs` | chunk sums to bucket sums, in levels of bounded fan-in |
 //! | `tests.rs` | digits, plans and the cost model against arkworks and brute force |
 
-use ark_bls12_377::Fr;
-use ark_ff::PrimeField;
-
 mod bucket_plan;
 mod decompose;
 mod merge_plan;
@@ -23,8 +20,10 @@ pub use decompose::*;
 pub use merge_plan::*;
 pub use window::*;
 
-/// Bit length of the scalar field modulus r (253 for BLS12-377).
-pub const SCALAR_BITS: u32 = Fr::MODULUS_BIT_SIZE;
+/// Bit length of BLS12-377's scalar field modulus r, 253: the tests' curve (every window
+/// count takes the curve's own, `CurveSpec::scalar_bits`).
+#[cfg(test)]
+pub(crate) const SCALAR_BITS: u32 = 253;
 
 /// Bit 31 of an entry: the digit was negative, so the point is subtracted.
 pub const SIGN_BIT: u32 = 1 << 31;

@@ -2,9 +2,11 @@ use super::bucket_plan::chunk;
 use super::*;
 use crate::config::{Arithmetic, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::inputs::{random_bases, random_scalars};
-use ark_bls12_377::{G1Affine, G1Projective};
+use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
-use ark_ff::{BigInteger, Field, Zero};
+use ark_ff::{BigInteger, Field, PrimeField, Zero};
+
+type Bls = ark_bls12_377::g1::Config;
 
 fn edge_scalars() -> Vec<Fr> {
     let mut v = vec![
@@ -19,14 +21,14 @@ fn edge_scalars() -> Vec<Fr> {
         top.mul2();
     }
     v.push(Fr::from_bigint(top).unwrap()); // 2^252
-    v.extend(random_scalars(20, 7));
+    v.extend(random_scalars::<Fr>(20, 7));
     v
 }
 
 #[test]
 fn signed_digits_reconstruct_every_window_size() {
     for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
-        let nw = num_windows(c) as usize;
+        let nw = num_windows(c, SCALAR_BITS) as usize;
         let half = 1i64 << (c - 1);
         for k in edge_scalars() {
             let mut d = vec![0i32; nw];
@@ -54,22 +56,30 @@ fn cost_model_picks_a_valid_minimum() {
     for costs in [AddCosts::RCB, AddCosts::EDWARDS] {
         for log_n in 0..24 {
             let n = 1usize << log_n;
-            let c = best_window_bits(n, costs);
+            let c = best_window_bits(n, SCALAR_BITS, costs);
             assert!((2..=MAX_WINDOW_BITS).contains(&c));
             for other in 2..=MAX_WINDOW_BITS {
-                assert!(pippenger_cost(n, c, costs) <= pippenger_cost(n, other, costs));
+                assert!(
+                    pippenger_cost(n, c, SCALAR_BITS, costs)
+                        <= pippenger_cost(n, other, SCALAR_BITS, costs)
+                );
             }
         }
         // Bigger inputs never pick a smaller window.
-        let picks: Vec<u32> = (0..24).map(|l| best_window_bits(1 << l, costs)).collect();
+        let picks: Vec<u32> = (0..24)
+            .map(|l| best_window_bits(1 << l, SCALAR_BITS, costs))
+            .collect();
         assert!(picks.windows(2).all(|w| w[0] <= w[1]), "{picks:?}");
-        assert_eq!(best_window_bits(1 << 20, costs), 16);
+        assert_eq!(best_window_bits(1 << 20, SCALAR_BITS, costs), 16);
     }
     // Dearer projective additions (relative to mixed ones) never pick a larger window: the
     // reduction's share grows.
     for log_n in 0..24 {
         let n = 1usize << log_n;
-        assert!(best_window_bits(n, AddCosts::EDWARDS) <= best_window_bits(n, AddCosts::RCB));
+        assert!(
+            best_window_bits(n, SCALAR_BITS, AddCosts::EDWARDS)
+                <= best_window_bits(n, SCALAR_BITS, AddCosts::RCB)
+        );
     }
     // The weights are the profiles' formulas' own.
     assert_eq!(AddCosts::of(Arithmetic::Limbs32Edwards), AddCosts::EDWARDS);
@@ -81,7 +91,7 @@ fn cost_model_picks_a_valid_minimum() {
 #[test]
 fn bucket_plan_sums_to_the_msm() {
     let n = 300;
-    let mut bases = random_bases(n, 3);
+    let mut bases = random_bases::<Bls>(n, 3);
     let mut scalars = random_scalars(n, 4);
     bases[5] = G1Affine::identity();
     scalars[7] = Fr::zero();
@@ -155,10 +165,13 @@ fn merge_levels_bound_the_fanin() {
 
 #[test]
 fn windows_follow_the_largest_scalar() {
-    let bases = random_bases(4, 1);
+    let bases = random_bases::<Bls>(4, 1);
     for c in [2, 5, 16] {
         assert_eq!(windows_for_bits(0, c), 0);
-        assert_eq!(windows_for_bits(SCALAR_BITS, c), num_windows(c));
+        assert_eq!(
+            windows_for_bits(SCALAR_BITS, c),
+            num_windows(c, SCALAR_BITS)
+        );
         for bits in [1u32, 7, 8, 9, 64, 65, 252] {
             let k = Fr::from(2u64).pow([bits as u64 - 1]); // bit length `bits`
             let scalars = [k, Fr::from(1u64), Fr::zero(), -k];
@@ -210,8 +223,8 @@ fn chunks_cover_buckets_within_the_cap() {
 #[test]
 fn window_count_covers_the_scalar() {
     for c in MIN_WINDOW_BITS..=MAX_WINDOW_BITS {
-        assert!(num_windows(c) * c > SCALAR_BITS);
-        assert!((num_windows(c) - 1) * c <= SCALAR_BITS);
+        assert!(num_windows(c, SCALAR_BITS) * c > SCALAR_BITS);
+        assert!((num_windows(c, SCALAR_BITS) - 1) * c <= SCALAR_BITS);
         assert_eq!(Fr::MODULUS.num_bits(), SCALAR_BITS);
     }
 }
@@ -234,7 +247,7 @@ mod properties {
         fn signed_digits_recompose(bytes in any::<[u8; 32]>(), shift in 0u32..253, c in 1u32..=16) {
             let k = scalar(bytes).into_bigint() >> shift; // small scalars too
             let s = Fr::from_bigint(k).unwrap();
-            let (ints, bits) = scalar_integers(&random_bases(1, 1), &[s]);
+            let (ints, bits) = scalar_integers(&random_bases::<Bls>(1, 1), &[s]);
             prop_assert_eq!(bits, k.num_bits());
             let w = windows_for_bits(bits, c);
             let d = DigitMatrix::from_scalar_integers(&ints, c, w);
@@ -323,9 +336,9 @@ mod properties {
 #[test]
 fn folded_windows_keep_every_digit_weight() {
     for c in [2, 5, 13, 16] {
-        let w = num_windows(c);
+        let w = num_windows(c, SCALAR_BITS);
         for k in 1..=w {
-            let bw = bucket_windows(c, k);
+            let bw = bucket_windows(c, k, SCALAR_BITS);
             assert!(bw * k >= w && (bw - 1) * k < w, "c = {c}, k = {k}");
             for d in 0..w {
                 let (copy, local) = (d / bw, d % bw);
@@ -342,34 +355,44 @@ fn precompute_costs_and_the_auto_choice() {
     let e = AddCosts::EDWARDS;
     for (n, c) in [(1 << 10, 10), (1 << 20, 16)] {
         // One copy is the plain cost; more copies shrink only the reduction.
-        assert_eq!(precompute_cost(n, c, 1, e), pippenger_cost(n, c, e));
-        let w = num_windows(c);
-        let costs: Vec<u64> = (1..=w).map(|k| precompute_cost(n, c, k, e)).collect();
+        assert_eq!(
+            precompute_cost(n, c, 1, SCALAR_BITS, e),
+            pippenger_cost(n, c, SCALAR_BITS, e)
+        );
+        let w = num_windows(c, SCALAR_BITS);
+        let costs: Vec<u64> = (1..=w)
+            .map(|k| precompute_cost(n, c, k, SCALAR_BITS, e))
+            .collect();
         assert!(costs.windows(2).all(|p| p[1] <= p[0]));
         assert!(costs[w as usize - 1] > w as u64 * n as u64 * e.mixed_add);
     }
     // Nothing fits: the plain set at the cost model's c.
     let n = 1 << 16;
     assert_eq!(
-        choose_precompute(None, n, e, |_, _| None),
-        (best_window_bits(n, e), 1)
+        choose_precompute(None, n, SCALAR_BITS, e, |_, _| None),
+        (best_window_bits(n, SCALAR_BITS, e), 1)
     );
     // Anything fits in one part: a shape within 1% of the fewest multiplications, fewest
     // copies first.
-    let (c, k) = choose_precompute(None, n, e, |_, _| Some(1));
+    let (c, k) = choose_precompute(None, n, SCALAR_BITS, e, |_, _| Some(1));
     let best = (2..=MAX_WINDOW_BITS)
-        .flat_map(|c| (1..=num_windows(c)).map(move |k| precompute_cost(n, c, k, e)))
+        .flat_map(|c| {
+            (1..=num_windows(c, SCALAR_BITS)).map(move |k| precompute_cost(n, c, k, SCALAR_BITS, e))
+        })
         .min()
         .unwrap();
-    assert!(k > 1 && precompute_cost(n, c, k, e) * 100 <= best * 101);
+    assert!(k > 1 && precompute_cost(n, c, k, SCALAR_BITS, e) * 100 <= best * 101);
     // Parts multiply the reduction: more parts for more copies can make copies lose.
     let split = |_: u32, k: u32| Some(if k > 1 { 64 } else { 1 });
-    assert_eq!(choose_precompute(None, n, e, split).1, 1);
+    assert_eq!(choose_precompute(None, n, SCALAR_BITS, e, split).1, 1);
     // A configured c is kept; copies only where allowed, and only where they save more
     // than 1% (at 2^16 points and c = 8 the reduction is under 1% of the work).
     let upto3 = |_: u32, k: u32| (k <= 3).then_some(1);
-    assert_eq!(choose_precompute(Some(8), 64, e, upto3), (8, 3));
-    assert_eq!(choose_precompute(Some(8), n, e, upto3), (8, 1));
+    assert_eq!(
+        choose_precompute(Some(8), 64, SCALAR_BITS, e, upto3),
+        (8, 3)
+    );
+    assert_eq!(choose_precompute(Some(8), n, SCALAR_BITS, e, upto3), (8, 1));
 }
 
 /// Where a wide window of copies beats a call's own window: at 2^15 points one window of
@@ -378,8 +401,8 @@ fn precompute_costs_and_the_auto_choice() {
 #[test]
 fn wide_copies_pay_from_large_calls_on() {
     let e = AddCosts::EDWARDS;
-    let wide = |n| precompute_cost(n, 17, num_windows(17), e);
-    let plain = |n| pippenger_cost(n, best_window_bits(n, e), e);
+    let wide = |n| precompute_cost(n, 17, num_windows(17, SCALAR_BITS), SCALAR_BITS, e);
+    let plain = |n| pippenger_cost(n, best_window_bits(n, SCALAR_BITS, e), SCALAR_BITS, e);
     assert!(wide(1 << 15) < plain(1 << 15));
     assert!(wide(1 << 10) > plain(1 << 10));
 }

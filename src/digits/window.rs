@@ -1,7 +1,6 @@
 //! How many windows and buckets a window size c gives, the cost model of the GPU pipeline
 //! and the window size that minimises it.
 
-use super::SCALAR_BITS;
 use crate::config::{Arithmetic, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 
 /// Field multiplications in a profile's two bucket additions: the cost model's weights.
@@ -36,13 +35,14 @@ impl AddCosts {
     }
 }
 
-/// Number of signed c-bit windows for a `SCALAR_BITS`-bit scalar.
+/// Number of signed c-bit windows for scalars of a field of `scalar_bits` bits (the curve's
+/// r: 253 for BLS12-377, 254 for BN254, 255 for BLS12-381).
 ///
 /// Digits lie in (-2^(c-1), 2^(c-1)], so a window may carry one into the next. With
-/// ceil((SCALAR_BITS + 1) / c) windows the top window holds fewer than c - 1 scalar bits,
-/// so its digit plus a carry never exceeds 2^(c-1) and never carries out.
-pub fn num_windows(c: u32) -> u32 {
-    (SCALAR_BITS + 1).div_ceil(c)
+/// ceil((bits + 1) / c) windows the top window holds fewer than c - 1 scalar bits, so its
+/// digit plus a carry never exceeds 2^(c-1) and never carries out.
+pub fn num_windows(c: u32, scalar_bits: u32) -> u32 {
+    (scalar_bits + 1).div_ceil(c)
 }
 
 /// Buckets per window with signed digits: one per magnitude 1..=2^(c-1).
@@ -56,15 +56,15 @@ pub fn windows_for_bits(bits: u32, c: u32) -> u32 {
     if bits == 0 {
         0
     } else {
-        (bits.min(SCALAR_BITS) + 1).div_ceil(c)
+        (bits + 1).div_ceil(c)
     }
 }
 
 /// Field multiplications of the GPU pipeline for n points at window size c: n mixed
 /// additions per window into the buckets, then two projective additions per bucket for the
-/// running sums of the reduction.
-pub fn pippenger_cost(n: usize, c: u32, costs: AddCosts) -> u64 {
-    pippenger_cost_for_bits(n, c, SCALAR_BITS, costs)
+/// running sums of the reduction; scalars of `scalar_bits` bits.
+pub fn pippenger_cost(n: usize, c: u32, scalar_bits: u32, costs: AddCosts) -> u64 {
+    pippenger_cost_for_bits(n, c, scalar_bits, costs)
 }
 
 /// [`pippenger_cost`] for scalars of at most `bits` bits (only the windows they need).
@@ -74,9 +74,10 @@ pub fn pippenger_cost_for_bits(n: usize, c: u32, bits: u32, costs: AddCosts) -> 
     w * (n as u64 * costs.mixed_add + 2 * b * costs.add)
 }
 
-/// The window size c that minimises [`pippenger_cost`] for n points.
-pub fn best_window_bits(n: usize, costs: AddCosts) -> u32 {
-    best_window_bits_for(n, SCALAR_BITS, costs)
+/// The window size c that minimises [`pippenger_cost`] for n points of `scalar_bits`-bit
+/// scalars.
+pub fn best_window_bits(n: usize, scalar_bits: u32, costs: AddCosts) -> u32 {
+    best_window_bits_for(n, scalar_bits, costs)
 }
 
 /// The window size of a call on n scalars of at most `bits` bits: `configured`
@@ -96,24 +97,24 @@ pub fn best_window_bits_for(n: usize, bits: u32, costs: AddCosts) -> u32 {
 }
 
 /// Windows of buckets of a call at window size c on bases stored with `copies` shifted
-/// copies (`config::Precompute`): its `num_windows(c)` digit windows fold onto
+/// copies (`config::Precompute`): its `num_windows(c, scalar_bits)` digit windows fold onto
 /// ceil(W / copies) of them, window w of point i adding into window w mod W' as copy
 /// w / W'.
-pub fn bucket_windows(c: u32, copies: u32) -> u32 {
-    num_windows(c).div_ceil(copies.max(1))
+pub fn bucket_windows(c: u32, copies: u32, scalar_bits: u32) -> u32 {
+    num_windows(c, scalar_bits).div_ceil(copies.max(1))
 }
 
 /// [`pippenger_cost`] on bases stored with `copies` shifted copies: the same n W mixed
 /// additions, the reduction over [`bucket_windows`] windows only.
-pub fn precompute_cost(n: usize, c: u32, copies: u32, costs: AddCosts) -> u64 {
-    parts_cost(n as u64, (c, copies), 1, costs)
+pub fn precompute_cost(n: usize, c: u32, copies: u32, scalar_bits: u32, costs: AddCosts) -> u64 {
+    parts_cost(n as u64, (c, copies), 1, scalar_bits, costs)
 }
 
 /// [`precompute_cost`] of n points in `parts` calls (device parts): each call reduces its
 /// own buckets.
-fn parts_cost(n: u64, (c, copies): (u32, u32), parts: u64, costs: AddCosts) -> u64 {
-    let reduction = bucket_windows(c, copies) as u64 * 2 * buckets_per_window(c) as u64;
-    num_windows(c) as u64 * n * costs.mixed_add + parts * reduction * costs.add
+fn parts_cost(n: u64, (c, copies): (u32, u32), parts: u64, bits: u32, costs: AddCosts) -> u64 {
+    let reduction = bucket_windows(c, copies, bits) as u64 * 2 * buckets_per_window(c) as u64;
+    num_windows(c, bits) as u64 * n * costs.mixed_add + parts * reduction * costs.add
 }
 
 /// How much more than the fewest multiplications `Precompute::Auto` accepts for fewer
@@ -133,6 +134,7 @@ pub const AUTO_TOLERANCE_PERCENT: u64 = 1;
 pub fn choose_precompute(
     configured: Option<u32>,
     n: usize,
+    scalar_bits: u32,
     costs: AddCosts,
     parts: impl Fn(u32, u32) -> Option<u64>,
 ) -> (u32, u32) {
@@ -143,20 +145,20 @@ pub fn choose_precompute(
     let n = n.max(1) as u64;
     // The set without copies: its calls stay within MAX_WINDOW_BITS.
     let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
-    let plain = choose_window(plain, n as usize, SCALAR_BITS, costs);
+    let plain = choose_window(plain, n as usize, scalar_bits, costs);
     let mut options: Vec<((u32, u32), u64)> = Vec::new();
     let plain_parts = parts(plain, 1).filter(|&p| p > 0);
     if let Some(p) = plain_parts {
-        options.push(((plain, 1), parts_cost(n, (plain, 1), p, costs)));
+        options.push(((plain, 1), parts_cost(n, (plain, 1), p, scalar_bits, costs)));
     }
     // Copies never in more parts than the set without them: each part's calls cost more
     // than its reduction (sort, scan, dispatches), which the count leaves out; on lavapipe
     // at 2^20, 4 copies in 5 parts ran 12% slower than 2 plain parts (docs/PERF.md).
     let most_parts = plain_parts.unwrap_or(u64::MAX);
     for &c in &sizes {
-        for k in 2..=num_windows(c) {
+        for k in 2..=num_windows(c, scalar_bits) {
             if let Some(p) = parts(c, k).filter(|&p| p > 0 && p <= most_parts) {
-                options.push(((c, k), parts_cost(n, (c, k), p, costs)));
+                options.push(((c, k), parts_cost(n, (c, k), p, scalar_bits, costs)));
             }
         }
     }

@@ -1,19 +1,19 @@
 //! Many MSMs on one resident set: the host work of the next vector overlaps the GPU's run of
 //! the current one (`overlap.rs`).
 
-use ark_bls12_377::{Fr, G1Projective};
-
 use super::overlap::Piece;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
+use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::MsmReport;
+use ark_ec::short_weierstrass::Projective;
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
     /// as the bases). The host work of vector k + 1 (digits, bucket plan, upload) runs while
     /// the GPU computes vector k. A bad vector fails the call with [`MsmError::Batch`].
-    pub fn batch_msm(&self, bases: &Bases, scalars: &[&[Fr]]) -> Result<Vec<G1Projective>> {
+    pub fn batch_msm(&self, bases: &Bases<C>, scalars: &[&[Fr<C>]]) -> Result<Vec<Projective<C>>> {
         Ok(self
             .batch_msm_with_reports(bases, scalars)?
             .into_iter()
@@ -24,9 +24,9 @@ impl GpuMsm {
     /// [`GpuMsm::batch_msm`] with each vector's report.
     pub fn batch_msm_with_reports(
         &self,
-        bases: &Bases,
-        scalars: &[&[Fr]],
-    ) -> Result<Vec<(G1Projective, MsmReport)>> {
+        bases: &Bases<C>,
+        scalars: &[&[Fr<C>]],
+    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
         let _s = tracing::info_span!("gpu_msm.batch", vectors = scalars.len()).entered();
         // Every vector is checked before any work starts.
         for (k, s) in scalars.iter().enumerate() {
@@ -54,7 +54,7 @@ impl GpuMsm {
     /// host-list stages first: their first-use test's calls must not wait for room that a
     /// vector in flight holds. Its outcome is the device's; each vector's planning reads it
     /// (and reports any error).
-    fn host_list_stages_before_batch(&self, scalars: &[&[Fr]]) {
+    fn host_list_stages_before_batch(&self, scalars: &[&[Fr<C>]]) {
         let longest = scalars.iter().map(|s| s.len()).max().unwrap_or(0);
         let on_gpu = matches!(self.route_call(longest), Ok((crate::Backend::Gpu, _)));
         if let (true, true, Some(gpu)) = (self.may_plan_on_host(), on_gpu, self.gpu()) {

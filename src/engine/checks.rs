@@ -1,23 +1,23 @@
 //! What a call checks before it runs: lengths and ownership, and its bases (on the curve
 //! with reduced coordinates, in G1 with `validate_subgroup`).
 
-use ark_bls12_377::{Fq, Fr, G1Affine};
 use ark_ec::AffineRepr;
-use ark_ff::PrimeField;
 use rayon::prelude::*;
 
 use super::GpuMsm;
 use crate::bases::BasesRef;
+use crate::curve::{Fp, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::Backend;
+use ark_ec::short_weierstrass::Affine;
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Checks lengths and ownership; returns the bases the call uses.
     pub(super) fn validate<'a>(
         &self,
-        bases: BasesRef<'a>,
-        scalars: &[Fr],
-    ) -> Result<&'a [G1Affine]> {
+        bases: BasesRef<'a, C>,
+        scalars: &[Fr<C>],
+    ) -> Result<&'a [Affine<C>]> {
         let all = bases.points();
         match bases {
             BasesRef::Host(_) if all.len() != scalars.len() => Err(MsmError::LengthMismatch {
@@ -48,8 +48,8 @@ impl GpuMsm {
     /// once (at load, or at the first such call) and a call over one of them is refused.
     pub(super) fn check_call_bases(
         &self,
-        src: BasesRef,
-        bases: &[G1Affine],
+        src: BasesRef<C>,
+        bases: &[Affine<C>],
         backend: Backend,
     ) -> Result<bool> {
         let subgroup = self.config.validate_subgroup;
@@ -76,9 +76,9 @@ impl GpuMsm {
 }
 
 /// Whether a coordinate is stored reduced (below p), as every arkworks constructor but
-/// `Fq::new_unchecked` leaves it.
-fn reduced(x: &Fq) -> bool {
-    x.0 < Fq::MODULUS
+/// `new_unchecked` leaves it: its internal words compared with p, most significant first.
+fn reduced<C: GpuCurve>(x: &Fp<C>) -> bool {
+    C::from_internal_words(C::internal_words(x)).is_some()
 }
 
 /// `MsmError::InvalidBase` for the first base off the curve or with a coordinate not
@@ -93,8 +93,10 @@ fn reduced(x: &Fq) -> bool {
 /// the window sum comes back as (0 : 0 : 0), which is not a point and fails the host's check,
 /// and the call ends here. The Edwards profile poisons its exceptional case the same way
 /// (`src/gpu/shader/edwards.rs`).
-pub(super) fn check_bases(bases: &[G1Affine], subgroup: bool) -> Result<()> {
-    let valid = |p: &G1Affine| p.is_zero() || (reduced(&p.x) && reduced(&p.y) && p.is_on_curve());
+pub(super) fn check_bases<C: GpuCurve>(bases: &[Affine<C>], subgroup: bool) -> Result<()> {
+    let valid = |p: &Affine<C>| {
+        p.is_zero() || (reduced::<C>(&p.x) && reduced::<C>(&p.y) && p.is_on_curve())
+    };
     if let Some(index) = bases.par_iter().position_first(|p| !valid(p)) {
         return Err(MsmError::InvalidBase { index });
     }

@@ -4,25 +4,25 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{G1Affine, G1Projective};
-
 use super::checks::check_bases;
 use super::prepare::{CallPlan, GpuCall};
-use super::{Curve, GpuMsm};
+use super::GpuMsm;
 use crate::cpu;
+use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::gpu::field::CurveProfile;
 use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
 use crate::report::MsmReport;
+use ark_ec::short_weierstrass::{Affine, Projective};
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first
     /// waits for room in the memory budget if `wait`; else it returns `None` when there is
     /// none.
     pub(super) fn submit(
         &self,
         gpu: &GpuContext,
-        p: &GpuCall,
+        p: &GpuCall<C>,
         wait: bool,
     ) -> Result<Option<InFlight>> {
         let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
@@ -32,7 +32,7 @@ impl GpuMsm {
 
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
-    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall) -> Job<'a, Curve> {
+    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall<C>) -> Job<'a, C> {
         let bases = match p.bases.stored_part().filter(|r| gpu.holds(r)) {
             Some(r) => JobBases::Resident(r, p.n),
             None => JobBases::Host(&p.bases.points()[..p.n]),
@@ -78,9 +78,9 @@ impl GpuMsm {
     /// The window sums of a finished call, checked and reduced; the report completed.
     pub(super) fn complete(
         &self,
-        p: GpuCall,
+        p: GpuCall<C>,
         gpu_out: Result<CallOutput>,
-    ) -> Result<(G1Projective, MsmReport)> {
+    ) -> Result<(Projective<C>, MsmReport)> {
         let GpuCall {
             mut report,
             start,
@@ -117,7 +117,7 @@ impl GpuMsm {
         report.arithmetic = Some(profile.arithmetic);
         report.gpu_timing = Some(gpu.timing());
         add_gpu_times(&mut report, &times);
-        self.sre.learn(&report);
+        self.sre.learn(&report, C::spec().scalar_bits);
         Ok((result, report))
     }
 }
@@ -126,14 +126,14 @@ impl GpuMsm {
 /// G1 that met the formulas' exceptional case (every base is on the curve: checked when
 /// loaded, or by the convert stage), named as [`MsmError::BaseNotInSubgroup`], or a GPU
 /// fault.
-fn window_sums(
+fn window_sums<C: GpuCurve>(
     profile: CurveProfile,
     sums: &[u32],
-    bases: &[G1Affine],
-) -> Result<Vec<G1Projective>> {
+    bases: &[Affine<C>],
+) -> Result<Vec<Projective<C>>> {
     let points = sums
         .chunks_exact(profile.point_words())
-        .map(|w| profile.point_from_shader_words::<Curve>(w))
+        .map(|w| profile.point_from_shader_words::<C>(w))
         .collect::<Option<Vec<_>>>();
     match points {
         Some(p) => Ok(p),

@@ -9,25 +9,24 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
-use super::{Curve, GpuMsm, NEXT_DEVICE};
+use super::{GpuMsm, NEXT_DEVICE};
 use crate::config::{
     BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
 };
-use crate::digits::SCALAR_BITS;
+use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
-use crate::gpu::shader::curve::GpuCurve;
 use crate::gpu::GpuContext;
 use crate::sre::policy::SrePolicy;
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
 /// memory budget at `config`'s window size (the cost model's for one point without one),
 /// and, with `known_answer`, the known-answer test's calls at its window sizes.
-pub(super) fn check_one_point_fits(
+pub(super) fn check_one_point_fits<C: GpuCurve>(
     config: &MsmConfig,
     gpu: &GpuContext,
     known_answer: bool,
 ) -> Result<()> {
-    let c = super::prepare::window_bits(config, gpu, 1, SCALAR_BITS);
+    let c = super::prepare::window_bits(config, gpu, 1, C::spec().scalar_bits);
     let mut calls = vec![(1, c)];
     if known_answer {
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
@@ -115,7 +114,7 @@ impl Drop for AttemptGuard<'_> {
     }
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Before a GPU call: whether the device can take it. After a loss, with
     /// [`DeviceLoss::Recreate`], one call makes a new device and runs the known-answer test
     /// on it before it becomes the engine's device. Meanwhile, and until the next attempt
@@ -224,8 +223,8 @@ impl GpuMsm {
     fn new_device(&self, policy: &MsmConfig) -> Result<Arc<GpuContext>> {
         let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
         let known_answer = policy.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
-        let fresh = Arc::new(GpuContext::new(policy, <Curve as GpuCurve>::spec(), fits)?);
+        let fits = |g: &GpuContext| check_one_point_fits::<C>(policy, g, known_answer);
+        let fresh = Arc::new(GpuContext::new(policy, <C as GpuCurve>::spec(), fits)?);
         if !known_answer {
             return Ok(fresh);
         }
@@ -257,7 +256,7 @@ impl GpuMsm {
     /// An engine of its own on `gpu` with `policy` for a known-answer test: its calls run on
     /// the GPU or fail (a loss during the test fails the test), never wait for a
     /// recreation, and run no known-answer test of their own (`self_test` off).
-    pub(super) fn tester(&self, policy: &MsmConfig, gpu: &Arc<GpuContext>) -> GpuMsm {
+    pub(super) fn tester(&self, policy: &MsmConfig, gpu: &Arc<GpuContext>) -> GpuMsm<C> {
         let config = MsmConfig {
             self_test: SelfTest::Off,
             ..policy.clone()
@@ -276,6 +275,7 @@ impl GpuMsm {
             self_test_time: None,
             created: crate::report::Startup::default(),
             hooks: Arc::default(),
+            curve: std::marker::PhantomData,
         }
     }
 

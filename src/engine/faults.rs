@@ -17,6 +17,8 @@ use std::sync::atomic::Ordering;
 
 #[cfg(feature = "fault-injection")]
 use super::GpuMsm;
+#[cfg(feature = "fault-injection")]
+use crate::curve::GpuCurve;
 
 /// Test hooks (fault injection); all off by default.
 #[derive(Default)]
@@ -32,7 +34,7 @@ pub(super) struct Hooks {
 }
 
 #[cfg(feature = "fault-injection")]
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Test hook: [`GpuMsm::with_config`] with a known-answer test that expects a wrong sum,
     /// so that it fails as on a device that computes wrongly.
     pub fn with_config_failing_self_test(config: crate::MsmConfig) -> crate::Result<Self> {

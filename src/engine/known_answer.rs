@@ -14,7 +14,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
@@ -22,11 +21,13 @@ use super::GpuMsm;
 use crate::config::{BucketSort, MsmConfig, SelfTest};
 
 use super::prepare::ON_DEVICE;
+use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, HostListCheck};
 use crate::inputs::{random_bases, random_scalars};
 use crate::report::Backend;
 use crate::routing::AdapterFacts;
+use ark_ec::short_weierstrass::{Affine, Projective};
 
 /// Points in each known-answer MSM.
 pub const KAT_POINTS: usize = 24;
@@ -37,17 +38,17 @@ pub const KAT_WINDOWS: [u32; 3] = [2, 5, 9];
 
 /// Bases with the identity, a duplicate and a P, -P pair; scalars 0, 1, r - 1, 2^252, a
 /// repeated value and random ones.
-pub fn inputs() -> (Vec<G1Affine>, Vec<Fr>) {
+pub fn inputs<C: GpuCurve>() -> (Vec<Affine<C>>, Vec<Fr<C>>) {
     let mut bases = random_bases(KAT_POINTS, 0x6b61_7400);
-    bases[1] = G1Affine::zero();
+    bases[1] = Affine::<C>::zero();
     bases[3] = bases[2];
     bases[5] = -bases[4];
     let mut scalars = random_scalars(KAT_POINTS, 0x6b61_7401);
-    scalars[0] = Fr::zero();
-    scalars[2] = Fr::one();
-    scalars[4] = -Fr::one();
-    scalars[5] = -Fr::one();
-    scalars[6] = Fr::from(2u64).pow([252u64]);
+    scalars[0] = Fr::<C>::zero();
+    scalars[2] = Fr::<C>::one();
+    scalars[4] = -Fr::<C>::one();
+    scalars[5] = -Fr::<C>::one();
+    scalars[6] = Fr::<C>::from(2u64).pow([252u64]);
     scalars[7] = scalars[8];
     (bases, scalars)
 }
@@ -91,16 +92,16 @@ impl Failure {
 /// Runs the known-answer MSMs on `engine`'s GPU path, bucket sort `sort` (the device's
 /// stages or the host lists'): the time they took, or why they did not pass. `tamper`
 /// changes the expected sums (a test hook for the failure path).
-pub(crate) fn run(
-    engine: &GpuMsm,
+pub(crate) fn run<C: GpuCurve>(
+    engine: &GpuMsm<C>,
     sort: BucketSort,
     tamper: bool,
 ) -> std::result::Result<Duration, Failure> {
     let start = Instant::now();
-    let (bases, scalars) = inputs();
-    let mut want = G1Projective::msm(&bases, &scalars).expect("equal lengths");
+    let (bases, scalars) = inputs::<C>();
+    let mut want = Projective::<C>::msm(&bases, &scalars).expect("equal lengths");
     if tamper {
-        want += G1Projective::from(bases[0]);
+        want += Projective::<C>::from(bases[0]);
     }
     for c in KAT_WINDOWS {
         let what = format!("the {KAT_POINTS}-point MSM at c = {c}");
@@ -145,7 +146,7 @@ pub(crate) fn run(
     Ok(start.elapsed())
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// The known-answer test on the engine's new device, per `config.self_test`.
     pub(super) fn run_self_test(&mut self, gpu: &Arc<GpuContext>, tamper: bool) -> Result<()> {
         if self.config.self_test == SelfTest::Off {
@@ -178,7 +179,7 @@ impl GpuMsm {
     }
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Makes the host-list stages ready on `gpu` before a call that plans its buckets on the
     /// host: compiled on their first use, then checked once per device by the known-answer
     /// MSMs on the host lists (unless `self_test` is off). `Ok(None)`: run the call on them.
@@ -250,11 +251,13 @@ impl GpuMsm {
 
 #[cfg(test)]
 mod tests {
+    type Bls = ark_bls12_377::g1::Config;
     use super::*;
+    use ark_bls12_377::Fr;
 
     #[test]
     fn inputs_are_adversarial_and_the_windows_are_valid() {
-        let (bases, scalars) = inputs();
+        let (bases, scalars) = inputs::<Bls>();
         assert_eq!((bases.len(), scalars.len()), (KAT_POINTS, KAT_POINTS));
         assert!(bases[1].is_zero() && bases[3] == bases[2] && bases[5] == -bases[4]);
         assert!(scalars.contains(&Fr::zero()) && scalars.contains(&-Fr::one()));

@@ -2,19 +2,19 @@
 //! the window size and copy count of a set stored with shifted copies
 //! ([`crate::config::Precompute`]).
 
-use ark_bls12_377::G1Affine;
-
 use super::checks::check_bases;
 use super::device::DeviceState;
 use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, Bases};
 use crate::config::{LoadOptions, Precompute, MAX_PRECOMPUTED_WINDOW_BITS};
-use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts, SCALAR_BITS};
+use crate::curve::GpuCurve;
+use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
+use ark_ec::short_weierstrass::Affine;
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
     /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
     /// outside G1 is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
@@ -22,7 +22,7 @@ impl GpuMsm {
     /// is not replaced, the set stays on the host and calls upload it; when the GPU is
     /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
     /// Stores no shifted copies: [`GpuMsm::load_bases_with`] does.
-    pub fn load_bases(&self, bases: &[G1Affine]) -> Result<Bases> {
+    pub fn load_bases(&self, bases: &[Affine<C>]) -> Result<Bases<C>> {
         self.load_bases_with(bases, LoadOptions::default())
     }
 
@@ -34,7 +34,7 @@ impl GpuMsm {
     /// outside G1, whose copy would be the identity or no point of the stored form, is
     /// stored without copies ([`Bases::precomputed_copies`] is then 1). On an engine without
     /// a device now the set is stored on the host only, as `load_bases` does.
-    pub fn load_bases_with(&self, bases: &[G1Affine], options: LoadOptions) -> Result<Bases> {
+    pub fn load_bases_with(&self, bases: &[Affine<C>], options: LoadOptions) -> Result<Bases<C>> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
         check_bases(bases, self.config.validate_subgroup)?;
         self.check_options(options)?;
@@ -61,7 +61,7 @@ impl GpuMsm {
         // An empty set has nothing to copy.
         let shift = match bases.len() {
             0 => Shift::NONE,
-            _ => Shift::new(c, copies),
+            _ => Shift::new(c, copies, C::spec().scalar_bits),
         };
         let store = |shift: Shift| -> Result<Option<(Vec<_>, usize)>> {
             let part_len = self.part_len(&g, bases.len(), shift)?;
@@ -109,11 +109,12 @@ impl GpuMsm {
                  (MsmConfig::window_bits is {c}; set LoadOptions::window_bits)"
             )));
         }
-        if k == 0 || k > num_windows(c) {
+        let bits = C::spec().scalar_bits;
+        if k == 0 || k > num_windows(c, bits) {
             return Err(MsmError::InvalidConfig(format!(
                 "Precompute::Factor({k}): a factor from 1 to the window count ({} at {} \
                  window bits)",
-                num_windows(c),
+                num_windows(c, bits),
                 match configured {
                     Some(c) => format!("the configured {c}"),
                     None => "the smallest, 2,".to_string(),
@@ -146,20 +147,30 @@ impl GpuMsm {
         };
         match options.precompute {
             Precompute::None | Precompute::Factor(1) => {
-                Ok((window_bits(&self.config, gpu, n, SCALAR_BITS), 1))
+                Ok((window_bits(&self.config, gpu, n, C::spec().scalar_bits), 1))
             }
             Precompute::Factor(k) => {
                 let only_k = |c: u32, j: u32| if j == k { parts(c, j) } else { None };
-                let (c, found) = choose_precompute(configured, n, costs, only_k);
+                let bits = C::spec().scalar_bits;
+                let (c, found) = choose_precompute(configured, n, bits, costs, only_k);
                 match found {
                     // No c fits a call over a whole part beside the copies: the configured
                     // c, else the cheapest with k windows and at most MAX_WINDOW_BITS (the
                     // smaller buckets); shorter parts may fit, or the load says what fails.
-                    1 => Ok((configured.unwrap_or_else(|| cheapest_for(n, k, costs)), k)),
+                    1 => Ok((
+                        configured.unwrap_or_else(|| cheapest_for(n, k, bits, costs)),
+                        k,
+                    )),
                     _ => Ok((c, k)),
                 }
             }
-            Precompute::Auto => Ok(choose_precompute(configured, n, costs, parts)),
+            Precompute::Auto => Ok(choose_precompute(
+                configured,
+                n,
+                C::spec().scalar_bits,
+                costs,
+                parts,
+            )),
         }
     }
 
@@ -188,7 +199,7 @@ impl GpuMsm {
                     shape.map_or(0, |s| s.0)
                 )))
             }
-            None => gpu.max_call_points(window_bits(&self.config, gpu, n, SCALAR_BITS)),
+            None => gpu.max_call_points(window_bits(&self.config, gpu, n, C::spec().scalar_bits)),
         };
         Ok(cap.min(self.bindable(gpu, n, copies)))
     }
@@ -205,9 +216,9 @@ impl GpuMsm {
 
 /// The window size with the fewest multiplications for n points on k copies, among those
 /// of at most `MAX_WINDOW_BITS` with at least k windows.
-fn cheapest_for(n: usize, k: u32, costs: AddCosts) -> u32 {
+fn cheapest_for(n: usize, k: u32, scalar_bits: u32, costs: AddCosts) -> u32 {
     (2..=crate::config::MAX_WINDOW_BITS)
-        .filter(|&c| k <= num_windows(c))
-        .min_by_key(|&c| (precompute_cost(n.max(1), c, k, costs), c))
+        .filter(|&c| k <= num_windows(c, scalar_bits))
+        .min_by_key(|&c| (precompute_cost(n.max(1), c, k, scalar_bits, costs), c))
         .unwrap_or(2)
 }

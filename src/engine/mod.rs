@@ -21,14 +21,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ark_bls12_377::{Fr, G1Projective};
-
 use crate::bases::{BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
+use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
-use crate::gpu::shader::curve::GpuCurve;
 use crate::gpu::GpuContext;
 use crate::report::{Backend, MsmReport, Startup};
 use crate::routing::AdapterFacts;
@@ -46,23 +44,24 @@ mod prepare;
 mod route;
 mod slicing;
 
+use crate::curve::Fr;
+use ark_ec::short_weierstrass::Projective;
 use device::check_one_point_fits;
 use device::DeviceCell;
 use faults::Hooks;
-
-/// The curve group the engine computes on (issue 21 makes the engine generic over it).
-pub(crate) type Curve = ark_bls12_377::g1::Config;
 
 /// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
 /// it was loaded.
 static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 
-/// A multi-scalar multiplication engine for BLS12-377 G1 on one wgpu adapter.
+/// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
+/// BN254 and BLS12-381 G1: `GpuMsm::<ark_bn254::g1::Config>::new()`) on one wgpu adapter.
+/// Engines of different curves are separate engines, each with its own device.
 ///
 /// Build it once (adapter, device and pipeline compilation take time) and share it: it is
 /// `Send + Sync`, and concurrent calls from several threads are allowed. Without any GPU
 /// adapter it still works, on the CPU paths (unless [`MsmConfig::require_gpu`]).
-pub struct GpuMsm {
+pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     config: MsmConfig,
     gpu: Option<Arc<DeviceCell>>,
     adapter: AdapterFacts,
@@ -76,9 +75,11 @@ pub struct GpuMsm {
     created: Startup,
     /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
+    /// The curve group (no value of it).
+    curve: std::marker::PhantomData<fn() -> C>,
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// An engine on the best adapter with the default configuration.
     pub fn new() -> Result<Self> {
         Self::with_config(MsmConfig::default())
@@ -98,8 +99,8 @@ impl GpuMsm {
         config.validate()?;
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (gpu, adapter) = match GpuContext::new(&config, <Curve as GpuCurve>::spec(), fits) {
+        let fits = |g: &GpuContext| check_one_point_fits::<C>(&config, g, known_answer);
+        let (gpu, adapter) = match GpuContext::new(&config, C::spec(), fits) {
             Ok(g) => {
                 let facts = AdapterFacts::Gpu {
                     name: g.adapter_name().to_string(),
@@ -129,6 +130,7 @@ impl GpuMsm {
             self_test_time: None,
             created: Startup::default(),
             hooks: Arc::default(),
+            curve: std::marker::PhantomData,
         };
         if let Some(g) = gpu {
             engine.run_self_test(&g, tamper)?;
@@ -185,9 +187,10 @@ impl GpuMsm {
             self_test_time: self.self_test_time,
             created: self.created,
             hooks: Arc::clone(&self.hooks),
+            curve: std::marker::PhantomData,
         };
         if let Some(g) = engine.gpu() {
-            check_one_point_fits(&engine.config, &g, false)?;
+            check_one_point_fits::<C>(&engine.config, &g, false)?;
         }
         Ok(engine)
     }
@@ -312,16 +315,20 @@ impl GpuMsm {
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
     /// each) or a resident [`crate::Bases`] (its first `scalars.len()` points).
-    pub fn msm<B: MsmBases + ?Sized>(&self, bases: &B, scalars: &[Fr]) -> Result<G1Projective> {
+    pub fn msm<B: MsmBases<C> + ?Sized>(
+        &self,
+        bases: &B,
+        scalars: &[Fr<C>],
+    ) -> Result<Projective<C>> {
         self.msm_with_report(bases, scalars).map(|(r, _)| r)
     }
 
     /// The MSM and a report of what ran and how long each phase took.
-    pub fn msm_with_report<B: MsmBases + ?Sized>(
+    pub fn msm_with_report<B: MsmBases<C> + ?Sized>(
         &self,
         bases: &B,
-        scalars: &[Fr],
-    ) -> Result<(G1Projective, MsmReport)> {
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport)> {
         let span = tracing::info_span!(
             "gpu_msm.msm",
             n = scalars.len(),
@@ -379,7 +386,7 @@ fn load_calibration(source: &CalibrationSource) -> Result<Option<Calibration>> {
     }
 }
 
-impl std::fmt::Debug for GpuMsm {
+impl<C: GpuCurve> std::fmt::Debug for GpuMsm<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuMsm")
             .field("adapter", &self.adapter_name())

@@ -6,43 +6,43 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ark_bls12_377::{Fr, G1Projective};
-
 use super::prepare::{GpuCall, Prepared};
 use super::GpuMsm;
 use crate::bases::BasesRef;
+use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, InFlight};
 use crate::report::{Backend, MsmReport};
+use ark_ec::short_weierstrass::Projective;
 
 /// One call of an overlapped run.
-pub(super) struct Piece<'a> {
+pub(super) struct Piece<'a, C: GpuCurve> {
     /// Its bases.
-    pub bases: BasesRef<'a>,
+    pub bases: BasesRef<'a, C>,
     /// Its scalars.
-    pub scalars: &'a [Fr],
+    pub scalars: &'a [Fr<C>],
     /// Its path, if decided already (a slice takes its call's); else routed on its own.
     pub route: Option<(Backend, String)>,
 }
 
 /// A piece submitted to the GPU and not yet collected.
-struct Queued<'a> {
+struct Queued<'a, C: GpuCurve> {
     /// Its place among the pieces.
     index: usize,
-    call: Box<GpuCall<'a>>,
+    call: Box<GpuCall<'a, C>>,
     in_flight: InFlight,
 }
 
 /// An overlapped run's state: each piece's result once collected, the device the pieces
 /// run on, the piece in flight, and how an error names piece k (`err(k, e)`).
-struct Run<'a, E> {
-    out: Vec<Option<(G1Projective, MsmReport)>>,
+struct Run<'a, C: GpuCurve, E> {
+    out: Vec<Option<(Projective<C>, MsmReport)>>,
     device: Option<Arc<GpuContext>>,
-    queued: Option<Queued<'a>>,
+    queued: Option<Queued<'a, C>>,
     err: E,
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// The pieces' sums and reports, in order: piece k + 1 is prepared and submitted while
     /// piece k runs. On an error the piece in flight is collected first, so that the error
     /// is the earliest piece's, as if they had run one at a time (and no piece is left
@@ -53,9 +53,9 @@ impl GpuMsm {
     /// piece k in an error.
     pub(super) fn run_overlapped<'a>(
         &self,
-        pieces: impl IntoIterator<Item = Piece<'a>>,
+        pieces: impl IntoIterator<Item = Piece<'a, C>>,
         err: impl Fn(usize, MsmError) -> MsmError,
-    ) -> Result<Vec<(G1Projective, MsmReport)>> {
+    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
         let mut run = Run {
             out: Vec::new(),
             device: None,
@@ -90,9 +90,9 @@ impl GpuMsm {
     /// collected meanwhile). An error of piece k is named by `err`.
     fn run_piece<'a, E: Fn(usize, MsmError) -> MsmError>(
         &self,
-        run: &mut Run<'a, E>,
+        run: &mut Run<'a, C, E>,
         k: usize,
-        piece: Piece<'a>,
+        piece: Piece<'a, C>,
     ) -> Result<()> {
         if self.host_list_check_pending() {
             // Its planning's test calls must not wait for room the piece in flight holds.
@@ -147,9 +147,9 @@ impl GpuMsm {
     /// could wait forever); neither report counts the other's work.
     fn submit_piece<E: Fn(usize, MsmError) -> MsmError>(
         &self,
-        run: &mut Run<'_, E>,
+        run: &mut Run<'_, C, E>,
         k: usize,
-        p: &mut GpuCall,
+        p: &mut GpuCall<C>,
         t: Instant,
     ) -> Result<InFlight> {
         let gpu = Arc::clone(&p.gpu);
@@ -170,7 +170,7 @@ impl GpuMsm {
     /// Collects the piece in flight, if any.
     fn collect_queued<E: Fn(usize, MsmError) -> MsmError>(
         &self,
-        run: &mut Run<'_, E>,
+        run: &mut Run<'_, C, E>,
     ) -> Result<()> {
         match run.queued.take() {
             Some(q) => self.collect_one(run, q),
@@ -181,8 +181,8 @@ impl GpuMsm {
     /// A queued piece's sum and report, once the GPU is done with it, into its place.
     fn collect_one<E: Fn(usize, MsmError) -> MsmError>(
         &self,
-        run: &mut Run<'_, E>,
-        q: Queued,
+        run: &mut Run<'_, C, E>,
+        q: Queued<C>,
     ) -> Result<()> {
         let gpu = Arc::clone(run.device.as_ref().expect("set by the queued piece"));
         let j = q.index;

@@ -6,7 +6,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::AffineRepr;
 use ark_ff::Zero;
 
@@ -15,45 +14,50 @@ use super::GpuMsm;
 use crate::bases::BasesRef;
 use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
+use crate::curve::{Fr, GpuCurve};
 use crate::digits::{
     bucket_windows, buckets_per_window, choose_window, pippenger_cost, precompute_cost,
-    scalar_integers, windows_for_bits, AddCosts, BucketPlan, DigitMatrix, SCALAR_BITS, SIGN_BIT,
+    scalar_integers, windows_for_bits, AddCosts, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
+use ark_ec::short_weierstrass::{Affine, Projective};
 
 /// What a GPU call on the device's bucket sort adds to its route.
 pub(super) const ON_DEVICE: &str = "; bucket sort on the GPU";
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
-pub(super) enum Prepared<'a> {
-    Done(G1Projective, Box<MsmReport>),
-    Gpu(Box<GpuCall<'a>>),
+pub(super) enum Prepared<'a, C: GpuCurve> {
+    Done(Projective<C>, Box<MsmReport>),
+    Gpu(Box<GpuCall<'a, C>>),
 }
 
 /// A GPU call after its host work, ready to submit.
-pub(super) struct GpuCall<'a> {
+pub(super) struct GpuCall<'a, C: GpuCurve> {
     pub(super) report: MsmReport,
     pub(super) start: Instant,
     /// The device its host work was planned for (its stages built and checked there): the
     /// call runs there, or fails if that device is lost since.
     pub(super) gpu: Arc<GpuContext>,
-    pub(super) bases: BasesRef<'a>,
+    pub(super) bases: BasesRef<'a, C>,
     pub(super) n: usize,
     pub(super) c: u32,
     /// The shifted copies of the resident part the call reads (device sort only).
     pub(super) shift: Shift,
     pub(super) plan: CallPlan,
-    pub(super) scalars: &'a [Fr],
+    pub(super) scalars: &'a [Fr<C>],
     /// SRE's merged points, uploaded after the bases.
-    pub(super) merged: Vec<G1Affine>,
+    pub(super) merged: Vec<Affine<C>>,
     /// Time not part of its total: other calls' host work while this one was in flight (a
     /// batch), and its stages' setup on first use.
     pub(super) overlapped: Duration,
 }
+
+/// The host-lists path's window size, bucket plan and SRE's merged points.
+type HostLists<C> = (u32, BucketPlan, Vec<Affine<C>>);
 
 /// How a GPU call's bucket entries are made.
 pub(super) enum CallPlan {
@@ -74,22 +78,22 @@ pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: 
     )
 }
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Validation, the base checks and all host work before the GPU, on the path `route`
     /// chose: the CPU paths run the call here.
     pub(super) fn prepare<'a>(
         &self,
-        src: BasesRef<'a>,
-        scalars: &'a [Fr],
+        src: BasesRef<'a, C>,
+        scalars: &'a [Fr<C>],
         (backend, route): (Backend, String),
-    ) -> Result<Prepared<'a>> {
+    ) -> Result<Prepared<'a, C>> {
         let start = Instant::now();
         let bases = self.validate(src, scalars)?;
         let n = scalars.len();
         tracing::Span::current().record("backend", tracing::field::debug(backend));
         let mut report = self.empty_report(src, n, backend, route);
         if n == 0 {
-            return Ok(done(G1Projective::zero(), report, start));
+            return Ok(done(Projective::<C>::zero(), report, start));
         }
         let in_g1 = self.check_call_bases(src, bases, backend)?;
         if backend != Backend::Gpu {
@@ -148,7 +152,7 @@ impl GpuMsm {
             if host {
                 check_bases(bases, false)?;
             }
-            return Ok(done(G1Projective::zero(), report, start));
+            return Ok(done(Projective::<C>::zero(), report, start));
         };
         let mut call = GpuCall {
             report,
@@ -172,7 +176,7 @@ impl GpuMsm {
     /// (exact, and within what slicing checked for it) when its job does not fit: SRE's
     /// merged points (more bases than the call's n, for which slicing sized it) or the
     /// lists exceed the adapter's limits or the memory budget.
-    fn fit_host_lists(&self, call: &mut GpuCall) -> Result<()> {
+    fn fit_host_lists(&self, call: &mut GpuCall<C>) -> Result<()> {
         if !matches!(call.plan, CallPlan::HostLists(_))
             || call.gpu.job_fits(&Self::job(&call.gpu, call))
         {
@@ -196,7 +200,13 @@ impl GpuMsm {
     }
 
     /// A report of a call that has not run yet.
-    fn empty_report(&self, src: BasesRef, n: usize, backend: Backend, route: String) -> MsmReport {
+    fn empty_report(
+        &self,
+        src: BasesRef<C>,
+        n: usize,
+        backend: Backend,
+        route: String,
+    ) -> MsmReport {
         MsmReport {
             backend,
             route,
@@ -228,23 +238,23 @@ impl GpuMsm {
         &self,
         gpu: &GpuContext,
         report: &mut MsmReport,
-        (src, n): (BasesRef, usize),
+        (src, n): (BasesRef<C>, usize),
         c: Option<u32>,
     ) -> Result<(u32, Shift)> {
         let host = matches!(src, BasesRef::Host(_));
-        let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, SCALAR_BITS));
+        let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, C::spec().scalar_bits));
         let held = src
             .stored_part()
             .filter(|part| gpu.holds(part))
             .map_or(Shift::NONE, |part| part.shift());
-        let costs = AddCosts::of(gpu.profile.arithmetic);
+        let (costs, bits) = (AddCosts::of(gpu.profile.arithmetic), C::spec().scalar_bits);
         let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.
         let (c, shift) = match held.window_bits() {
             Some(set_c)
                 if (forced
-                    || precompute_cost(n, set_c, held.copies(), costs)
-                        < pippenger_cost(n, own, costs))
+                    || precompute_cost(n, set_c, held.copies(), bits, costs)
+                        < pippenger_cost(n, own, bits, costs))
                     && gpu.fits_call(n, host, (set_c, held.copies()), 0) =>
             {
                 (set_c, held)
@@ -261,7 +271,7 @@ impl GpuMsm {
                 gpu.memory_usage()
             )));
         }
-        let w = bucket_windows(c, copies);
+        let w = bucket_windows(c, copies, bits);
         report.window_bits = Some(c);
         report.num_windows = w;
         report.precomputed_copies = copies;
@@ -280,10 +290,10 @@ impl GpuMsm {
         &self,
         gpu: &GpuContext,
         report: &mut MsmReport,
-        bases: &[G1Affine],
-        scalars: &[Fr],
+        bases: &[Affine<C>],
+        scalars: &[Fr<C>],
         placement: Placement,
-    ) -> Result<Option<(u32, BucketPlan, Vec<G1Affine>)>> {
+    ) -> Result<Option<HostLists<C>>> {
         let (c, plan, merged) = match placement {
             Placement {
                 c: Some(c),
@@ -321,11 +331,11 @@ impl GpuMsm {
     /// The merged points and bucket plan of an SRE placement.
     fn sre_plan(
         &self,
-        bases: &[G1Affine],
+        bases: &[Affine<C>],
         sp: &SrePlan,
         c: u32,
         report: &mut MsmReport,
-    ) -> Result<(u32, BucketPlan, Vec<G1Affine>)> {
+    ) -> Result<(u32, BucketPlan, Vec<Affine<C>>)> {
         let tm = Instant::now();
         let merged = {
             let _s = tracing::info_span!("gpu_msm.merged_points", pairs = sp.pairs.len()).entered();
@@ -359,14 +369,23 @@ fn not_applied(report: &mut MsmReport, why: &str) {
 }
 
 /// A call finished on the host: its sum and its report, timed from `start`.
-fn done<'a>(sum: G1Projective, mut report: MsmReport, start: Instant) -> Prepared<'a> {
+fn done<'a, C: GpuCurve>(
+    sum: Projective<C>,
+    mut report: MsmReport,
+    start: Instant,
+) -> Prepared<'a, C> {
     report.phases.total = start.elapsed();
     report.host_time = report.phases.total;
     Prepared::Done(sum, Box::new(report))
 }
 
 /// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
-fn cpu_msm(backend: Backend, bases: &[G1Affine], scalars: &[Fr], in_g1: bool) -> G1Projective {
+fn cpu_msm<C: GpuCurve>(
+    backend: Backend,
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
+    in_g1: bool,
+) -> Projective<C> {
     if backend == Backend::CpuDoubleAndAdd {
         let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
         return cpu::double_and_add(bases, scalars);

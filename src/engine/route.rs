@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use ark_bls12_377::{Fr, G1Projective};
-
 use super::device::DeviceState;
 use super::prepare::Prepared;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
+use crate::curve::{Fr, GpuCurve};
 use crate::error::Result;
 use crate::report::{Backend, MsmReport};
 use crate::routing;
+use ark_ec::short_weierstrass::Projective;
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// The path of an n-point call and why: the routing's choice, moved to the CPU when the
     /// device cannot take it now ([`GpuMsm::device_ready`], asked only for GPU calls).
     pub(super) fn route_call(&self, n: usize) -> Result<(Backend, String)> {
@@ -50,7 +50,7 @@ impl GpuMsm {
     }
 
     /// Whether `b`'s device copy is on this engine's current device.
-    pub(super) fn holds(&self, b: &Bases) -> bool {
+    pub(super) fn holds(&self, b: &Bases<C>) -> bool {
         let gpu = self.gpu();
         b.resident()
             .is_some_and(|r| gpu.as_ref().is_some_and(|g| g.holds(r)))
@@ -59,10 +59,10 @@ impl GpuMsm {
     /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
     pub(super) fn one_call(
         &self,
-        src: BasesRef<'_>,
-        scalars: &[Fr],
+        src: BasesRef<'_, C>,
+        scalars: &[Fr<C>],
         route: (Backend, String),
-    ) -> Result<(G1Projective, MsmReport)> {
+    ) -> Result<(Projective<C>, MsmReport)> {
         match self.prepare(src, scalars, route)? {
             Prepared::Done(r, rep) => Ok((r, *rep)),
             Prepared::Gpu(p) => {

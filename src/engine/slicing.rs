@@ -3,25 +3,25 @@
 use std::ops::Range;
 use std::time::Instant;
 
-use ark_bls12_377::{Fr, G1Projective};
 use ark_ff::Zero;
 
 use super::overlap::Piece;
 use super::prepare::window_bits;
 use super::GpuMsm;
 use crate::bases::{slice_ranges, BasesRef};
-use crate::digits::SCALAR_BITS;
+use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
+use ark_ec::short_weierstrass::Projective;
 
-impl GpuMsm {
+impl<C: GpuCurve> GpuMsm<C> {
     /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
     /// workspace (its bases uploaded by the call unless `resident`), at the window size the
     /// engine picks for it: what to budget for ([`crate::MsmConfig::memory_budget`]). `None`
     /// without a GPU, or when the call exceeds the adapter's buffer limits.
     pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
         let gpu = self.gpu()?;
-        let c = window_bits(&self.config, &gpu, n, SCALAR_BITS);
+        let c = window_bits(&self.config, &gpu, n, C::spec().scalar_bits);
         gpu.call_bytes(n, !resident, c, 1).ok()
     }
 
@@ -49,8 +49,8 @@ impl GpuMsm {
             return Some(0);
         }
         let fits = |m: usize| {
-            let shape =
-                shape.unwrap_or_else(|| (window_bits(&self.config, &gpu, m, SCALAR_BITS), 1));
+            let shape = shape
+                .unwrap_or_else(|| (window_bits(&self.config, &gpu, m, C::spec().scalar_bits), 1));
             gpu.fits_call(m, host, shape, reserve)
         };
         if fits(n) {
@@ -103,11 +103,11 @@ impl GpuMsm {
     /// bases in the caller's numbering.
     pub(super) fn sliced<'a>(
         &self,
-        scalars: &'a [Fr],
+        scalars: &'a [Fr<C>],
         slice: usize,
         route: &(Backend, String),
-        bases: impl Fn(usize, Range<usize>) -> BasesRef<'a>,
-    ) -> Result<(G1Projective, MsmReport)> {
+        bases: impl Fn(usize, Range<usize>) -> BasesRef<'a, C>,
+    ) -> Result<(Projective<C>, MsmReport)> {
         let start = Instant::now();
         let ranges: Vec<Range<usize>> = slice_ranges(scalars.len(), slice).collect();
         let pieces = ranges.iter().enumerate().map(|(k, r)| Piece {
@@ -117,7 +117,7 @@ impl GpuMsm {
         });
         let done = self.run_overlapped(pieces, |k, e| e.at_offset(ranges[k].start))?;
         let slices = done.len();
-        let mut sum = G1Projective::zero();
+        let mut sum = Projective::<C>::zero();
         let mut report: Option<MsmReport> = None;
         for (r, rep) in done {
             sum += r;

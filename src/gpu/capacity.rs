@@ -7,9 +7,9 @@ use super::shader::field::{CurveProfile, WORKGROUP_SIZE};
 use super::slots::Slot;
 use super::upload::{sort_uploads, staging_sections};
 use super::{sort, GpuContext};
+use crate::curve::GpuCurve;
 use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
-use crate::gpu::shader::curve::GpuCurve;
 
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
 /// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
@@ -82,7 +82,10 @@ impl GpuContext {
         if limits.max_uniform_buffer_binding_size < uniform {
             return refuse(format!("uniform bindings of {uniform} bytes do not fit"));
         }
-        let windows = crate::digits::num_windows(crate::config::MIN_WINDOW_BITS);
+        let windows = crate::digits::num_windows(
+            crate::config::MIN_WINDOW_BITS,
+            self.profile.curve.scalar_bits,
+        );
         if limits.max_compute_workgroups_per_dimension < windows {
             return refuse(format!(
                 "a call dispatches up to {windows} workgroups in one row"
@@ -134,7 +137,7 @@ impl GpuContext {
         let limits = self.device.limits();
         let bind = self.max_binding_bytes();
         let a = self.profile;
-        let w = crate::digits::num_windows(c) as u64;
+        let w = crate::digits::num_windows(c, a.curve.scalar_bits) as u64;
         let per_point = [
             // A base and its identity bit.
             a.stored_bytes_per_base(1),

@@ -14,9 +14,8 @@ use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
 use super::shader::field::{identity_bits_bytes, CurveProfile};
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
-use crate::config::Arithmetic;
 use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
-use crate::digits::{bucket_windows, num_windows, AddCosts, SCALAR_BITS};
+use crate::digits::{bucket_windows, num_windows, AddCosts};
 use crate::error::{MsmError, Result};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
@@ -84,8 +83,9 @@ impl CallCounts {
             )));
         }
         let a = profile;
-        let digit_windows = num_windows(c);
-        let bw = bucket_windows(c, copies);
+        let bits = profile.curve.scalar_bits;
+        let digit_windows = num_windows(c, bits);
+        let bw = bucket_windows(c, copies, bits);
         // The shape the engine's layout gives the call: buckets and reduction segments.
         let shape = Params::for_windows(0, n as u32, c, bw);
         let buckets = shape.total_buckets as u64;
@@ -210,10 +210,11 @@ impl CallCounts {
     }
 }
 
-/// The window size the engine picks for an n-point call on `arithmetic` without a
-/// configured one (the cost model's).
-pub fn window_bits(n: usize, arithmetic: Arithmetic) -> u32 {
-    crate::digits::choose_window(None, n, SCALAR_BITS, AddCosts::of(arithmetic))
+/// The window size the engine picks for an n-point call on `profile` without a configured
+/// one (the cost model's, for the curve's scalars).
+pub fn window_bits(n: usize, profile: CurveProfile) -> u32 {
+    let (bits, costs) = (profile.curve.scalar_bits, AddCosts::of(profile.arithmetic));
+    crate::digits::choose_window(None, n, bits, costs)
 }
 
 #[cfg(test)]
@@ -222,7 +223,7 @@ mod tests {
     use crate::config::Arithmetic;
 
     fn edwards() -> CurveProfile {
-        Arithmetic::Limbs32Edwards.on(crate::gpu::shader::curve::bls12_377_g1())
+        Arithmetic::Limbs32Edwards.on(crate::curve::bls12_377_g1())
     }
     use crate::gpu::sort::scan_block;
 

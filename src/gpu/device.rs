@@ -10,8 +10,8 @@ use super::shader::field::Arithmetic;
 use super::workspace::SizeCaps;
 use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
+use crate::curve::CurveSpec;
 use crate::error::{MsmError, Result};
-use crate::gpu::shader::curve::CurveSpec;
 
 /// Identities of contexts, for [`StoredBases::context`].
 static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);

@@ -3,7 +3,7 @@
 
 use ark_ec::short_weierstrass::Affine;
 
-use crate::gpu::shader::curve::{Fr, GpuCurve};
+use crate::curve::{Fr, GpuCurve};
 
 use super::reduction::{self, MAX_REDUCE_LEVELS};
 use super::resident::{Shift, StoredBases};
@@ -314,8 +314,9 @@ impl GpuContext {
         c: u32,
         copies: u32,
     ) -> Result<JobLayout> {
-        let digit_windows = crate::digits::num_windows(c);
-        let windows = crate::digits::bucket_windows(c, copies);
+        let bits = self.profile.curve.scalar_bits;
+        let digit_windows = crate::digits::num_windows(c, bits);
+        let windows = crate::digits::bucket_windows(c, copies, bits);
         let slices = sort::accumulation_threads(n, digit_windows);
         let mut params = Params {
             num_slices: slices,

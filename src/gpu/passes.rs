@@ -10,7 +10,7 @@ use super::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use super::stages::{Binding, Source, StageId};
 use super::workspace::{GroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES_ID};
-use crate::gpu::shader::curve::GpuCurve;
+use crate::curve::GpuCurve;
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.

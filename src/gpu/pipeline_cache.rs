@@ -333,7 +333,7 @@ mod tests {
             transient_saves_memory: None,
             limit_bucket: None,
         };
-        let bls = crate::gpu::shader::curve::bls12_377_g1();
+        let bls = crate::curve::bls12_377_g1();
         let (p, k) = keys(&info, Arithmetic::Limbs32.on(bls), false);
         assert_eq!(keys(&info, Arithmetic::Limbs32.on(bls), false), (p, k));
         let (p2, k2) = keys(&info, Arithmetic::Limbs32Edwards.on(bls), false);
@@ -348,7 +348,7 @@ mod tests {
         let (p4, k4) = keys(&newer, Arithmetic::Limbs32.on(bls), false);
         assert!(p4 == p && k4 != k);
         // Another curve is another file.
-        let bn = <ark_bn254::g1::Config as crate::gpu::shader::curve::GpuCurve>::spec();
+        let bn = <ark_bn254::g1::Config as crate::curve::GpuCurve>::spec();
         let (p5, k5) = keys(&info, Arithmetic::Limbs32.on(bn), false);
         assert!(p5 != p && k5 != k);
     }

@@ -1,6 +1,6 @@
 //! Resident sets: bases uploaded and converted once, kept on the device for many calls.
 
-use crate::gpu::shader::curve::GpuCurve;
+use crate::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -27,24 +27,35 @@ use crate::error::{MsmError, Result};
 pub struct Shift {
     c: u32,
     copies: u32,
+    /// The curve's scalar bits (its window count at c).
+    scalar_bits: u32,
 }
 
 impl Shift {
     /// The bases alone.
-    pub const NONE: Shift = Shift { c: 0, copies: 1 };
+    pub const NONE: Shift = Shift {
+        c: 0,
+        copies: 1,
+        scalar_bits: 0,
+    };
 
     /// `copies` copies for window size c (2 to `MAX_PRECOMPUTED_WINDOW_BITS`), lowered to the fewest
     /// that give the same W' (a copy that no window reaches is not stored), at most W;
-    /// [`Shift::NONE`] for at most one copy or a c out of range.
-    pub fn new(c: u32, copies: u32) -> Shift {
+    /// [`Shift::NONE`] for at most one copy or a c out of range. `scalar_bits`: the curve's
+    /// (its windows at c).
+    pub fn new(c: u32, copies: u32, scalar_bits: u32) -> Shift {
         if copies <= 1 || !(2..=crate::config::MAX_PRECOMPUTED_WINDOW_BITS).contains(&c) {
             return Shift::NONE;
         }
-        let w = crate::digits::num_windows(c);
-        let used = w.div_ceil(crate::digits::bucket_windows(c, copies));
+        let w = crate::digits::num_windows(c, scalar_bits);
+        let used = w.div_ceil(crate::digits::bucket_windows(c, copies, scalar_bits));
         match used {
             1 => Shift::NONE,
-            k => Shift { c, copies: k },
+            k => Shift {
+                c,
+                copies: k,
+                scalar_bits,
+            },
         }
     }
 
@@ -60,7 +71,7 @@ impl Shift {
 
     /// Windows of buckets of a call on the copies: W'.
     pub fn bucket_windows(self) -> u32 {
-        crate::digits::bucket_windows(self.c, self.copies)
+        crate::digits::bucket_windows(self.c, self.copies, self.scalar_bits)
     }
 
     /// Doublings from one copy to the next: c W' (at most about 256).

@@ -9,7 +9,7 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use wgpu::util::DeviceExt;
 
 use super::field::{arkworks_words, Arithmetic, CurveProfile, WORKGROUP_SIZE};
-use crate::gpu::shader::curve::{Fp, Fr, GpuCurve};
+use crate::curve::{Fp, Fr, GpuCurve};
 
 use super::pipelines::{create_pipeline, shader_module};
 use super::stages::StageId;

@@ -1,7 +1,7 @@
 //! Submitting a call and finishing it: one submission of every pass (or one per pass when
 //! timing by wall clock), then the read-back of its window sums, status and stage times.
 
-use crate::gpu::shader::curve::GpuCurve;
+use crate::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 

@@ -1,10 +1,10 @@
 //! Read-back helpers for the tests: the GPU bucket sort's output, a resident set's stored
 //! words, any buffer's first words.
 
-use crate::gpu::shader::curve::GpuCurve;
+use crate::curve::GpuCurve;
 use ark_ec::short_weierstrass::Affine;
 
-use crate::gpu::shader::curve::Fr;
+use crate::curve::Fr;
 
 use super::device::scoped;
 use super::layout::{Job, JobBases, JobPlan};
@@ -34,8 +34,8 @@ impl GpuContext {
         let timeout = crate::config::DEFAULT_GPU_TIMEOUT;
         let f = self.submit(&job, timeout)?;
         self.wait_for(f.submission.clone(), timeout)?;
-        let buckets =
-            crate::digits::num_windows(c) as u64 * crate::digits::buckets_per_window(c) as u64;
+        let buckets = crate::digits::num_windows(c, self.profile.curve.scalar_bits) as u64
+            * crate::digits::buckets_per_window(c) as u64;
         // The offsets from the prefix sum's levels, as the stages after it read them.
         let (levels, len) = super::sort::scan_levels(buckets as u32 + 1);
         let scan = self.read_words(f.ws.get(Slot::Scan), len as u64)?;

@@ -3,7 +3,7 @@
 
 use ark_ec::short_weierstrass::Affine;
 
-use crate::gpu::shader::curve::{Fr, GpuCurve};
+use crate::curve::{Fr, GpuCurve};
 use rayon::prelude::*;
 
 use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};

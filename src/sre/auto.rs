@@ -24,13 +24,12 @@
 
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{Fr, G1Affine};
-
 use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
 use crate::config::MAX_WINDOW_BITS;
-use crate::digits::{
-    choose_window, num_windows, pippenger_cost, AddCosts, DigitMatrix, SCALAR_BITS,
-};
+use crate::curve::{Fr, GpuCurve};
+use crate::digits::{choose_window, num_windows, pippenger_cost, AddCosts, DigitMatrix};
+use ark_ec::short_weierstrass::Affine;
+use ark_ff::PrimeField;
 
 /// Share of the predicted MSM time (with SRE) that the searches of one call, pilots
 /// included, may take.
@@ -72,6 +71,8 @@ pub struct Rates {
     /// The addition costs these rates were learned under (the engine's profile, the same
     /// as `decide`'s `costs`): the weights of [`pippenger_cost`].
     pub costs: AddCosts,
+    /// The scalar field's bits (the curve's): the windows [`pippenger_cost`] counts.
+    pub scalar_bits: u32,
 }
 
 /// What `Auto` decided for one call.
@@ -102,7 +103,7 @@ pub struct Decision {
 
 /// Predicted whole-call time of plain Pippenger at window c.
 pub fn plain_ns(r: &Rates, n: usize, c: u32) -> f64 {
-    r.call_ns_per_mul * pippenger_cost(n, c, r.costs) as f64
+    r.call_ns_per_mul * pippenger_cost(n, c, r.scalar_bits, r.costs) as f64
 }
 
 /// Predicted whole-call time at window c with SRE saving `saved` additions by `pairs` merged
@@ -129,16 +130,16 @@ struct Pilot {
 /// Decides for `bases`/`scalars`; `fixed_c` restricts the window to the configured one.
 /// Without `rates` it runs plain (nothing measured yet) at the cost model's window for
 /// `costs`, the engine's addition costs.
-pub fn decide(
-    bases: &[G1Affine],
-    scalars: &[Fr],
+pub fn decide<C: GpuCurve>(
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
     rates: Option<Rates>,
     fixed_c: Option<u32>,
     costs: AddCosts,
 ) -> Decision {
     let start = Instant::now();
     let n = scalars.len();
-    let c0 = choose_window(fixed_c, n, SCALAR_BITS, costs);
+    let c0 = choose_window(fixed_c, n, Fr::<C>::MODULUS_BIT_SIZE, costs);
     let Some(r) = rates else {
         return Decision {
             window_bits: c0,
@@ -163,8 +164,8 @@ pub fn decide(
 
     let s = n.min(AUTO_SAMPLE);
     let stride = (n / s.max(1)).max(1);
-    let sample_b: Vec<G1Affine> = bases.iter().step_by(stride).take(s).copied().collect();
-    let sample_k: Vec<Fr> = scalars.iter().step_by(stride).take(s).copied().collect();
+    let sample_b: Vec<Affine<C>> = bases.iter().step_by(stride).take(s).copied().collect();
+    let sample_k: Vec<Fr<C>> = scalars.iter().step_by(stride).take(s).copied().collect();
 
     let whole = s == n;
     let mut pilot_stats = SreStats::default();
@@ -206,7 +207,7 @@ pub fn decide(
             break;
         }
         last_pilot = pilot_start.elapsed();
-        let (saved, pairs, search_ns) = extrapolate(&st, s, n, c, whole);
+        let (saved, pairs, search_ns) = extrapolate(&st, (s, n), c, r.scalar_bits, whole);
         let left_ns = full_budget_ns(sre_ns(&r, n, c, saved, pairs, 0.0));
         let t = predict(c, saved, pairs, search_ns, left_ns);
         notes.push(format!(
@@ -272,7 +273,7 @@ fn candidate_windows(r: &Rates, n: usize, fixed_c: Option<u32>, t0: f64) -> Vec<
         None => (2..=MAX_WINDOW_BITS).collect(),
     };
     candidates.retain(|&c| {
-        let merged = 0.5 * n as f64 * num_windows(c) as f64;
+        let merged = 0.5 * n as f64 * num_windows(c, r.scalar_bits) as f64;
         let pairs = 0.5 * n as f64;
         sre_ns(r, n, c, merged - pairs, pairs, 0.0) < t0 * (1.0 - AUTO_MIN_GAIN)
     });
@@ -282,13 +283,19 @@ fn candidate_windows(r: &Rates, n: usize, fixed_c: Option<u32>, t0: f64) -> Vec<
 
 /// A pilot over `s` of the n scalars at window c, extrapolated to all of them: additions
 /// saved, merged pairs and the full search's time in ns (zero when the pilot was `whole`).
-fn extrapolate(st: &SreStats, s: usize, n: usize, c: u32, whole: bool) -> (f64, f64, f64) {
+fn extrapolate(
+    st: &SreStats,
+    (s, n): (usize, usize),
+    c: u32,
+    scalar_bits: u32,
+    whole: bool,
+) -> (f64, f64, f64) {
     let scale = n as f64 / s as f64;
     let saved = st.additions_saved as f64 * scale;
     let pairs = st.pairs as f64 * scale;
     // Index visits per target grow with the list lengths (about N / 2^(c-1)) up to the cap.
     let visits_per_target = (st.comparisons as f64 / s as f64 * scale)
-        .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c) as f64);
+        .min((2 * INDEXED_CANDIDATES_PER_LIST) as f64 * num_windows(c, scalar_bits) as f64);
     let ns_per_visit = st.search_time.as_nanos() as f64 / (st.comparisons.max(1) as f64);
     // A pilot over the whole input is the search itself: nothing more to run.
     let search_ns = if whole {
@@ -319,6 +326,7 @@ fn reason(c0: u32, t0: f64, notes: &[String], on_at: Option<u32>) -> String {
 
 #[cfg(test)]
 mod tests {
+    type Bls = ark_bls12_377::g1::Config;
     use super::*;
     use crate::digits::best_window_bits;
     use crate::inputs::{random_bases, random_scalars};
@@ -329,6 +337,7 @@ mod tests {
         call_ns_per_mul: 250.0,
         merge_ns: DEFAULT_MERGE_NS,
         costs: AddCosts::RCB,
+        scalar_bits: crate::digits::SCALAR_BITS,
     };
     /// Four times [`SLOW_GPU`]'s costs: a plain call of about 1.5 s at 4096 points, so that
     /// the time the pilots take under a loaded machine (the re-prediction counts it) cannot
@@ -345,20 +354,24 @@ mod tests {
         call_ns_per_mul: 0.15,
         merge_ns: DEFAULT_MERGE_NS,
         costs: AddCosts::RCB,
+        scalar_bits: crate::digits::SCALAR_BITS,
     };
 
     #[test]
     fn nothing_measured_means_plain() {
-        let (b, k) = (random_bases(100, 1), random_scalars(100, 2));
+        let (b, k) = (random_bases::<Bls>(100, 1), random_scalars(100, 2));
         let d = decide(&b, &k, None, None, AddCosts::RCB);
         assert!(!d.search);
-        assert_eq!(d.window_bits, best_window_bits(100, AddCosts::RCB));
+        assert_eq!(
+            d.window_bits,
+            best_window_bits(100, crate::digits::SCALAR_BITS, AddCosts::RCB)
+        );
     }
 
     #[test]
     fn repeated_scalars_turn_sre_on_where_gpu_additions_are_dear() {
         let n = 4096;
-        let b = random_bases(n, 1);
+        let b = random_bases::<Bls>(n, 1);
         let k = vec![random_scalars(1, 2)[0]; n];
         let d = decide(&b, &k, Some(DEAR_GPU), None, AddCosts::RCB);
         assert!(d.search, "{}", d.reason);
@@ -378,11 +391,14 @@ mod tests {
     #[test]
     fn random_scalars_stay_plain() {
         let n = 4096;
-        let (b, k) = (random_bases(n, 1), random_scalars(n, 2));
+        let (b, k) = (random_bases::<Bls>(n, 1), random_scalars(n, 2));
         for r in [SLOW_GPU, FAST_GPU] {
             let d = decide(&b, &k, Some(r), None, AddCosts::RCB);
             assert!(!d.search, "{}", d.reason);
-            assert_eq!(d.window_bits, best_window_bits(n, AddCosts::RCB));
+            assert_eq!(
+                d.window_bits,
+                best_window_bits(n, crate::digits::SCALAR_BITS, AddCosts::RCB)
+            );
         }
     }
 }

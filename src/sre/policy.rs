@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use ark_bls12_377::{Fr, G1Affine};
-
 use super::auto::{self, Rates, DEFAULT_MERGE_NS};
 use super::SrePlan;
 use crate::config::{MsmConfig, SreMode};
-use crate::digits::{pippenger_cost_for_bits, AddCosts, DigitMatrix, SCALAR_BITS};
+use crate::curve::{Fr, GpuCurve};
+use crate::digits::{pippenger_cost_for_bits, AddCosts, DigitMatrix};
 use crate::report::{MsmReport, SreReport};
+use ark_ec::short_weierstrass::Affine;
+use ark_ff::PrimeField;
 
 /// What a GPU call places in buckets: the window size (`None`: chosen from the scalars'
 /// largest bit length), and either an SRE plan or plain digits (`digits`, when already
@@ -30,11 +31,11 @@ pub(crate) struct SrePolicy {
 
 impl SrePolicy {
     /// Window size and SRE plan for a GPU call, per `config.sre`; fills the report's SRE part.
-    pub(crate) fn plan(
+    pub(crate) fn plan<C: GpuCurve>(
         &self,
         config: &MsmConfig,
-        bases: &[G1Affine],
-        scalars: &[Fr],
+        bases: &[Affine<C>],
+        scalars: &[Fr<C>],
         costs: AddCosts,
         report: &mut MsmReport,
     ) -> Placement {
@@ -47,7 +48,8 @@ impl SrePolicy {
         match config.sre {
             SreMode::Off => plain(config.window_bits, None),
             SreMode::On(opts) => {
-                let c = crate::digits::choose_window(config.window_bits, n, SCALAR_BITS, costs);
+                let bits = Fr::<C>::MODULUS_BIT_SIZE;
+                let c = crate::digits::choose_window(config.window_bits, n, bits, costs);
                 let t = Instant::now();
                 let d = DigitMatrix::new(bases, scalars, c);
                 report.phases.digits += t.elapsed();
@@ -69,11 +71,11 @@ impl SrePolicy {
         }
     }
 
-    fn auto(
+    fn auto<C: GpuCurve>(
         &self,
         config: &MsmConfig,
-        bases: &[G1Affine],
-        scalars: &[Fr],
+        bases: &[Affine<C>],
+        scalars: &[Fr<C>],
         costs: AddCosts,
         report: &mut MsmReport,
     ) -> Placement {
@@ -156,18 +158,18 @@ impl SrePolicy {
 
     /// Updates the rates from a finished GPU call. Only full-width calls teach the
     /// whole-call rate (a call on small scalars runs fewer windows than the model counts).
-    pub(crate) fn learn(&self, rep: &MsmReport) {
+    pub(crate) fn learn(&self, rep: &MsmReport, scalar_bits: u32) {
         let (Some(c), true) = (rep.window_bits, rep.num_entries > 0) else {
             return;
         };
         let p = &rep.phases;
         let call = p.total.saturating_sub(p.sre_search + p.merged_points);
         let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
-        let full_width = rep.num_windows == crate::digits::num_windows(c);
+        let full_width = rep.num_windows == crate::digits::num_windows(c, scalar_bits);
         // A GPU call's report names its profile; RCB only for a report without one.
         let costs = rep.arithmetic.map_or(AddCosts::RCB, AddCosts::of);
         let call_ns_per_mul =
-            call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, SCALAR_BITS, costs) as f64;
+            call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, scalar_bits, costs) as f64;
         let applied = rep.sre.as_ref().is_some_and(|s| s.applied);
         let Ok(mut map) = self.rates.lock() else {
             return;
@@ -195,6 +197,7 @@ impl SrePolicy {
                     _ => mix(prev.map(|r| r.call_ns_per_mul), call_ns_per_mul),
                 },
                 merge_ns,
+                scalar_bits,
                 costs,
             },
         );

@@ -4,6 +4,8 @@ use crate::inputs::{adversarial_scalars, random_bases, random_scalars};
 use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
 
+type Bls = ark_bls12_377::g1::Config;
+
 fn all_options() -> Vec<SreOptions> {
     let mut v = Vec::new();
     for strategy in SreStrategy::ALL {
@@ -59,7 +61,7 @@ fn msm_through_plan(bases: &[G1Affine], scalars: &[Fr], c: u32, opts: &SreOption
 #[test]
 fn every_strategy_gives_the_msm_on_adversarial_inputs() {
     let n = 40;
-    let mut bases = random_bases(n, 5);
+    let mut bases = random_bases::<Bls>(n, 5);
     bases[3] = G1Affine::identity();
     bases[7] = bases[6]; // duplicate base
     bases[9] = -bases[8]; // P and -P
@@ -81,7 +83,7 @@ fn every_strategy_gives_the_msm_on_adversarial_inputs() {
 fn equal_scalars_merge_every_window() {
     // Two equal scalars share all their nonzero windows: one pair, m - 1 saved.
     let k = random_scalars(1, 3)[0];
-    let bases = random_bases(2, 4);
+    let bases = random_bases::<Bls>(2, 4);
     let d = DigitMatrix::new(&bases, &[k, k], 4);
     let m = d.row(0).iter().filter(|&&x| x != 0).count() as u64;
     for strategy in SreStrategy::ALL {
@@ -121,7 +123,7 @@ fn equal_scalars_merge_every_window() {
 #[test]
 fn early_stop_at_zero_merges_each_scalar_once() {
     let n = 200;
-    let d = DigitMatrix::new(&random_bases(n, 1), &random_scalars(n, 2), 3);
+    let d = DigitMatrix::new(&random_bases::<Bls>(n, 1), &random_scalars(n, 2), 3);
     for strategy in SreStrategy::ALL {
         let opts = SreOptions {
             strategy,
@@ -154,7 +156,7 @@ fn searches_find_redundancy_at_small_windows() {
     // 256 random scalars at c = 4 (64 windows, 8 digit values): pairs sharing two windows
     // are plentiful, and every strategy must find a good share of them.
     let n = 256;
-    let d = DigitMatrix::new(&random_bases(n, 1), &random_scalars(n, 2), 4);
+    let d = DigitMatrix::new(&random_bases::<Bls>(n, 1), &random_scalars(n, 2), 4);
     for strategy in SreStrategy::ALL {
         let plan = search(&d, &SreOptions::new(strategy), None);
         assert!(
@@ -168,7 +170,7 @@ fn searches_find_redundancy_at_small_windows() {
 #[test]
 fn deadline_in_the_past_stops_at_once_with_a_valid_plan() {
     let n = 3000;
-    let d = DigitMatrix::new(&random_bases(n, 1), &random_scalars(n, 2), 4);
+    let d = DigitMatrix::new(&random_bases::<Bls>(n, 1), &random_scalars(n, 2), 4);
     for strategy in SreStrategy::ALL {
         let opts = SreOptions::new(strategy);
         let plan = search(&d, &opts, Some(Instant::now()));
@@ -229,7 +231,7 @@ fn strategy_names_round_trip() {
 fn identical_and_negated_rows_pair_in_the_first_pass() {
     let k = random_scalars(1, 9)[0];
     let n = 1001;
-    let bases = random_bases(n, 1);
+    let bases = random_bases::<Bls>(n, 1);
     let d = DigitMatrix::new(&bases, &vec![k; n], 5);
     let m = d.row(0).iter().filter(|&&x| x != 0).count() as u64;
     let opts = SreOptions::new(SreStrategy::Indexed);

@@ -172,3 +172,10 @@ pub fn spread<T>(cases: impl IntoIterator<Item = T>, lane: usize, lanes: usize) 
 pub fn bls_profile(a: Arithmetic) -> gpu_msm::CurveProfile {
     a.on(<ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec())
 }
+
+/// The scalar bits of BLS12-377's scalar field (253), the curve of the engines above: the
+/// window counts the tests expect.
+#[allow(dead_code)]
+pub fn bits() -> u32 {
+    <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec().scalar_bits
+}

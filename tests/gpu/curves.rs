@@ -249,3 +249,98 @@ fn edwards_is_refused_where_the_curve_has_no_map() {
         );
     }
 }
+
+/// An engine of `C` forced onto the GPU path (its default profile on this adapter: Limbs32
+/// on lavapipe, the Edwards profile needing a point of order 2).
+fn engine<C: GpuCurve>() -> gpu_msm::GpuMsm<C> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    let config = MsmConfig {
+        force_backend: Some(gpu_msm::Backend::Gpu),
+        calibration: gpu_msm::CalibrationSource::Defaults,
+        ..Default::default()
+    };
+    match gpu_msm::GpuMsm::<C>::with_config(config) {
+        Ok(e) => e,
+        Err(e) => panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"),
+    }
+}
+
+fn reference<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<C> {
+    use ark_ec::VariableBaseMSM;
+    Projective::<C>::msm(bases, scalars).expect("equal lengths")
+}
+
+/// Whole MSMs of `C` against arkworks' `VariableBaseMSM::msm`, a smaller matrix than
+/// BLS12-377's: sizes around 32, every adversarial scalar vector on bases with the identity,
+/// a duplicate and a P, -P pair, window sizes where a 255-bit scalar field needs one window
+/// more than BLS12-377's 253 bits (3, 5, 15) and others, resident sets (whole and a prefix),
+/// a batch, and a call in slices.
+fn whole_msms<C: GpuCurve>() {
+    use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
+    let e = engine::<C>();
+    let name = C::NAME;
+    for n in [1usize, 2, 31, 32, 33] {
+        let bases = random_bases::<C>(n, n as u64);
+        let scalars: Vec<Fr<C>> = random_scalars(n, 7 + n as u64);
+        let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(rep.backend, gpu_msm::Backend::Gpu, "{name} n = {n}");
+        assert_eq!(got, reference(&bases, &scalars), "{name} n = {n}");
+    }
+    let n = 64;
+    let mut bases = random_bases::<C>(n, 1);
+    bases[1] = Affine::<C>::zero();
+    bases[3] = bases[2];
+    bases[5] = -bases[4];
+    for (what, scalars) in adversarial_scalars::<Fr<C>>(n, 2) {
+        let want = reference(&bases, &scalars);
+        assert_eq!(e.msm(&bases, &scalars).unwrap(), want, "{name}: {what}");
+    }
+    // r - 1 and 2^(bits - 1): the scalar field's top bits, in every window size listed.
+    let mut scalars: Vec<Fr<C>> = random_scalars(n, 3);
+    scalars[0] = -Fr::<C>::one();
+    scalars[6] = Fr::<C>::from(2u64).pow([u64::from(Fr::<C>::MODULUS_BIT_SIZE) - 1]);
+    let want = reference(&bases, &scalars);
+    for c in [1u32, 2, 3, 5, 8, 13, 15, 16] {
+        let ec = e
+            .reconfigured(MsmConfig {
+                window_bits: Some(c),
+                ..e.config().clone()
+            })
+            .unwrap();
+        assert_eq!(ec.msm(&bases, &scalars).unwrap(), want, "{name}: c = {c}");
+    }
+    // Resident: the whole set, a prefix, a batch.
+    let set = e.load_bases(&bases).unwrap();
+    assert_eq!(e.msm(&set, &scalars).unwrap(), want, "{name}: resident");
+    let prefix = reference(&bases[..40], &scalars[..40]);
+    assert_eq!(
+        e.msm(&set, &scalars[..40]).unwrap(),
+        prefix,
+        "{name}: prefix"
+    );
+    let other: Vec<Fr<C>> = random_scalars(n, 4);
+    let sums = e.batch_msm(&set, &[&scalars, &other]).unwrap();
+    assert_eq!(sums, vec![want, reference(&bases, &other)], "{name}: batch");
+    // In slices of 24 points: three calls summed on the host.
+    let sliced = e
+        .reconfigured(MsmConfig {
+            max_slice_points: Some(24),
+            ..e.config().clone()
+        })
+        .unwrap();
+    let (got, rep) = sliced.msm_with_report(&bases, &scalars).unwrap();
+    assert!(rep.route.contains("slices"), "{name}: {}", rep.route);
+    assert_eq!(got, want, "{name}: sliced");
+}
+
+#[test]
+fn bn254_g1_msms_match_arkworks() {
+    whole_msms::<ark_bn254::g1::Config>();
+}
+
+#[test]
+fn bls12_381_g1_msms_match_arkworks() {
+    whole_msms::<ark_bls12_381::g1::Config>();
+}

@@ -157,7 +157,7 @@ fn carry_crosses_workgroups(e: &GpuMsm) {
     for (name, s) in cases {
         let (got, rep) = e.msm_with_report(&b, &s).unwrap();
         assert_eq!(got, reference(&b, &s), "n = {n}, {name}");
-        let windows = gpu_msm::digits::num_windows(rep.window_bits.unwrap());
+        let windows = gpu_msm::digits::num_windows(rep.window_bits.unwrap(), common::bits());
         let threads = accumulation_threads(n, windows);
         assert!(threads > CARRY_GROUP, "{threads} threads, {name}");
     }

@@ -33,8 +33,8 @@ fn gpu_path_at_threshold_sizes() {
         assert_eq!(report.backend, Backend::Gpu);
         let c = report.window_bits.unwrap();
         let costs = digits::AddCosts::of(report.arithmetic.unwrap());
-        assert_eq!(c, digits::best_window_bits(n, costs));
-        assert_eq!(report.num_windows, digits::num_windows(c));
+        assert_eq!(c, digits::best_window_bits(n, common::bits(), costs));
+        assert_eq!(report.num_windows, digits::num_windows(c, common::bits()));
         assert!(report.num_entries <= n * report.num_windows as usize);
     }
 }
@@ -212,14 +212,14 @@ fn errors_are_typed() {
         })
     );
     for c in [0, MAX_WINDOW_BITS + 1] {
-        let err = GpuMsm::with_config(MsmConfig {
+        let err = GpuMsm::<ark_bls12_377::g1::Config>::with_config(MsmConfig {
             window_bits: Some(c),
             ..Default::default()
         })
         .unwrap_err();
         assert!(matches!(err, MsmError::InvalidConfig(_)), "{err}");
     }
-    let err = GpuMsm::with_config(MsmConfig {
+    let err = GpuMsm::<ark_bls12_377::g1::Config>::with_config(MsmConfig {
         adapter: gpu_msm::AdapterChoice {
             name_contains: Some("no-such-adapter-xyz".into()),
             ..Default::default()
@@ -276,7 +276,11 @@ fn hot_bucket_around_the_chunk_cap_and_merge_fanin() {
             &vec![Fr::one(); n],
         );
         let c = report.window_bits.unwrap();
-        assert_eq!(report.num_windows, digits::num_windows(c), "n = {n}");
+        assert_eq!(
+            report.num_windows,
+            digits::num_windows(c, common::bits()),
+            "n = {n}"
+        );
         assert_eq!(report.num_entries, n, "n = {n}");
     }
 }

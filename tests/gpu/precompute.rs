@@ -53,9 +53,9 @@ fn check_set(e: &GpuMsm, bases: &[G1Affine], k: u32, what: &str) {
         .load_bases_with(bases, with(Precompute::Factor(k)))
         .unwrap();
     let c = set.precomputed_window_bits().expect("copies");
-    let k = Shift::new(c, k).copies();
+    let k = Shift::new(c, k, common::bits()).copies();
     assert_eq!(set.precomputed_copies(), k, "{what}");
-    assert!(k > 1 && k <= num_windows(c), "{what}");
+    assert!(k > 1 && k <= num_windows(c, common::bits()), "{what}");
     let n = bases.len();
     for m in [1, n / 2, n - 1, n] {
         let s = random_scalars(m, 30 + m as u64);
@@ -64,7 +64,11 @@ fn check_set(e: &GpuMsm, bases: &[G1Affine], k: u32, what: &str) {
         if m == n || rep.precomputed_copies > 1 {
             assert_eq!(rep.precomputed_copies, k, "{what}: {}", rep.route);
             assert_eq!(rep.window_bits, Some(c), "{what}");
-            assert_eq!(rep.num_windows, bucket_windows(c, k), "{what}");
+            assert_eq!(
+                rep.num_windows,
+                bucket_windows(c, k, common::bits()),
+                "{what}"
+            );
         }
     }
     for (name, s) in adversarial(n, 40) {
@@ -87,7 +91,7 @@ fn precomputed_sets_match_arkworks_in_every_profile() {
                 .unwrap();
             set.precomputed_window_bits().unwrap()
         };
-        for k in [3, num_windows(c)] {
+        for k in [3, num_windows(c, common::bits())] {
             check_set(e, &bases, k, &format!("{a:?}, k = {k}"));
         }
         // A one-point prefix is cheaper at its own window than over 2^15 buckets a window
@@ -109,7 +113,12 @@ fn precomputed_sets_match_arkworks_in_every_profile() {
                 ..e.config().clone()
             })
             .unwrap();
-        check_set(&c8, &bases, num_windows(8), &format!("{a:?}, c = 8, k = W"));
+        check_set(
+            &c8,
+            &bases,
+            num_windows(8, common::bits()),
+            &format!("{a:?}, c = 8, k = W"),
+        );
         // One copy is the set without copies.
         let plain = e
             .load_bases_with(&bases, with(Precompute::Factor(1)))
@@ -146,7 +155,7 @@ fn factors_outside_the_window_count_are_refused() {
             ..e.config().clone()
         })
         .unwrap();
-    let w = num_windows(8);
+    let w = num_windows(8, common::bits());
     assert!(c8
         .load_bases_with(&bases, with(Precompute::Factor(w + 1)))
         .is_err());
@@ -184,7 +193,7 @@ fn precomputed_sets_in_parts_batches_and_sre() {
         .load_bases_with(&bases, with(Precompute::Factor(3)))
         .unwrap();
     let c = set.precomputed_window_bits().unwrap();
-    let k = Shift::new(c, 3).copies();
+    let k = Shift::new(c, 3, common::bits()).copies();
     assert_eq!((set.part_len(), set.precomputed_copies()), (part, k));
     for m in [part - 1, part, part + 1, n] {
         let s = random_scalars(m, 24 + m as u64);
@@ -280,7 +289,11 @@ fn small_order_bases_never_give_a_wrong_sum() {
             .unwrap();
         if a != Some(gpu_msm::Arithmetic::Limbs32Edwards) {
             let c = set.precomputed_window_bits().unwrap();
-            assert_eq!(set.precomputed_copies(), Shift::new(c, 4).copies(), "{a:?}");
+            assert_eq!(
+                set.precomputed_copies(),
+                Shift::new(c, 4, common::bits()).copies(),
+                "{a:?}"
+            );
         }
         for (name, s) in adversarial(30, 30) {
             let want = gpu_msm::cpu::naive_msm(&bases, &s);

@@ -132,7 +132,7 @@ fn concurrent_calls_share_a_small_budget() {
 fn what_cannot_fit_is_refused_before_any_work() {
     // 64 KiB: less than one call's buckets at any window size the cost model picks.
     for self_test in [SelfTest::Refuse, SelfTest::FallBackToCpu, SelfTest::Off] {
-        let got = GpuMsm::with_config(MsmConfig {
+        let got = GpuMsm::<ark_bls12_377::g1::Config>::with_config(MsmConfig {
             memory_budget: MemoryBudget::Bytes(64 << 10),
             self_test,
             ..Default::default()
@@ -146,7 +146,7 @@ fn what_cannot_fit_is_refused_before_any_work() {
     // buckets alone take 1 MiB): fine without the test, refused with it.
     let budget = 1 << 20;
     for self_test in [SelfTest::Refuse, SelfTest::FallBackToCpu] {
-        let got = GpuMsm::with_config(MsmConfig {
+        let got = GpuMsm::<ark_bls12_377::g1::Config>::with_config(MsmConfig {
             memory_budget: MemoryBudget::Bytes(budget),
             self_test,
             ..Default::default()

@@ -215,7 +215,7 @@ fn small_scalars_run_fewer_windows() {
             gpu_msm::digits::windows_for_bits(top, c),
             "bits = {bits}"
         );
-        assert!(rep.num_windows < gpu_msm::digits::num_windows(c) || bits > 240);
+        assert!(rep.num_windows < gpu_msm::digits::num_windows(c, common::bits()) || bits > 240);
     }
     let zeros = vec![Fr::zero(); n];
     let (got, rep) = e.msm_with_report(&handle, &zeros).unwrap();
@@ -235,7 +235,10 @@ fn small_scalars_run_fewer_windows() {
         let (got, rep) = e.msm_with_report(&handle, &s).unwrap();
         assert_eq!(got, reference(&bases, &s), "GPU sort, bits = {bits}");
         let c = rep.window_bits.unwrap();
-        assert_eq!(rep.num_windows, gpu_msm::digits::num_windows(c));
+        assert_eq!(
+            rep.num_windows,
+            gpu_msm::digits::num_windows(c, common::bits())
+        );
     }
     let (got, rep) = e.msm_with_report(&handle, &zeros).unwrap();
     assert!(got.is_zero());

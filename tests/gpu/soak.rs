@@ -149,7 +149,7 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     let slice = rng.gen_bool(0.2).then(|| rng.gen_range(1..=n));
     // Shifted copies on a third of the resident sets: a factor up to the window count of
     // the configured window (of c = 2 without one), or Auto.
-    let most = gpu_msm::digits::num_windows(window.unwrap_or(2).max(2));
+    let most = gpu_msm::digits::num_windows(window.unwrap_or(2).max(2), common::bits());
     let precompute = match rng.gen_range(0..6) {
         // A configured 1-bit window refuses factors (tests/gpu/precompute.rs).
         0 if window != Some(1) => Precompute::Factor(rng.gen_range(2..=most.min(40))),

@@ -167,7 +167,7 @@ pub fn bad_base(word: u32) -> Option<u32> {
 }
 
 /// The generated WGSL of the contract: the parameter blocks and the entry sign bit.
-pub fn wgsl(curve: &super::curve::CurveSpec) -> String {
+pub fn wgsl(curve: &crate::curve::CurveSpec) -> String {
     let mut s = String::from("// Generated from src/gpu/shader/contract.rs.\n");
     s += &Params::wgsl();
     s += &MergeParams::wgsl();
@@ -211,7 +211,7 @@ pub const MIN_SLICE: u32 = 8;
 
 /// WGSL constants of the GPU bucket pipeline: the tuning constants and the curve's F_r
 /// modulus (to take the scalars out of Montgomery form).
-pub fn sort_wgsl_constants(curve: &super::curve::CurveSpec) -> String {
+pub fn sort_wgsl_constants(curve: &crate::curve::CurveSpec) -> String {
     let r = curve.scalar_modulus;
     let words: Vec<String> = super::field::u64_words_to_u32(&r)
         .iter()
@@ -250,7 +250,7 @@ mod tests {
         assert_eq!(fields.len() * 4, std::mem::size_of::<Params>());
         assert_eq!(fields[0], "num_points");
         assert!(fields.contains(&"first_point"));
-        assert!(wgsl(crate::gpu::shader::curve::bls12_377_g1())
+        assert!(wgsl(crate::curve::bls12_377_g1())
             .contains(&format!("const SIGN_BIT: u32 = {}u;", 1u32 << 31)));
     }
 
@@ -261,13 +261,12 @@ mod tests {
             assert_eq!(bad_base(bad_base_marker(i)), Some(i));
             assert!(bad_base_marker(i) > bad_base_marker(i + 1));
         }
-        assert!(wgsl(crate::gpu::shader::curve::bls12_377_g1())
-            .contains(&format!("return {}u - i;", u32::MAX)));
+        assert!(wgsl(crate::curve::bls12_377_g1()).contains(&format!("return {}u - i;", u32::MAX)));
     }
 
     #[test]
     fn fr_constants() {
-        let s = sort_wgsl_constants(crate::gpu::shader::curve::bls12_377_g1());
+        let s = sort_wgsl_constants(crate::curve::bls12_377_g1());
         // -r^-1 mod 2^32: r = 1 mod 2^32 for BLS12-377's scalar field.
         assert!(
             s.contains(&format!("const FR_INV: u32 = {}u;", u32::MAX)),

@@ -40,9 +40,9 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
-pub use super::curve::EdwardsConstants;
-use super::curve::{Fp, GpuCurve};
 use super::program::{straight_line_fn, Op, Step};
+pub use crate::curve::EdwardsConstants;
+use crate::curve::{Fp, GpuCurve};
 
 /// The curve's constants; panics for a curve without the map (the Edwards profile is
 /// refused for those before anything reaches here: `CurveSpec::edwards`).

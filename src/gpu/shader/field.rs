@@ -15,8 +15,8 @@ use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 use rayon::prelude::*;
 
-use super::curve::{CurveSpec, Fp, GpuCurve, LIMB13_BITS};
 use super::mul29;
+use crate::curve::{CurveSpec, Fp, GpuCurve, LIMB13_BITS};
 
 pub use crate::config::Arithmetic;
 
@@ -311,8 +311,8 @@ impl CurveProfile {
         let bits = a.limb_bits();
         // -p^-1 mod 2^32 (field29.wgsl), or mod 2^13: its low 13 bits (field.wgsl).
         let np0 = match a {
-            Arithmetic::Limbs13 => curve.field29.np0() & ((1u32 << bits) - 1),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => curve.field29.np0(),
+            Arithmetic::Limbs13 => curve.np0 & ((1u32 << bits) - 1),
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => curve.np0,
         };
         s += &format!("const LIMBS: u32 = {}u;\n", self.limbs());
         s += &format!("const LIMB_BITS: u32 = {bits}u;\n");
@@ -421,7 +421,7 @@ pub(crate) fn pack_affine<'a, C: GpuCurve>(
 /// generate and validate each one's shaders).
 pub fn every_profile() -> Vec<CurveProfile> {
     let curves = [
-        super::curve::bls12_377_g1(),
+        crate::curve::bls12_377_g1(),
         <ark_bn254::g1::Config as GpuCurve>::spec(),
         <ark_bls12_381::g1::Config as GpuCurve>::spec(),
     ];
@@ -550,7 +550,7 @@ mod tests {
 
     #[test]
     fn default_profile_by_features_binding_size_and_curve() {
-        let bls = crate::gpu::shader::curve::bls12_377_g1();
+        let bls = crate::curve::bls12_377_g1();
         let edwards = EDWARDS_MIN_BINDABLE_BASES * 144;
         assert_eq!(
             Arithmetic::auto(true, edwards, bls),

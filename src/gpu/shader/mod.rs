@@ -11,7 +11,6 @@
 //! |---|---|
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
-//! | `curve.rs` | the curve groups (`GpuCurve`, sealed) and what the shaders need of each (`CurveSpec`), from arkworks' parameters |
 //! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
 //! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`; BLS12-377's in use) |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
@@ -21,7 +20,6 @@
 //! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof, and which curve groups admit it (`has_two_torsion`) |
 
 pub mod contract;
-pub mod curve;
 pub mod edwards;
 pub mod field;
 pub mod mul29;

@@ -27,7 +27,7 @@ use ark_bls12_377::Fq;
 use ark_ff::PrimeField;
 
 /// Bits of a limb.
-pub const LIMB_BITS: u32 = 29;
+pub const LIMB_BITS: u32 = crate::curve::LIMB29_BITS;
 /// The low [`LIMB_BITS`] bits.
 pub const LIMB_MASK: u32 = (1 << LIMB_BITS) - 1;
 /// Limbs of one BLS12-377 element, the field the shaders compute in today ([`bls12_377`]):
@@ -52,15 +52,22 @@ pub struct Field29 {
 impl Field29 {
     /// The field F's constants.
     pub fn of<F: PrimeField>() -> Field29 {
-        let bits = F::MODULUS_BIT_SIZE;
-        let limbs = bits.div_ceil(LIMB_BITS) as usize;
+        Field29::of_modulus(F::MODULUS.as_ref(), F::MODULUS_BIT_SIZE)
+    }
+
+    /// The product of the curve's base field.
+    pub fn of_curve(curve: &crate::curve::CurveSpec) -> Field29 {
+        Field29::of_modulus(&curve.modulus, curve.modulus_bits)
+    }
+
+    /// The product modulo p (little-endian u64 words) of `bits` bits.
+    fn of_modulus(words: &[u64], bits: u32) -> Field29 {
+        let limbs = (crate::curve::radix_bits(bits, LIMB_BITS) / LIMB_BITS) as usize;
         assert!(limbs <= 16, "column sums of {limbs} limbs could pass 2^64");
-        let words = F::MODULUS;
-        let words = words.as_ref();
         Field29 {
             limbs,
             p: split_limbs(words, LIMB_BITS, limbs),
-            np0: neg_inv_word(words[0] as u32),
+            np0: crate::curve::neg_inv_word(words[0] as u32),
             modulus_bits: bits,
         }
     }
@@ -228,16 +235,6 @@ pub fn bls12_377() -> &'static Field29 {
     F.get_or_init(Field29::of::<Fq>)
 }
 
-/// -x^-1 mod 2^32 for an odd x, by Newton iteration.
-fn neg_inv_word(x: u32) -> u32 {
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(x.wrapping_mul(inv)));
-    }
-    debug_assert_eq!(x.wrapping_mul(inv), 1);
-    inv.wrapping_neg()
-}
-
 /// BLS12-377's -p^-1 mod 2^32; the product uses its low 29 bits (and the portable profile
 /// its low 13: -p^-1 mod 2^k is this word's low k bits).
 pub fn neg_p_inv_word() -> u32 {
@@ -323,6 +320,7 @@ fn interpret(f: &Field29, a: &[u32], b: &[u32]) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::gpu::shader::field::Arithmetic;
+    use ark_bls12_377::Fq;
 
     /// x in F's 29-bit form: x R mod p, R = 2^(29 limbs), in limbs.
     fn form<F: PrimeField>(f: &Field29, x: &F) -> Vec<u32> {
@@ -383,7 +381,7 @@ mod tests {
         let f = bls12_377();
         for x in values::<Fq>(f) {
             let words = Arithmetic::Limbs32
-                .on(crate::gpu::shader::curve::bls12_377_g1())
+                .on(crate::curve::bls12_377_g1())
                 .to_shader_words::<ark_bls12_377::g1::Config>(&x);
             let mut b = ark_ff::BigInt::<6>::zero();
             for (i, w) in words.iter().enumerate() {

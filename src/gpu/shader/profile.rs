@@ -4,10 +4,10 @@
 //! and per-segment reduction). Its data layout (words per value, conversions) is in
 //! `field.rs`.
 
-use super::curve::CurveSpec;
 use super::field::{Arithmetic, CurveProfile, CONVERT_BATCH, EDWARDS_MIN_BINDABLE_BASES};
 use super::files;
 use super::ShaderFile;
+use crate::curve::CurveSpec;
 
 impl Arithmetic {
     /// The wgpu features the profile needs.
@@ -84,9 +84,12 @@ impl CurveProfile {
                     .collect();
                 [&loops.join("\n"), files::FIELD13.text].join("\n")
             }
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => {
-                [shared, files::FIELD29.text, &self.curve.field29.wgsl()].join("\n")
-            }
+            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => [
+                shared,
+                files::FIELD29.text,
+                &super::mul29::Field29::of_curve(self.curve).wgsl(),
+            ]
+            .join("\n"),
         }
     }
 

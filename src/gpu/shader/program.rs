@@ -209,7 +209,7 @@ impl Formulas {
     }
 
     /// The formulas of the curve the spec describes.
-    pub fn of(curve: &super::curve::CurveSpec) -> Formulas {
+    pub fn of(curve: &crate::curve::CurveSpec) -> Formulas {
         Formulas::for_b(curve.b)
     }
 }

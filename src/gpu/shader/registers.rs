@@ -156,7 +156,7 @@ impl LoopRegisters {
                 &[e::X3, e::Y3, e::Z3, e::T3],
             ),
             Arithmetic::Limbs32 => formula_peak(
-                &program::Formulas::of(super::curve::bls12_377_g1()).add_mixed,
+                &program::Formulas::of(crate::curve::bls12_377_g1()).add_mixed,
                 &[w::X1, w::Y1, w::Z1, w::X2, w::Y2],
                 &[w::X3, w::Y3, w::Z3],
             ),

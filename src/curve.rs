@@ -6,13 +6,14 @@
 //! 64-bit words: BLS12-377, BLS12-381 and BN254's G1. The twisted Edwards profile needs a
 //! rational point of order 2 ([`crate::gpu::edwards::has_two_torsion`]): of these, only
 //! BLS12-377's G1 has one. The G2s (over F_p^2) come with issue 21's next slice.
+//!
+//! At the bottom of the crate: it depends on arkworks alone, and the shader generation
+//! (`gpu::shader`), the digits and the engine read it.
 
 use std::sync::OnceLock;
 
 use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
 use ark_ff::{BigInt, Field, PrimeField, Zero};
-
-use super::mul29::{self, Field29};
 
 mod sealed {
     /// Only this crate implements [`super::GpuCurve`]: each curve's shaders and proofs are
@@ -78,7 +79,7 @@ impl<C: GpuCurve> CurveConsts<C> {
     pub fn new(alpha: Option<Fp<C>>) -> Self {
         let edwards = alpha.map(EdwardsConstants::for_root);
         let spec = CurveSpec::of::<C>(edwards.as_ref());
-        let shifts = [LIMB13_BITS, mul29::LIMB_BITS].map(|bits| {
+        let shifts = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
             let radix = spec.radix_bits(bits);
             let ark = spec.arkworks_radix_bits();
             let up = Fp::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
@@ -126,8 +127,8 @@ pub struct CurveSpec {
     pub modulus: Vec<u64>,
     /// Bits of p.
     pub modulus_bits: u32,
-    /// The wide profiles' product ([`Field29`]).
-    pub field29: Field29,
+    /// -p^-1 mod 2^32 (the products use its low 29 or 13 bits).
+    pub np0: u32,
     /// b of y^2 = x^3 + b, a small integer.
     pub b: u64,
     /// r, the scalar field's modulus.
@@ -167,6 +168,7 @@ impl CurveSpec {
             .find(|&k| Fp::<C>::from(k) == C::COEFF_B)
             .unwrap_or_else(|| panic!("{}: b is not a small integer", C::NAME));
         let modulus = Fp::<C>::MODULUS.as_ref().to_vec();
+        let np0 = neg_inv_word(modulus[0] as u32);
         let modulus_bits = Fp::<C>::MODULUS_BIT_SIZE;
         assert_eq!(
             modulus_bits.div_ceil(32) as usize,
@@ -174,9 +176,8 @@ impl CurveSpec {
             "{}: the packed form is arkworks' words",
             C::NAME
         );
-        let field29 = Field29::of::<Fp<C>>();
-        let radix_constants = [LIMB13_BITS, mul29::LIMB_BITS].map(|bits| {
-            let radix = u64::from(radix_bits(modulus_bits, &field29, bits));
+        let radix_constants = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
+            let radix = u64::from(radix_bits(modulus_bits, bits));
             let two = Fp::<C>::from(2u64);
             let ark = 64 * modulus.len() as u64;
             RadixConstants {
@@ -188,7 +189,7 @@ impl CurveSpec {
         });
         let edwards_constants = edwards
             .map(|k| {
-                let r = Fp::<C>::from(2u64).pow([u64::from(field29.radix_bits())]);
+                let r = Fp::<C>::from(2u64).pow([u64::from(radix_bits(modulus_bits, LIMB29_BITS))]);
                 [
                     ("TE_K", k.k),
                     ("MAP_S", k.s),
@@ -204,7 +205,7 @@ impl CurveSpec {
             name: C::NAME,
             modulus,
             modulus_bits,
-            field29,
+            np0,
             b,
             scalar_modulus: r.0,
             scalar_bits: Fr::<C>::MODULUS_BIT_SIZE,
@@ -216,7 +217,7 @@ impl CurveSpec {
 
     /// log2 R for limbs of `limb_bits` bits (13 or 29).
     pub fn radix_bits(&self, limb_bits: u32) -> u32 {
-        radix_bits(self.modulus_bits, &self.field29, limb_bits)
+        radix_bits(self.modulus_bits, limb_bits)
     }
 
     /// u32 words of one packed field element: arkworks' words, ceil(bits(p) / 32).
@@ -259,20 +260,32 @@ impl CurveSpec {
 }
 
 /// log2 R for a p of `modulus_bits` bits on limbs of `limb_bits` bits: the wide profiles'
-/// ([`Field29`]: ceil(bits / 29) limbs, the top limb holding the product's extra bit), and
-/// the portable profile's ceil((bits + 1) / 13) limbs of 13 bits, which hold 2p (its
+/// (`mul29::Field29`: ceil(bits / 29) limbs, the top limb holding the product's extra bit),
+/// and the portable profile's ceil((bits + 1) / 13) limbs of 13 bits, which hold 2p (its
 /// product normalises a value below 2p into them before the last subtraction,
 /// `shaders/field.wgsl`).
-fn radix_bits(modulus_bits: u32, field29: &Field29, limb_bits: u32) -> u32 {
+pub(crate) fn radix_bits(modulus_bits: u32, limb_bits: u32) -> u32 {
     match limb_bits {
         LIMB13_BITS => LIMB13_BITS * (modulus_bits + 1).div_ceil(LIMB13_BITS),
-        mul29::LIMB_BITS => field29.radix_bits(),
+        LIMB29_BITS => LIMB29_BITS * modulus_bits.div_ceil(LIMB29_BITS),
         _ => panic!("limbs of 13 or 29 bits"),
     }
 }
 
+/// -x^-1 mod 2^32 for an odd x, by Newton iteration.
+pub(crate) fn neg_inv_word(x: u32) -> u32 {
+    let mut inv = 1u32;
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u32.wrapping_sub(x.wrapping_mul(inv)));
+    }
+    debug_assert_eq!(x.wrapping_mul(inv), 1);
+    inv.wrapping_neg()
+}
+
 /// Bits of the portable profile's limbs.
 pub const LIMB13_BITS: u32 = 13;
+/// Bits of the wide profiles' limbs (`mul29.rs`).
+pub const LIMB29_BITS: u32 = 29;
 
 /// The canonical integer of x, little-endian u64 words.
 fn words<F: PrimeField>(x: &F) -> Vec<u64> {
@@ -383,7 +396,7 @@ mod tests {
         let s = <ark_bls12_377::g1::Config as GpuCurve>::spec();
         assert_eq!(s.packed_words(), 12);
         assert_eq!(s.radix_bits(LIMB13_BITS), 390);
-        assert_eq!(s.field29.limb_count(), 13);
+        assert_eq!(s.radix_bits(LIMB29_BITS), 377);
         assert_eq!(s.b, 1);
         assert_eq!(s.scalar_bits, 253);
         assert!(s.edwards);
