@@ -1,5 +1,6 @@
 //! The main job: random inputs, MSMs on the chosen adapter, each verified against arkworks,
-//! with the adapter, backend and phase table (`--help` lists the flags).
+//! with the adapter, backend and phase table (`--help` lists the flags), on BLS12-377 G1 or
+//! `--curve bls12-381 | bn254`.
 //!
 //! cargo run --release --example msm -- --log-n 16
 
@@ -7,12 +8,12 @@ mod common;
 
 use std::time::Instant;
 
-use ark_bls12_377::G1Projective;
+use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use clap::Parser;
 use common::cli::MsmCli;
 use common::{engine_or_exit, report_json, software_note, Progress};
-use gpu_msm::{inputs, MsmConfig};
+use gpu_msm::{inputs, GpuCurve, MsmConfig};
 
 /// arkworks' MSM runs on at most this many points at a time: at 2^26 points its digit
 /// tables and copies of the inputs need more memory than a 23 GB machine has.
@@ -20,6 +21,10 @@ const REFERENCE_CHUNK: usize = 1 << 22;
 
 fn main() {
     let cli = MsmCli::parse();
+    on_curve!(cli.curve, C => run::<C>(&cli))
+}
+
+fn run<C: GpuCurve>(cli: &MsmCli) {
     let config = MsmConfig {
         window_bits: cli.window,
         shader_runtime_checks: cli.checked,
@@ -28,10 +33,11 @@ fn main() {
         ..cli.engine.config()
     };
     let n = 1usize << cli.log_n;
-    let engine = engine_or_exit(config);
+    let engine = engine_or_exit::<C>(config);
     if !cli.json {
         println!(
-            "adapter: {} ({}), arithmetic {:?}, engine ready in {}",
+            "curve: {}; adapter: {} ({}), arithmetic {:?}, engine ready in {}",
+            C::NAME,
             engine.adapter_name(),
             engine.adapter_backend(),
             engine.arithmetic(),
@@ -40,15 +46,16 @@ fn main() {
         software_note(&engine);
     }
     let t = Instant::now();
-    let bases = inputs::random_bases(n, cli.seed);
-    let scalars = inputs::scalars(cli.scalars, n, cli.seed.wrapping_add(1));
+    let bases = inputs::random_bases::<C>(n, cli.seed);
+    let scalars: Vec<gpu_msm::curve::Fr<C>> =
+        inputs::scalars(cli.scalars, n, cli.seed.wrapping_add(1));
     let made = t.elapsed();
     let t = Instant::now();
     // The MSM is linear, so the sum of arkworks' MSMs over chunks is arkworks' MSM.
-    let expected: G1Projective = bases
+    let expected: Projective<C> = bases
         .chunks(REFERENCE_CHUNK)
         .zip(scalars.chunks(REFERENCE_CHUNK))
-        .map(|(b, s)| G1Projective::msm(b, s).expect("equal lengths"))
+        .map(|(b, s)| Projective::<C>::msm(b, s).expect("equal lengths"))
         .sum();
     let cpu_time = t.elapsed();
     if !cli.json {

@@ -2,7 +2,7 @@
 //! the formulas' costs (`gpu_msm::gpu::counts`), no GPU needed: window, dispatches, field
 //! multiplications, device-memory bytes, and an H200 time estimate derived from them.
 //!
-//! cargo run --release --example op_counts -- --logs 16,20,24,26 [--passes]
+//! cargo run --release --example op_counts -- --logs 16,20,24,26 [--passes] [--curve bn254]
 //!
 //! Each size gets two rows: bases loaded as `load_bases` stores them, and with the shifted
 //! copies (`Precompute`) the cost model picks when memory is no object
@@ -17,12 +17,15 @@
 //! integer rate, every byte at its peak bandwidth, and a fixed cost per dispatch, summed
 //! (no overlap). Its constants are printed with it; `.ci/device-check` measures instead.
 
+mod common;
+
 use clap::Parser;
-use gpu_msm::curve::bls12_377_g1;
+use common::cli::CurveArg;
 use gpu_msm::digits::{choose_precompute, AddCosts};
 use gpu_msm::gpu::counts::{window_bits, CallCounts};
+use gpu_msm::gpu::shader::mul29::{Field29, Step};
 use gpu_msm::gpu::shader::registers::LoopRegisters;
-use gpu_msm::{Arithmetic, CurveProfile};
+use gpu_msm::{Arithmetic, CurveProfile, GpuCurve};
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
 const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
@@ -32,7 +35,19 @@ const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
 /// shift and a mask for each of 25 columns, 13 reduction factors, the final subtraction):
 /// about 900, an estimate from the source, not from SASS. It was 1 800 for the 12 x 32-bit
 /// CIOS before (288 products of about 6 instructions: a word and a carry split off each).
+/// Another curve's product is scaled by its limb products ([`int_ops_per_mul`]).
 const INT_OPS_PER_MUL: f64 = 900.0;
+/// Limb products of BLS12-377's product, which [`INT_OPS_PER_MUL`] counts.
+const BLS12_377_PRODUCTS: f64 = 338.0;
+
+/// [`INT_OPS_PER_MUL`] scaled to the curve's product by its count of limb products (an
+/// estimate: the columns' shifts and masks scale with the limbs, not their squares).
+fn int_ops_per_mul(curve: &gpu_msm::curve::CurveSpec) -> f64 {
+    let products = (Field29::of_curve(curve).program().iter())
+        .filter(|s| matches!(s, Step::Ab(..) | Step::Mp(..)))
+        .count();
+    INT_OPS_PER_MUL * products as f64 / BLS12_377_PRODUCTS
+}
 /// H200 HBM3e bandwidth, bytes per second.
 const H200_BYTES: f64 = 4.8e12;
 /// Cost per dispatch within one submission (an estimate).
@@ -54,6 +69,9 @@ struct Cli {
     /// Also print every pass's counts
     #[arg(long)]
     passes: bool,
+    /// The curve (its G1)
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    curve: CurveArg,
 }
 
 fn gib(b: u64) -> f64 {
@@ -62,15 +80,30 @@ fn gib(b: u64) -> f64 {
 
 fn main() {
     let cli = Cli::parse();
+    on_curve!(cli.curve, C => run::<C>(&cli))
+}
+
+fn run<C: GpuCurve>(cli: &Cli) {
+    let curve = C::spec();
+    let ops_per_mul = int_ops_per_mul(curve);
+    println!(
+        "{}: about {ops_per_mul:.0} integer instructions a field product",
+        curve.name()
+    );
+    println!();
     println!(
         "| profile | n | c | copies (GiB) | parts | windows of buckets | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
-        let a = a.on(bls12_377_g1());
+    let wide = [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards];
+    for a in wide
+        .into_iter()
+        .filter(|a| curve.has_edwards_map() || !a.is_edwards())
+    {
+        let a = a.on(curve);
         let shapes = |n: usize| {
             let fits = |_, k| Some(parts(n, k, a));
-            let (bits, costs) = (a.curve.scalar_bits, AddCosts::of(a.arithmetic));
+            let (bits, costs) = (a.curve.scalar_bits(), AddCosts::of(a.arithmetic));
             let (c, k) = choose_precompute(None, n, bits, costs, fits);
             [(window_bits(n, a), 1), (c, k)]
         };
@@ -89,7 +122,7 @@ fn main() {
             let muls = (p * k.field_muls()) as f64;
             let (read, written) = (p * k.bytes_read(), p * k.bytes_written());
             let (tm, tb, td) = (
-                muls * INT_OPS_PER_MUL / H200_INT_OPS * 1e3,
+                muls * ops_per_mul / H200_INT_OPS * 1e3,
                 (read + written) as f64 / H200_BYTES * 1e3,
                 (p * k.dispatches() as u64) as f64 * DISPATCH_S * 1e3,
             );
@@ -121,13 +154,16 @@ fn main() {
     }
     println!();
     println!(
-        "Estimate (not measured): {INT_OPS_PER_MUL} integer instructions per field \
+        "Estimate (not measured): {ops_per_mul:.0} integer instructions per field \
          multiplication at {:.1} T/s, {:.1} TB/s, {} us per dispatch; Limbs13 counts as Limbs32 \
          (same formulas and words).",
         H200_INT_OPS / 1e12,
         H200_BYTES / 1e12,
         DISPATCH_S * 1e6
     );
+    if !std::ptr::eq(curve, <ark_bls12_377::g1::Config as GpuCurve>::spec()) {
+        return; // the register estimate is BLS12-377's (registers.rs)
+    }
     println!();
     println!(
         "Registers per thread of accumulate_balanced's loop, estimated from the generated code \

@@ -1,7 +1,7 @@
 //! The arithmetic profiles side by side on one adapter: pipeline creation, the first
 //! dispatch (the driver's JIT), field multiplications per second (a chain of multiplications
 //! per thread in the self-test kernel) and MSM time against arkworks (GPU path forced,
-//! resident bases), every result checked.
+//! resident bases), every result checked, on BLS12-377 G1 or `--curve bls12-381 | bn254`.
 //!
 //! cargo run --release --example profiles -- --logs 14,16   (`--help` lists the flags)
 //!
@@ -12,12 +12,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::{Fq, G1Projective};
+use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, UniformRand};
 use clap::Parser;
 use common::cli::ProfilesCli;
-use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuMsm, MsmConfig};
+use gpu_msm::curve::{Fp, Fr};
+use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuCurve, GpuMsm, MsmConfig};
 
 /// Threads and chained multiplications per thread of the field-rate run.
 const RATE_THREADS: usize = 4096;
@@ -28,12 +29,19 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// Writes DIR/<profile>/<module>.wgsl for every profile and module, and lists them.
-fn dump_wgsl(dir: &std::path::Path) -> std::io::Result<()> {
-    for a in Arithmetic::ALL {
+/// The profiles `C` allows (the Edwards one needs a point of order 2).
+fn curve_profiles<C: GpuCurve>() -> Vec<Arithmetic> {
+    (Arithmetic::ALL.into_iter())
+        .filter(|a| C::spec().has_edwards_map() || !a.is_edwards())
+        .collect()
+}
+
+/// Writes DIR/<profile>/<module>.wgsl for every profile of `C` and module, and lists them.
+fn dump_wgsl<C: GpuCurve>(dir: &std::path::Path) -> std::io::Result<()> {
+    for a in curve_profiles::<C>() {
         let d = dir.join(format!("{a:?}"));
         std::fs::create_dir_all(&d)?;
-        for m in gpu_msm::gpu::wgsl_modules(a.on(gpu_msm::curve::bls12_377_g1())) {
+        for m in gpu_msm::gpu::wgsl_modules(a.on(C::spec())) {
             let path = d.join(format!("{}.wgsl", m.name));
             std::fs::write(&path, &m.source)?;
             println!(
@@ -50,24 +58,29 @@ fn dump_wgsl(dir: &std::path::Path) -> std::io::Result<()> {
 
 fn main() {
     let cli = ProfilesCli::parse();
+    on_curve!(cli.curve, C => run::<C>(cli))
+}
+
+fn run<C: GpuCurve>(cli: ProfilesCli) {
     if let Some(dir) = &cli.dump_wgsl {
-        dump_wgsl(dir).expect("writing the WGSL");
+        dump_wgsl::<C>(dir).expect("writing the WGSL");
         return;
     }
     let (logs, reps, adapter) = (cli.logs, cli.reps as usize, cli.adapter);
     let mut rng = ark_std::test_rng();
     let max = 1usize << logs.iter().max().copied().unwrap_or(10);
-    let bases = inputs::random_bases(max, 1);
-    let scalars = inputs::random_scalars(max, 2);
+    let bases = inputs::random_bases::<C>(max, 1);
+    let scalars: Vec<Fr<C>> = inputs::random_scalars(max, 2);
+    println!("curve: {}", C::NAME);
     println!("| profile | pipelines | known-answer test (first dispatches: JIT) | first MSM (2^10 or less) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let profiles: Vec<Arithmetic> = if cli.profiles.is_empty() {
-        Arithmetic::ALL.to_vec()
+        curve_profiles::<C>()
     } else {
         cli.profiles.iter().map(|&a| a.into()).collect()
     };
     for a in profiles {
-        let engine = match GpuMsm::with_config(MsmConfig {
+        let engine = match GpuMsm::<C>::with_config(MsmConfig {
             force_backend: Some(Backend::Gpu),
             arithmetic: Some(a),
             adapter: AdapterChoice {
@@ -83,7 +96,7 @@ fn main() {
             }
         };
         let small = (1usize << 10).min(max);
-        let want = G1Projective::msm(&bases[..small], &scalars[..small]).unwrap();
+        let want = Projective::<C>::msm(&bases[..small], &scalars[..small]).unwrap();
         let t = Instant::now();
         assert_eq!(
             engine.msm(&bases[..small], &scalars[..small]).unwrap(),
@@ -98,8 +111,8 @@ fn main() {
         let second = t.elapsed();
         // Field rate: RATE_THREADS threads, each RATE_CHAIN chained multiplications.
         let ops = engine.shader_ops().expect("self-test kernel");
-        let cases: Vec<(Fq, Fq, u32)> = (0..RATE_THREADS)
-            .map(|_| (Fq::rand(&mut rng), Fq::rand(&mut rng), RATE_CHAIN))
+        let cases: Vec<(Fp<C>, Fp<C>, u32)> = (0..RATE_THREADS)
+            .map(|_| (Fp::<C>::rand(&mut rng), Fp::<C>::rand(&mut rng), RATE_CHAIN))
             .collect();
         ops.fp_mul_chain(&cases[..64]).unwrap(); // JIT
         let t = Instant::now();
@@ -130,12 +143,12 @@ fn main() {
                     .unwrap(),
             };
             let load = t.elapsed();
-            let want = G1Projective::msm(&bases[..n], s).unwrap();
+            let want = Projective::<C>::msm(&bases[..n], s).unwrap();
             let ark = median(
                 (0..reps)
                     .map(|_| {
                         let t = Instant::now();
-                        let _ = G1Projective::msm(&bases[..n], s).unwrap();
+                        let _ = Projective::<C>::msm(&bases[..n], s).unwrap();
                         t.elapsed()
                     })
                     .collect(),

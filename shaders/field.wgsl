@@ -18,8 +18,8 @@
 // array bounds, so no index here can leave its array (the precondition for compiling without
 // runtime bounds checks).
 
-// Montgomery product a * b * 2^-390 mod p, for a, b < p (CIOS, carries deferred).
-// 2 * 30 * 30 = 1800 limb multiplications.
+// Montgomery product a * b * R^-1 mod p, for a, b < p (CIOS, carries deferred).
+// 2 LIMBS^2 limb multiplications (BLS12-377: 2 * 30 * 30 = 1800).
 fn fp_mul(a: Fp, b: Fp) -> Fp {
     var t: Fp;
     for (var i = 0u; i < LIMBS; i++) {
@@ -39,7 +39,7 @@ fn fp_mul(a: Fp, b: Fp) -> Fp {
         t[LIMBS - 1u] = 0u;
         t[0] += carry;
     }
-    // The value is < 2p < 2^390: normalize the limbs, then subtract p once if needed.
+    // The value is < 2p < R: normalize the limbs, then subtract p once if needed.
     var carry = 0u;
     for (var i = 0u; i < LIMBS; i++) {
         let v = t[i] + carry;

@@ -1,5 +1,6 @@
-// The field functions both limb layouts share (13 limbs of 29 bits for the wide profiles,
-// shaders/field29.wgsl; 30 limbs of 13 bits for the portable one, shaders/field.wgsl): a
+// The field functions both limb layouts share (limbs of 29 bits for the wide profiles,
+// shaders/field29.wgsl; of 13 bits for the portable one, shaders/field.wgsl; on BLS12-377
+// 13 and 30 limbs): a
 // value is LIMBS limbs of LIMB_BITS bits, one per u32, in Montgomery form, fully reduced
 // (< p). Addition, subtraction and the conditional subtraction of p need only u32.
 //
@@ -72,7 +73,7 @@ fn fp_reduce_once(a: Fp) -> Fp {
 }
 
 // a + b mod p, for a, b < p: the sum, below 2p, keeps its top carry in the top limb (always
-// 0 on 13-bit limbs, whose 390 bits hold 2p).
+// 0 on 13-bit limbs, which hold 2p: field.wgsl).
 fn fp_add(a: Fp, b: Fp) -> Fp {
     var r = fp_add_limbs(a, b);
     r.v[LIMBS - 1u] |= r.carry << LIMB_BITS;
@@ -97,9 +98,9 @@ fn fp_double(a: Fp) -> Fp {
     return fp_add(a, a);
 }
 
-// arkworks keeps x as x * 2^(64 n) mod p, n its u64 words (2^384 for the BLS12 fields, the
-// only ones the engine runs today); R_CONVERT = 2^(2 log2 R - 64 n) mod p, so the Montgomery
-// product gives x * R mod p, this profile's form.
+// arkworks keeps x as x * 2^(64 n) mod p, n its u64 words (2^384 for the BLS12 fields,
+// 2^256 for BN254); R_CONVERT = 2^(2 log2 R - 64 n) mod p, so the Montgomery product gives
+// x * R mod p, this profile's form.
 fn fp_from_arkworks(a: Fp) -> Fp {
     return fp_mul(a, R_CONVERT);
 }

@@ -3,10 +3,9 @@
 // each function gets its own pipeline and the driver compiles only that function (the
 // straight-line formulas make one kernel with all of them slow to compile). Each case reads
 // SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
-// integer k) and writes POINT_WORDS words. Field operands use the first PACKED_WORDS words of a
-// and b;
-// the mixed addition's affine operand the first BASE_WORDS words of b. base_check.wgsl is
-// prepended (case 14 runs its check).
+// integer k) and writes POINT_WORDS words. Field operands use the first PACKED_WORDS words of
+// a and b; the mixed addition's affine operand the first BASE_WORDS words of b.
+// base_check.wgsl is prepended (case 14 runs its check).
 
 override SELFTEST_OP: u32 = 0u;
 

@@ -45,7 +45,12 @@ fn mul_wide(a: u32, b: u32) -> vec2<u32> {
 }
 
 // Scalar i as an integer: its Montgomery form a = k 2^256 mod r reduced, k = a 2^-256 mod r
-// (8 rounds of word-wise Montgomery reduction by FR_MODULUS, FR_INV = -r^-1 mod 2^32).
+// (8 rounds of word-wise Montgomery reduction by FR_MODULUS, FR_INV = -r^-1 mod 2^32). The
+// result t = (a + m r) / 2^256 is at most r for every a below 2^256, and it is exactly
+// arkworks' `into_bigint` (the same reduction, no final subtraction): a scalar whose words
+// are not reduced (a >= r, only from `new_unchecked`) gives the integer arkworks' MSM and the
+// host's paths use (t = r for a = r), so no route differs from another on bases outside the
+// prime-order subgroup, where r P is not the identity.
 fn scalar_integer(i: u32) -> array<u32, 8> {
     var t: array<u32, 9>;
     for (var j = 0u; j < 8u; j++) {
@@ -69,18 +74,10 @@ fn scalar_integer(i: u32) -> array<u32, 8> {
         }
         t[8] = 0u;
     }
-    // t < 2r: subtract r once if t >= r.
-    var d: array<u32, 8>;
-    var borrow = 0u;
-    for (var j = 0u; j < 8u; j++) {
-        let x = t[j] - FR_MODULUS[j];
-        let y = x - borrow;
-        borrow = select(0u, 1u, t[j] < FR_MODULUS[j]) + select(0u, 1u, x < borrow);
-        d[j] = y;
-    }
+    // t <= r < 2^255: t[8] is zero.
     var k: array<u32, 8>;
     for (var j = 0u; j < 8u; j++) {
-        k[j] = select(d[j], t[j], borrow == 1u);
+        k[j] = t[j];
     }
     return k;
 }

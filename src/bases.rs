@@ -4,11 +4,11 @@
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use ark_ec::short_weierstrass::Affine;
 use rayon::prelude::*;
 
 use crate::curve::GpuCurve;
 use crate::gpu::StoredBases;
-use ark_ec::short_weierstrass::Affine;
 
 /// A set of bases loaded once by [`crate::GpuMsm::load_bases`] or
 /// [`crate::GpuMsm::load_bases_with`]: uploaded and converted on the device (when the engine
@@ -18,7 +18,6 @@ use ark_ec::short_weierstrass::Affine;
 /// handle is dropped. Calls on it may use a prefix (fewer scalars than bases). It belongs to
 /// the engine that loaded it (and to engines [`crate::GpuMsm::reconfigured`] from it, which
 /// share its device); another engine refuses it with [`crate::MsmError::ForeignBases`].
-#[derive(Clone)]
 pub struct Bases<C: GpuCurve = ark_bls12_377::g1::Config> {
     inner: Arc<Inner<C>>,
 }
@@ -33,6 +32,14 @@ struct Inner<C: GpuCurve> {
     /// The indices of the bases outside G1, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
     outside_g1: OnceLock<Vec<usize>>,
+}
+
+impl<C: GpuCurve> Clone for Bases<C> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
 }
 
 impl<C: GpuCurve> Bases<C> {

@@ -5,11 +5,12 @@
 //! on the curve but outside G1 only this one is the sum the scalars define, and it is what
 //! the GPU computes too, so the answer does not depend on the route.
 
-use crate::curve::{Fr, GpuCurve};
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, VariableBaseMSM};
 use ark_ff::{BigInteger, PrimeField, Zero};
 use rayon::prelude::*;
+
+use crate::curve::{Fr, GpuCurve};
 
 /// MSM by double-and-add with one shared doubling chain: for each bit of the scalars, from
 /// the top, double the accumulator once, then add every base whose scalar has that bit set.

@@ -1,5 +1,7 @@
 //! The curve groups the engine computes on ([`GpuCurve`]), and what its shaders need to know
-//! of each ([`CurveSpec`]): every value derived from arkworks' own parameters, never typed.
+//! of each ([`CurveSpec`]): every value derived from arkworks' own parameters. The one value
+//! given by hand is the Edwards map's root alpha of x^3 + b, which [`CurveConsts::new`]
+//! checks and a test compares with the cofactor's parity.
 //!
 //! A group qualifies when it is a short Weierstrass curve y^2 = x^3 + b (a = 0) over a prime
 //! field of at most 16 limbs of 29 bits, with a small integer b, and a scalar field of four
@@ -9,10 +11,21 @@
 //!
 //! At the bottom of the crate: it depends on arkworks alone, and the shader generation
 //! (`gpu::shader`), the digits and the engine read it.
+//!
+//! # Adding a curve
+//! 1. Its arkworks crate in Cargo.toml, and one `gpu_curve!` line below (alpha: the root of
+//!    x^3 + b where the group has a point of order 2, else `None`).
+//! 2. The lists of curves the tests run: `gpu::field::every_profile` (naga validates every
+//!    module of every profile), `curve.rs`' and `field.rs`' unit tests (constants against
+//!    arkworks), `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
+//!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device).
+//! 3. The examples' `--curve` (`examples/common/cli.rs`: `CurveArg` and `on_curve!`).
+//!
+//! Nothing else names a curve: sizes, constants, formulas and window counts come from here.
 
 use std::sync::OnceLock;
 
-use ark_ec::short_weierstrass::{Affine, Projective, SWCurveConfig};
+use ark_ec::short_weierstrass::SWCurveConfig;
 use ark_ff::{BigInt, Field, PrimeField, Zero};
 
 mod sealed {
@@ -76,7 +89,15 @@ pub struct CurveConsts<C: GpuCurve> {
 impl<C: GpuCurve> CurveConsts<C> {
     /// The values of `C`; `alpha`: the root of x^3 + b the Edwards map starts from, where
     /// the crate runs the Edwards profile on `C`.
-    pub fn new(alpha: Option<Fp<C>>) -> Self {
+    pub(crate) fn new(alpha: Option<Fp<C>>) -> Self {
+        if let Some(a) = alpha {
+            let on_curve = a.square() * a + C::COEFF_B;
+            assert!(
+                on_curve.is_zero(),
+                "{}: alpha is not a root of x^3 + b",
+                C::NAME
+            );
+        }
         let edwards = alpha.map(EdwardsConstants::for_root);
         let spec = CurveSpec::of::<C>(edwards.as_ref());
         let shifts = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
@@ -108,10 +129,6 @@ impl<C: GpuCurve> CurveConsts<C> {
     }
 }
 
-/// The group's affine points (what callers pass).
-pub type AffineOf<C> = Affine<C>;
-/// The group's projective points (what calls return).
-pub type ProjectiveOf<C> = Projective<C>;
 /// The base field of the coordinates.
 pub type Fp<C> = <C as ark_ec::CurveConfig>::BaseField;
 /// The scalar field.
@@ -119,25 +136,26 @@ pub type Fr<C> = <C as ark_ec::CurveConfig>::ScalarField;
 
 /// What the shaders need to know of one curve group, untyped: its base field's sizes and
 /// Montgomery constants, b, its scalar field, and whether the Edwards profile runs on it.
-#[derive(Debug, Clone)]
+/// The only ones are the crate's, [`GpuCurve::spec`] (compared by address: one per curve).
+#[derive(Debug)]
 pub struct CurveSpec {
     /// [`GpuCurve::NAME`].
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// p, little-endian u64 words (arkworks' `BigInt`: as many words as its own form).
-    pub modulus: Vec<u64>,
+    pub(crate) modulus: Vec<u64>,
     /// Bits of p.
-    pub modulus_bits: u32,
+    pub(crate) modulus_bits: u32,
     /// -p^-1 mod 2^32 (the products use its low 29 or 13 bits).
-    pub np0: u32,
+    pub(crate) np0: u32,
     /// b of y^2 = x^3 + b, a small integer.
-    pub b: u64,
+    pub(crate) b: u64,
     /// r, the scalar field's modulus.
-    pub scalar_modulus: [u64; 4],
+    pub(crate) scalar_modulus: [u64; 4],
     /// Bits of r.
-    pub scalar_bits: u32,
+    pub(crate) scalar_bits: u32,
     /// Whether the twisted Edwards profile can run on the group (it has a point of order 2
     /// and the crate knows its map).
-    pub edwards: bool,
+    pub(crate) edwards: bool,
     /// The header's integers that depend on the profile's radix, per limb width (13, 29):
     /// R mod p and R^2 / 2^(64 N) mod p.
     radix_constants: [RadixConstants; 2],
@@ -158,7 +176,7 @@ impl CurveSpec {
     /// The spec of `C`. Panics if `C` is not a group the shaders can represent (a != 0, b
     /// not a small integer, a field too wide): a bug in this crate's impls, checked by
     /// the tests for each.
-    pub fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fp<C>>>) -> CurveSpec {
+    pub(crate) fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fp<C>>>) -> CurveSpec {
         assert!(
             C::COEFF_A.is_zero(),
             "{}: the formulas are for a = 0",
@@ -213,6 +231,21 @@ impl CurveSpec {
             radix_constants,
             edwards_constants,
         }
+    }
+
+    /// The group's name ([`GpuCurve::NAME`]).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Bits of the scalar field's modulus r (the window counts of every call).
+    pub fn scalar_bits(&self) -> u32 {
+        self.scalar_bits
+    }
+
+    /// Whether the twisted Edwards profile runs on the group (it has a point of order 2).
+    pub fn has_edwards_map(&self) -> bool {
+        self.edwards
     }
 
     /// log2 R for limbs of `limb_bits` bits (13 or 29).
@@ -401,10 +434,40 @@ mod tests {
         assert_eq!(s.scalar_bits, 253);
         assert!(s.edwards);
         assert_eq!(s.arkworks_radix_bits(), 384);
-        // Below p, compared from the most significant word.
-        let below_p = |w: &[u64]| w.iter().rev().lt(s.modulus.iter().rev());
-        for bits in [13, 29] {
-            assert!(below_p(s.one(bits)) && below_p(s.r_convert(bits)) && below_p(s.b_form(bits)));
+        // BN254: 20 limbs of 13 bits (2p < 2^260) and 9 of 29; 8 words, 254-bit scalars.
+        let bn = <ark_bn254::g1::Config as GpuCurve>::spec();
+        assert_eq!((bn.radix_bits(13), bn.radix_bits(29)), (260, 261));
+        assert_eq!(
+            (bn.packed_words(), bn.b, bn.scalar_bits, bn.edwards),
+            (8, 3, 254, false)
+        );
+        let bls381 = <ark_bls12_381::g1::Config as GpuCurve>::spec();
+        assert_eq!((bls381.radix_bits(13), bls381.radix_bits(29)), (390, 406));
+        assert_eq!(
+            (bls381.b, bls381.scalar_bits, bls381.edwards),
+            (4, 255, false)
+        );
+    }
+
+    /// The Edwards map is given exactly where the group has a point of order 2 (an even
+    /// cofactor), and its alpha is a root of x^3 + b (`CurveConsts::new` asserts it).
+    #[test]
+    fn edwards_exactly_where_there_is_a_point_of_order_two() {
+        use crate::gpu::edwards::has_two_torsion;
+        fn check<C: GpuCurve>() {
+            assert_eq!(
+                C::edwards().is_some(),
+                has_two_torsion::<C>(),
+                "{}",
+                C::NAME
+            );
+            assert_eq!(C::spec().edwards, C::edwards().is_some());
+            if let Some(k) = C::edwards() {
+                assert!((k.alpha.square() * k.alpha + C::COEFF_B).is_zero());
+            }
         }
+        check::<ark_bls12_377::g1::Config>();
+        check::<ark_bn254::g1::Config>();
+        check::<ark_bls12_381::g1::Config>();
     }
 }

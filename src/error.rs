@@ -34,7 +34,7 @@ pub enum MsmError {
     /// first such index, in the caller's numbering). Every base of every call is checked:
     /// on the host on the CPU paths and in [`crate::GpuMsm::load_bases`], on the GPU inside
     /// the stage that first reads one-shot bases.
-    #[error("base {index} is not on the BLS12-377 curve (or a coordinate is not reduced)")]
+    #[error("base {index} is not on the curve (or a coordinate is not reduced)")]
     InvalidBase {
         /// Index of the first base off the curve.
         index: usize,

@@ -1,12 +1,13 @@
 //! Random inputs for examples, tests and benchmarks.
 
-use crate::curve::{Fr, GpuCurve};
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::PrimeField;
 use ark_ff::UniformRand;
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use rayon::prelude::*;
+
+use crate::curve::{Fr, GpuCurve};
 
 /// Points per independently seeded chunk of [`random_bases`].
 const BASES_CHUNK: usize = 1 << 12;
@@ -95,7 +96,7 @@ impl ScalarDistribution {
         match s.split_once(':') {
             None if s == "uniform" => Some(Self::Uniform),
             Some(("distinct", k)) => k.parse().ok().filter(|&k| k > 0).map(Self::FewDistinct),
-            Some(("bits", b)) => b.parse().ok().filter(|&b| b <= 253).map(Self::SmallBits),
+            Some(("bits", b)) => b.parse().ok().filter(|&b| b <= 255).map(Self::SmallBits),
             Some(("sparse", p)) => p
                 .parse()
                 .ok()
@@ -172,7 +173,7 @@ mod tests {
         for s in [
             "",
             "distinct:0",
-            "bits:254",
+            "bits:256",
             "bits:x",
             "other:1",
             "sparse:0",

@@ -39,7 +39,6 @@ pub mod calibration;
 pub mod config;
 pub mod cpu;
 pub mod curve;
-
 pub mod digits;
 pub mod engine;
 pub mod error;

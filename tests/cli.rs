@@ -55,7 +55,7 @@ fn every_example_parses_its_flags_strictly() {
             &["--repeat", "0"],
             &["--sre", "fastest"],
             &["--sre", "indexed:1.5"],
-            &["--scalars", "bits:254"],
+            &["--scalars", "bits:256"],
             &["--arithmetic", "limbs64"],
         ],
     );

@@ -56,6 +56,42 @@ impl From<BucketSortArg> for gpu_msm::BucketSort {
     }
 }
 
+/// The curve an example runs on (`--curve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CurveArg {
+    /// BLS12-377 (the default)
+    #[value(name = "bls12-377")]
+    Bls12_377,
+    /// BLS12-381
+    #[value(name = "bls12-381")]
+    Bls12_381,
+    /// BN254 (alt_bn128)
+    #[value(name = "bn254")]
+    Bn254,
+}
+
+/// Runs `$body` with `$c` the G1 config type of `$curve` (a [`CurveArg`]): an example's
+/// generic main on the curve its command line names.
+#[macro_export]
+macro_rules! on_curve {
+    ($curve:expr, $c:ident => $body:expr) => {
+        match $curve {
+            $crate::common::cli::CurveArg::Bls12_377 => {
+                type $c = ark_bls12_377::g1::Config;
+                $body
+            }
+            $crate::common::cli::CurveArg::Bls12_381 => {
+                type $c = ark_bls12_381::g1::Config;
+                $body
+            }
+            $crate::common::cli::CurveArg::Bn254 => {
+                type $c = ark_bn254::g1::Config;
+                $body
+            }
+        }
+    };
+}
+
 /// Options shared by the examples that build an engine.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EngineArgs {
@@ -150,13 +186,16 @@ pub fn parse_sre(s: &str) -> Result<SreMode, String> {
 /// `uniform`, `distinct:K`, `bits:B` or `sparse:P`.
 pub fn parse_scalars(s: &str) -> Result<ScalarDistribution, String> {
     ScalarDistribution::parse(s)
-        .ok_or_else(|| format!("{s:?}: expected uniform, distinct:K (K >= 1), bits:B (B <= 253) or sparse:P (1..=100 percent nonzero)"))
+        .ok_or_else(|| format!("{s:?}: expected uniform, distinct:K (K >= 1), bits:B (B <= 255) or sparse:P (1..=100 percent nonzero)"))
 }
 
 /// The main job: random inputs, MSMs on the chosen adapter, each verified against arkworks.
 #[derive(Debug, Parser)]
 #[command(name = "msm")]
 pub struct MsmCli {
+    /// The curve (its G1) the MSMs run on
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
     /// log2 of the number of points
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=MAX_LOG_N as i64))]
     pub log_n: u32,
@@ -368,7 +407,10 @@ pub struct ProfilesCli {
     /// Pick the first adapter whose name contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
-    /// Profiles to run (comma-separated) [default: all three]
+    /// The curve (its G1) the MSMs run on
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
+    /// Profiles to run (comma-separated) [default: every profile the curve allows]
     #[arg(long, value_delimiter = ',', value_enum)]
     pub profiles: Vec<ArithmeticArg>,
     /// Write every profile's shader modules, as the engine compiles them, to

@@ -131,16 +131,16 @@ pub fn report_json(r: &MsmReport) -> serde_json::Value {
 }
 
 /// Exits with a message when the engine cannot be built.
-pub fn engine_or_exit(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm {
-    gpu_msm::GpuMsm::with_config(config).unwrap_or_else(|e| {
+pub fn engine_or_exit<C: gpu_msm::GpuCurve>(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm<C> {
+    gpu_msm::GpuMsm::<C>::with_config(config).unwrap_or_else(|e| {
         eprintln!("error: {e}");
         std::process::exit(1)
     })
 }
 
 /// The engine for `config`, announced: its adapter and, for a software one, what to expect.
-pub fn announced_engine(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm {
-    let engine = engine_or_exit(config);
+pub fn announced_engine<C: gpu_msm::GpuCurve>(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm<C> {
+    let engine = engine_or_exit::<C>(config);
     println!(
         "adapter: {} ({})",
         engine.adapter_name(),
@@ -151,7 +151,7 @@ pub fn announced_engine(config: gpu_msm::MsmConfig) -> gpu_msm::GpuMsm {
 }
 
 /// Says, before a run, when the adapter is a software one and what to expect.
-pub fn software_note(engine: &gpu_msm::GpuMsm) {
+pub fn software_note<C: gpu_msm::GpuCurve>(engine: &gpu_msm::GpuMsm<C>) {
     if engine.is_software_adapter() {
         println!(
             "note: {} is a software adapter: the shaders run on this machine's CPU, so the GPU \

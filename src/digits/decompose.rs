@@ -1,5 +1,6 @@
 //! Scalars to signed (or unsigned) c-bit digits, one row per scalar.
 
+use ark_ec::short_weierstrass::Affine;
 use ark_ec::AffineRepr;
 use ark_ff::PrimeField;
 use rayon::prelude::*;
@@ -7,7 +8,6 @@ use rayon::prelude::*;
 use super::num_windows;
 use crate::config::MAX_WINDOW_BITS;
 use crate::curve::{Fr, GpuCurve};
-use ark_ec::short_weierstrass::Affine;
 
 /// The scalars as little-endian integers (zero where the base is the point at infinity, which
 /// contributes nothing), and the largest bit length among them.
@@ -111,7 +111,7 @@ impl DigitMatrix {
     pub fn new<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>], c: u32) -> Self {
         assert_eq!(bases.len(), scalars.len());
         assert!((1..=MAX_WINDOW_BITS).contains(&c));
-        let nw = num_windows(c, Fr::<C>::MODULUS_BIT_SIZE) as usize;
+        let nw = num_windows(c, C::spec().scalar_bits) as usize;
         let mut digits = vec![0i32; scalars.len() * nw];
         digits
             .par_chunks_mut(nw)

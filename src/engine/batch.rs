@@ -1,13 +1,14 @@
 //! Many MSMs on one resident set: the host work of the next vector overlaps the GPU's run of
 //! the current one (`overlap.rs`).
 
+use ark_ec::short_weierstrass::Projective;
+
 use super::overlap::Piece;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::MsmReport;
-use ark_ec::short_weierstrass::Projective;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Many MSMs over the same resident bases, one per scalar vector (each at most as long

@@ -1,6 +1,7 @@
 //! What a call checks before it runs: lengths and ownership, and its bases (on the curve
 //! with reduced coordinates, in G1 with `validate_subgroup`).
 
+use ark_ec::short_weierstrass::Affine;
 use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
@@ -9,7 +10,6 @@ use crate::bases::BasesRef;
 use crate::curve::{Fp, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::Backend;
-use ark_ec::short_weierstrass::Affine;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Checks lengths and ownership; returns the bases the call uses.

@@ -4,6 +4,8 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use ark_ec::short_weierstrass::{Affine, Projective};
+
 use super::checks::check_bases;
 use super::prepare::{CallPlan, GpuCall};
 use super::GpuMsm;
@@ -13,7 +15,6 @@ use crate::error::{MsmError, Result};
 use crate::gpu::field::CurveProfile;
 use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
 use crate::report::MsmReport;
-use ark_ec::short_weierstrass::{Affine, Projective};
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first

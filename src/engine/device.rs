@@ -21,12 +21,12 @@ use crate::sre::policy::SrePolicy;
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
 /// memory budget at `config`'s window size (the cost model's for one point without one),
 /// and, with `known_answer`, the known-answer test's calls at its window sizes.
-pub(super) fn check_one_point_fits<C: GpuCurve>(
+pub(super) fn check_one_point_fits(
     config: &MsmConfig,
     gpu: &GpuContext,
     known_answer: bool,
 ) -> Result<()> {
-    let c = super::prepare::window_bits(config, gpu, 1, C::spec().scalar_bits);
+    let c = super::prepare::window_bits(config, gpu, 1, gpu.profile.curve.scalar_bits);
     let mut calls = vec![(1, c)];
     if known_answer {
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
@@ -223,7 +223,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     fn new_device(&self, policy: &MsmConfig) -> Result<Arc<GpuContext>> {
         let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
         let known_answer = policy.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits::<C>(policy, g, known_answer);
+        let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
         let fresh = Arc::new(GpuContext::new(policy, <C as GpuCurve>::spec(), fits)?);
         if !known_answer {
             return Ok(fresh);

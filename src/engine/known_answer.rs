@@ -14,20 +14,19 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
+use super::prepare::ON_DEVICE;
 use super::GpuMsm;
 use crate::config::{BucketSort, MsmConfig, SelfTest};
-
-use super::prepare::ON_DEVICE;
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, HostListCheck};
 use crate::inputs::{random_bases, random_scalars};
 use crate::report::Backend;
 use crate::routing::AdapterFacts;
-use ark_ec::short_weierstrass::{Affine, Projective};
 
 /// Points in each known-answer MSM.
 pub const KAT_POINTS: usize = 24;
@@ -36,7 +35,7 @@ pub const KAT_POINTS: usize = 24;
 /// middle, and one whose digits span two 32-bit words.
 pub const KAT_WINDOWS: [u32; 3] = [2, 5, 9];
 
-/// Bases with the identity, a duplicate and a P, -P pair; scalars 0, 1, r - 1, 2^252, a
+/// Bases with the identity, a duplicate and a P, -P pair; scalars 0, 1, r - 1, 2^(bits - 1), a
 /// repeated value and random ones.
 pub fn inputs<C: GpuCurve>() -> (Vec<Affine<C>>, Vec<Fr<C>>) {
     let mut bases = random_bases(KAT_POINTS, 0x6b61_7400);
@@ -48,7 +47,8 @@ pub fn inputs<C: GpuCurve>() -> (Vec<Affine<C>>, Vec<Fr<C>>) {
     scalars[2] = Fr::<C>::one();
     scalars[4] = -Fr::<C>::one();
     scalars[5] = -Fr::<C>::one();
-    scalars[6] = Fr::<C>::from(2u64).pow([252u64]);
+    // The scalar field's top bit (2^252 on BLS12-377, 2^253 on BN254, 2^254 on BLS12-381).
+    scalars[6] = Fr::<C>::from(2u64).pow([u64::from(C::spec().scalar_bits) - 1]);
     scalars[7] = scalars[8];
     (bases, scalars)
 }

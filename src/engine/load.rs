@@ -2,6 +2,8 @@
 //! the window size and copy count of a set stored with shifted copies
 //! ([`crate::config::Precompute`]).
 
+use ark_ec::short_weierstrass::Affine;
+
 use super::checks::check_bases;
 use super::device::DeviceState;
 use super::prepare::window_bits;
@@ -12,7 +14,6 @@ use crate::curve::GpuCurve;
 use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
-use ark_ec::short_weierstrass::Affine;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with

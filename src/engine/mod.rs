@@ -21,10 +21,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ark_ec::short_weierstrass::Projective;
+
 use crate::bases::{BasesRef, MsmBases};
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
-use crate::curve::GpuCurve;
+use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
@@ -44,8 +46,6 @@ mod prepare;
 mod route;
 mod slicing;
 
-use crate::curve::Fr;
-use ark_ec::short_weierstrass::Projective;
 use device::check_one_point_fits;
 use device::DeviceCell;
 use faults::Hooks;
@@ -99,7 +99,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         config.validate()?;
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits::<C>(&config, g, known_answer);
+        let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
         let (gpu, adapter) = match GpuContext::new(&config, C::spec(), fits) {
             Ok(g) => {
                 let facts = AdapterFacts::Gpu {
@@ -190,7 +190,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             curve: std::marker::PhantomData,
         };
         if let Some(g) = engine.gpu() {
-            check_one_point_fits::<C>(&engine.config, &g, false)?;
+            check_one_point_fits(&engine.config, &g, false)?;
         }
         Ok(engine)
     }
@@ -274,7 +274,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// Self-test access to the individual shader functions on this engine's device.
-    pub fn shader_ops(&self) -> Result<ShaderOps<'_>> {
+    pub fn shader_ops(&self) -> Result<ShaderOps<'_, C>> {
         ShaderOps::new(self.gpu_context()?)
     }
 

@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use ark_ec::short_weierstrass::Projective;
+
 use super::prepare::{GpuCall, Prepared};
 use super::GpuMsm;
 use crate::bases::BasesRef;
@@ -13,7 +15,6 @@ use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, InFlight};
 use crate::report::{Backend, MsmReport};
-use ark_ec::short_weierstrass::Projective;
 
 /// One call of an overlapped run.
 pub(super) struct Piece<'a, C: GpuCurve> {

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::Zero;
 
@@ -24,7 +25,6 @@ use crate::gpu::{GpuContext, Shift};
 use crate::report::{Backend, MsmReport, PhaseTimes};
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
-use ark_ec::short_weierstrass::{Affine, Projective};
 
 /// What a GPU call on the device's bucket sort adds to its route.
 pub(super) const ON_DEVICE: &str = "; bucket sort on the GPU";

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use ark_ec::short_weierstrass::Projective;
+
 use super::device::DeviceState;
 use super::prepare::Prepared;
 use super::GpuMsm;
@@ -11,7 +13,6 @@ use crate::curve::{Fr, GpuCurve};
 use crate::error::Result;
 use crate::report::{Backend, MsmReport};
 use crate::routing;
-use ark_ec::short_weierstrass::Projective;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// The path of an n-point call and why: the routing's choice, moved to the CPU when the

@@ -3,6 +3,7 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
 use super::overlap::Piece;
@@ -12,7 +13,6 @@ use crate::bases::{slice_ranges, BasesRef};
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
-use ark_ec::short_weierstrass::Projective;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Device bytes one n-point GPU call reserves against the memory budget in a fresh

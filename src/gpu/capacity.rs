@@ -72,7 +72,7 @@ impl GpuContext {
         }
         // What every call binds and dispatches whatever its size: level parameter blocks
         // at SECTION_ALIGN offsets inside uniform buffers of a few blocks, one workgroup per
-        // window (up to 254 windows at c = 1).
+        // window (up to 256 windows at c = 1, for BLS12-381's 255-bit scalars).
         if limits.min_uniform_buffer_offset_alignment as u64 > SECTION_ALIGN {
             return refuse(format!(
                 "parameter blocks sit at {SECTION_ALIGN}-byte offsets"

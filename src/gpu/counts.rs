@@ -221,11 +221,11 @@ pub fn window_bits(n: usize, profile: CurveProfile) -> u32 {
 mod tests {
     use super::*;
     use crate::config::Arithmetic;
+    use crate::gpu::sort::scan_block;
 
     fn edwards() -> CurveProfile {
         Arithmetic::Limbs32Edwards.on(crate::curve::bls12_377_g1())
     }
-    use crate::gpu::sort::scan_block;
 
     #[test]
     fn counts_follow_the_plan() {

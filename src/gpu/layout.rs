@@ -3,14 +3,13 @@
 
 use ark_ec::short_weierstrass::Affine;
 
-use crate::curve::{Fr, GpuCurve};
-
 use super::reduction::{self, MAX_REDUCE_LEVELS};
 use super::resident::{Shift, StoredBases};
 use super::shader::contract::{LevelParams, Params, STATUS_WORDS};
 use super::shader::field::CurveProfile;
 use super::slots::Slot;
 use super::{sort, GpuContext};
+use crate::curve::{Fr, GpuCurve};
 use crate::digits::{BucketPlan, MergePlan, MAX_MERGE_LEVELS, MERGE_FANIN};
 use crate::error::{MsmError, Result};
 

@@ -119,6 +119,19 @@ impl GpuContext {
         r.context == self.id
     }
 
+    /// [`MsmError::InvalidConfig`] unless this device's shaders compute on `C` (its values
+    /// would be laid out for another curve).
+    pub(crate) fn check_curve<C: crate::curve::GpuCurve>(&self) -> crate::error::Result<()> {
+        match std::ptr::eq(self.profile.curve, C::spec()) {
+            true => Ok(()),
+            false => Err(crate::error::MsmError::InvalidConfig(format!(
+                "{} values on a device compiled for {}",
+                C::NAME,
+                self.profile.curve.name()
+            ))),
+        }
+    }
+
     /// Adapter name.
     pub fn adapter_name(&self) -> &str {
         &self.info.name

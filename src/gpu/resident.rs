@@ -1,6 +1,5 @@
 //! Resident sets: bases uploaded and converted once, kept on the device for many calls.
 
-use crate::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use super::shader::field::{identity_bits_bytes, pack_affine, pack_identity_bits}
 use super::slots::Slot;
 use super::stages::{Phase, Source, StageId};
 use super::GpuContext;
+use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 
 /// The shifted copies of a resident part (`config::Precompute`), for calls at window size c
@@ -142,6 +142,7 @@ impl GpuContext {
         shift: Shift,
         timeout: Duration,
     ) -> Result<Option<StoredBases>> {
+        self.check_curve::<C>()?;
         if shift.copies > 1 {
             self.build_shift_stage(timeout)?;
         }

@@ -9,12 +9,11 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use wgpu::util::DeviceExt;
 
 use super::field::{arkworks_words, Arithmetic, CurveProfile, WORKGROUP_SIZE};
-use crate::curve::{Fp, Fr, GpuCurve};
-
 use super::pipelines::{create_pipeline, shader_module};
 use super::stages::StageId;
 use super::GpuContext;
 use crate::config::{MsmConfig, DEFAULT_GPU_TIMEOUT};
+use crate::curve::{Fp, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
@@ -54,13 +53,7 @@ pub struct ShaderOps<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
 impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     /// The self-test kernels of `gpu`, whose shaders compute on `C`.
     pub fn new(gpu: std::sync::Arc<GpuContext>) -> Result<Self> {
-        if !std::ptr::eq(gpu.profile.curve, C::spec()) {
-            return Err(MsmError::InvalidConfig(format!(
-                "self-test kernels of {} on a device compiled for {}",
-                C::NAME,
-                gpu.profile.curve.name
-            )));
-        }
+        gpu.check_curve::<C>()?;
         Ok(Self {
             gpu,
             _engine: std::marker::PhantomData,
@@ -270,31 +263,28 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
         self.field_op(ShaderFn::FpMulChain, cases)
     }
 
-    /// a^2 per element.
-    pub fn fp_square(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
+    /// A one-operand field function per element.
+    fn fp_unary(&self, op: ShaderFn, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
         let cases = xs
             .iter()
             .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
             .collect();
-        self.field_op(ShaderFn::FpSquare, cases)
+        self.field_op(op, cases)
+    }
+
+    /// a^2 per element.
+    pub fn fp_square(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
+        self.fp_unary(ShaderFn::FpSquare, xs)
     }
 
     /// -a per element.
     pub fn fp_neg(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
-        let cases = xs
-            .iter()
-            .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
-            .collect();
-        self.field_op(ShaderFn::FpNeg, cases)
+        self.fp_unary(ShaderFn::FpNeg, xs)
     }
 
     /// a^-1 per element (0 for 0), by Fermat.
     pub fn fp_inverse(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
-        let cases = xs
-            .iter()
-            .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
-            .collect();
-        self.field_op(ShaderFn::FpInverse, cases)
+        self.fp_unary(ShaderFn::FpInverse, xs)
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's

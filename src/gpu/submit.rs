@@ -1,7 +1,6 @@
 //! Submitting a call and finishing it: one submission of every pass (or one per pass when
 //! timing by wall clock), then the read-back of its window sums, status and stage times.
 
-use crate::curve::GpuCurve;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use super::stages::Phase;
 use super::upload::Uploads;
 use super::workspace::Workspace;
 use super::GpuContext;
+use crate::curve::GpuCurve;
 use crate::error::Result;
 
 /// What a GPU run measured.

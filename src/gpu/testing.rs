@@ -1,16 +1,15 @@
 //! Read-back helpers for the tests: the GPU bucket sort's output, a resident set's stored
 //! words, any buffer's first words.
 
-use crate::curve::GpuCurve;
 use ark_ec::short_weierstrass::Affine;
-
-use crate::curve::Fr;
 
 use super::device::scoped;
 use super::layout::{Job, JobBases, JobPlan};
 use super::resident::StoredBases;
 use super::slots::Slot;
 use super::GpuContext;
+use crate::curve::Fr;
+use crate::curve::GpuCurve;
 use crate::error::Result;
 
 impl GpuContext {
@@ -22,6 +21,7 @@ impl GpuContext {
         scalars: &[Fr<C>],
         c: u32,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
+        self.check_curve::<C>()?;
         let job = Job {
             bases: JobBases::Host(bases),
             merged: &[],

@@ -2,8 +2,6 @@
 //! into the workspace's buffers on the GPU.
 
 use ark_ec::short_weierstrass::Affine;
-
-use crate::curve::{Fr, GpuCurve};
 use rayon::prelude::*;
 
 use super::layout::{align, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN, TIMESTAMP_QUERIES};
@@ -12,6 +10,7 @@ use super::shader::field::{pack_affine, pack_identity_bits, CurveProfile};
 use super::slots::Slot;
 use super::workspace::Workspace;
 use super::GpuContext;
+use crate::curve::{Fr, GpuCurve};
 use crate::digits::{MergePlan, MAX_MERGE_LEVELS};
 use crate::error::{MsmError, Result};
 

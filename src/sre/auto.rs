@@ -24,12 +24,12 @@
 
 use std::time::{Duration, Instant};
 
+use ark_ec::short_weierstrass::Affine;
+
 use super::{search, SreOptions, SrePlan, SreStats, SreStrategy, INDEXED_CANDIDATES_PER_LIST};
 use crate::config::MAX_WINDOW_BITS;
 use crate::curve::{Fr, GpuCurve};
 use crate::digits::{choose_window, num_windows, pippenger_cost, AddCosts, DigitMatrix};
-use ark_ec::short_weierstrass::Affine;
-use ark_ff::PrimeField;
 
 /// Share of the predicted MSM time (with SRE) that the searches of one call, pilots
 /// included, may take.
@@ -139,7 +139,7 @@ pub fn decide<C: GpuCurve>(
 ) -> Decision {
     let start = Instant::now();
     let n = scalars.len();
-    let c0 = choose_window(fixed_c, n, Fr::<C>::MODULUS_BIT_SIZE, costs);
+    let c0 = choose_window(fixed_c, n, C::spec().scalar_bits, costs);
     let Some(r) = rates else {
         return Decision {
             window_bits: c0,

@@ -1,11 +1,11 @@
 //! The merged points R = P_i +- P_j of a search, computed in one batch on the CPU.
 
+use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::CurveGroup;
 use rayon::prelude::*;
 
 use super::MergedPair;
 use crate::curve::GpuCurve;
-use ark_ec::short_weierstrass::{Affine, Projective};
 
 /// R = P_i + P_j (P_i - P_j for `negate_j`) for every pair, in affine form: projective
 /// additions in parallel, then one batched normalisation (a single field inversion for the

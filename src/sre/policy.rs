@@ -5,14 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use ark_ec::short_weierstrass::Affine;
+
 use super::auto::{self, Rates, DEFAULT_MERGE_NS};
 use super::SrePlan;
 use crate::config::{MsmConfig, SreMode};
 use crate::curve::{Fr, GpuCurve};
 use crate::digits::{pippenger_cost_for_bits, AddCosts, DigitMatrix};
 use crate::report::{MsmReport, SreReport};
-use ark_ec::short_weierstrass::Affine;
-use ark_ff::PrimeField;
 
 /// What a GPU call places in buckets: the window size (`None`: chosen from the scalars'
 /// largest bit length), and either an SRE plan or plain digits (`digits`, when already
@@ -48,7 +48,7 @@ impl SrePolicy {
         match config.sre {
             SreMode::Off => plain(config.window_bits, None),
             SreMode::On(opts) => {
-                let bits = Fr::<C>::MODULUS_BIT_SIZE;
+                let bits = C::spec().scalar_bits;
                 let c = crate::digits::choose_window(config.window_bits, n, bits, costs);
                 let t = Instant::now();
                 let d = DigitMatrix::new(bases, scalars, c);

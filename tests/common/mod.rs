@@ -177,5 +177,5 @@ pub fn bls_profile(a: Arithmetic) -> gpu_msm::CurveProfile {
 /// window counts the tests expect.
 #[allow(dead_code)]
 pub fn bits() -> u32 {
-    <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec().scalar_bits
+    <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec().scalar_bits()
 }

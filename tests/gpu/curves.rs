@@ -244,7 +244,7 @@ fn edwards_is_refused_where_the_curve_has_no_map() {
         ShaderOps::<ark_bls12_381::g1::Config>::open(&config).err(),
     ] {
         assert!(
-            matches!(r, Some(gpu_msm::MsmError::InvalidConfig(ref why)) if why.contains("Edwards")),
+            matches!(r, Some(gpu_msm::MsmError::InvalidConfig(ref why)) if why.contains("no point of order 2")),
             "{r:?}"
         );
     }
@@ -314,6 +314,8 @@ fn whole_msms<C: GpuCurve>() {
     // Resident: the whole set, a prefix, a batch.
     let set = e.load_bases(&bases).unwrap();
     assert_eq!(e.msm(&set, &scalars).unwrap(), want, "{name}: resident");
+    let shared = set.clone(); // a handle on the same device memory
+    assert_eq!(e.msm(&shared, &scalars).unwrap(), want, "{name}: a clone");
     let prefix = reference(&bases[..40], &scalars[..40]);
     assert_eq!(
         e.msm(&set, &scalars[..40]).unwrap(),
@@ -343,4 +345,64 @@ fn bn254_g1_msms_match_arkworks() {
 #[test]
 fn bls12_381_g1_msms_match_arkworks() {
     whole_msms::<ark_bls12_381::g1::Config>();
+}
+
+/// BLS12-381 G1 on bases outside the subgroup (a point of order 3, (0, 2): x^3 + 4 = 4) with
+/// scalars whose words are not reduced (r and 2r, which `new_unchecked` accepts): every route
+/// gives the integer sum of arkworks' `into_bigint` of each scalar, as `cpu::naive_msm`
+/// computes it: the GPU's bucket sort (whose reduction of the scalars is arkworks'), the
+/// host's bucket lists, arkworks on the CPU and double-and-add. No route differs.
+#[test]
+fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_route() {
+    use ark_bls12_381::{Fq, Fr as Fr381, G1Affine};
+    use gpu_msm::inputs::{random_bases, random_scalars};
+    type C = ark_bls12_381::g1::Config;
+    let order3 = G1Affine::new_unchecked(Fq::zero(), Fq::from(2u64));
+    assert!(order3.is_on_curve() && !order3.is_in_correct_subgroup_assuming_on_curve());
+    let mut two_r = Fr381::MODULUS;
+    assert!(!two_r.add_with_carry(&Fr381::MODULUS), "2r fits 256 bits");
+    let n = 40;
+    let mut bases = random_bases::<C>(n, 5);
+    let mut scalars: Vec<Fr381> = random_scalars(n, 6);
+    // Both scalars mean r (into_bigint of r and of 2r): 2 r Q, not the identity (r is
+    // prime, so not a multiple of 3).
+    for (i, k) in [(0, Fr381::MODULUS), (7, two_r)] {
+        bases[i] = order3;
+        scalars[i] = ark_ff::Fp::new_unchecked(k);
+    }
+    bases[3] = -order3;
+    let want = gpu_msm::cpu::naive_msm(&bases, &scalars);
+    let reduced: Vec<Fr381> = scalars
+        .iter()
+        .map(|k| Fr381::from_bigint(k.into_bigint()).unwrap_or_default())
+        .collect();
+    assert_ne!(
+        want,
+        gpu_msm::cpu::naive_msm(&bases, &reduced),
+        "the case is not trivial"
+    );
+    let e = engine::<C>();
+    let routes = [
+        (Some(gpu_msm::Backend::Gpu), gpu_msm::BucketSort::Gpu),
+        (Some(gpu_msm::Backend::Gpu), gpu_msm::BucketSort::Host),
+        (
+            Some(gpu_msm::Backend::CpuArkworks),
+            gpu_msm::BucketSort::Auto,
+        ),
+        (
+            Some(gpu_msm::Backend::CpuDoubleAndAdd),
+            gpu_msm::BucketSort::Auto,
+        ),
+    ];
+    for (backend, sort) in routes {
+        let r = e
+            .reconfigured(MsmConfig {
+                force_backend: backend,
+                bucket_sort: sort,
+                ..e.config().clone()
+            })
+            .unwrap();
+        let (got, rep) = r.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(got, want, "{:?}, {sort:?}: {}", rep.backend, rep.route);
+    }
 }

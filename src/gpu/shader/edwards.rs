@@ -9,8 +9,9 @@
 //! A = 3 alpha s, B = s is reached by u = s (x - alpha), v = s y, and the twisted Edwards curve
 //! a_te x^2 + y^2 = 1 + d_te x^2 y^2 (a_te = (A + 2) / B, d_te = (A - 2) / B) by
 //! x_te = u / v, y_te = (u - 1) / (u + 1). Scaling x' = c x_te with c = sqrt(-a_te) gives
-//! -x'^2 + y^2 = 1 + d x'^2 y^2 with d = -d_te / a_te. All constants are computed here from
-//! arkworks' field, with the root choices that make c exist; nothing is typed in.
+//! -x'^2 + y^2 = 1 + d x'^2 y^2 with d = -d_te / a_te. Every constant is computed from
+//! arkworks' field and the root alpha (`EdwardsConstants::for_root`, in `src/curve.rs`,
+//! which checks alpha^3 + b = 0), with the root choices that make c exist.
 //!
 //! In one formula: x' = c (x + 1) / y and y' = (s (x + 1) - 1) / (s (x + 1) + 1); the
 //! identity maps to (0, 1).
@@ -41,8 +42,9 @@ use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
 use super::program::{straight_line_fn, Op, Step};
-pub use crate::curve::EdwardsConstants;
 use crate::curve::{Fp, GpuCurve};
+
+pub use crate::curve::EdwardsConstants;
 
 /// The curve's constants; panics for a curve without the map (the Edwards profile is
 /// refused for those before anything reaches here: `CurveSpec::edwards`).
@@ -51,13 +53,13 @@ pub fn constants<C: GpuCurve>() -> &'static EdwardsConstants<Fp<C>> {
 }
 
 /// The Edwards image (x', y') of a point; `None` where the map is undefined (y = 0 or
-/// u = -1, points of order 2 and 4, never in the prime-order subgroup). The identity maps
-/// to (0, 1).
+/// u = -1, points of order 2 and 4, never in the prime-order subgroup), and on a curve
+/// without the map. The identity maps to (0, 1).
 pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fp<C>, Fp<C>)> {
+    let k = C::edwards()?;
     if p.is_zero() {
         return Some((Fp::<C>::zero(), Fp::<C>::one()));
     }
-    let k = constants::<C>();
     let one = Fp::<C>::one();
     let x1 = p.x - k.alpha;
     let u = k.s * x1;
@@ -66,10 +68,10 @@ pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fp<C>, Fp<C>)> {
     Some((k.c * x1 * (u + one) * inv, (u - one) * p.y * inv))
 }
 
-/// The point of an Edwards point (x', y'); `None` for (0, -1) and for points off the
-/// Edwards curve.
+/// The point of an Edwards point (x', y'); `None` for (0, -1), for points off the Edwards
+/// curve, and on a curve without the map.
 pub fn from_edwards<C: GpuCurve>(x: Fp<C>, y: Fp<C>) -> Option<Affine<C>> {
-    let k = constants::<C>();
+    let k = C::edwards()?;
     let one = Fp::<C>::one();
     if -x.square() + y.square() != one + k.d * x.square() * y.square() {
         return None;
@@ -93,7 +95,7 @@ pub fn extended<C: GpuCurve>(p: &Projective<C>) -> Option<[Fp<C>; 4]> {
 /// The precomputed form of a base that the mixed addition reads: (y' - x', y' + x', k x' y').
 pub fn precomputed<C: GpuCurve>(p: &Affine<C>) -> Option<[Fp<C>; 3]> {
     let (x, y) = to_edwards::<C>(p)?;
-    Some([y - x, y + x, constants::<C>().k * x * y])
+    Some([y - x, y + x, C::edwards()?.k * x * y])
 }
 
 /// Reads extended coordinates back onto the curve: `None` when Z = 0 (a poisoned or
@@ -269,7 +271,8 @@ pub fn wgsl_straight_line() -> String {
 /// prime, so it has such a point exactly when arkworks' cofactor h is even (Cauchy). Of the
 /// six groups issue 21 names, only BLS12-377's G1 has one (a test checks the G1s against the
 /// roots of x^3 + b): the G2s, BN254's and BLS12-381's groups need a Weierstrass profile.
-/// Used by the tests so far; the curve-generic profiles of issue 21 will choose by it.
+/// The tests check it against the curves' `alpha` (`src/curve.rs`): a curve without a point
+/// of order 2 has none, and so no Edwards profile.
 pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
     P::COFACTOR.first().is_some_and(|w| w & 1 == 0)
 }
@@ -283,12 +286,12 @@ pub fn interpret<C: GpuCurve>(program: &[Step], regs: &mut [Fp<C>; COUNT]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_377::{Fq, G1Affine, G1Projective};
-    type C = ark_bls12_377::g1::Config;
     use crate::gpu::program::mul_count;
-    use ark_bls12_377::Fr;
+    use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
     use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
     use ark_ff::{BigInteger, UniformRand};
+
+    type C = ark_bls12_377::g1::Config;
 
     /// x^3 + b has a root in F_p (p = 1 mod 3) exactly when (-b)^((p - 1) / 3) = 1.
     fn cubic_has_root<F: ark_ff::PrimeField>(b: F) -> bool {

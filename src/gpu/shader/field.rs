@@ -3,12 +3,14 @@
 //! the WGSL header, and conversions between arkworks values and the packed words the shaders
 //! read and write.
 //!
-//! Three profiles ([`Arithmetic`]): 30 limbs of 13 bits in u32 (Montgomery radix 2^390, for
-//! adapters without 64-bit integers), and 13 limbs of 29 bits with 64-bit products (radix
-//! 2^377, `mul29.rs`, where the adapter has `SHADER_INT64`), the latter with short
-//! Weierstrass or twisted Edwards buckets. Either way a reduced value is stored as 12
-//! little-endian u32 words of x * R mod p. arkworks keeps x * 2^384 mod p, so bases are
-//! converted on the device in every profile.
+//! Three profiles ([`Arithmetic`]): limbs of 13 bits in u32 (for adapters without 64-bit
+//! integers), and limbs of 29 bits with 64-bit products (`mul29.rs`, where the adapter has
+//! `SHADER_INT64`), the latter with short Weierstrass or twisted Edwards buckets; on
+//! BLS12-377, 30 limbs (R = 2^390) and 13 (R = 2^377). A profile on a curve is a
+//! [`CurveProfile`]: either way a reduced value is stored as PACKED_WORDS = ceil(bits(p) /
+//! 32) little-endian u32 words of x * R mod p (12 on the BLS12 curves, 8 on BN254). arkworks
+//! keeps x * 2^(64 N) mod p (N its u64 words), so bases are converted on the device in every
+//! profile.
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
@@ -170,23 +172,19 @@ impl CurveProfile {
 
     /// `C`'s shift for this profile: (2^(radix - 64 N), its inverse).
     fn shift<C: GpuCurve>(self) -> (Fp<C>, Fp<C>) {
-        self.debug_check::<C>();
+        self.check_curve::<C>();
         C::consts().shift(self.arithmetic.limb_bits())
     }
 
-    fn debug_check<C: GpuCurve>(self) {
-        debug_assert!(
+    /// Panics when `C` is not the profile's curve: its conversions would give another
+    /// curve's words (a pointer comparison, at every conversion).
+    fn check_curve<C: GpuCurve>(self) {
+        assert!(
             std::ptr::eq(self.curve, C::spec()),
             "a {} profile used with {}",
             self.curve.name,
             C::NAME
         );
-    }
-
-    /// The shaders' Montgomery form of x (x * R mod p) in the profile's limbs: the form of a
-    /// constant written into the WGSL as an `Fp`.
-    pub fn to_shader_limbs<C: GpuCurve>(self, x: &Fp<C>) -> Vec<u32> {
-        self.limbs_of(C::internal_words(&(*x * self.shift::<C>().0)))
     }
 
     /// An integer below R (little-endian u64 words) in the profile's limbs, least
@@ -339,6 +337,7 @@ impl CurveProfile {
         s
     }
 }
+
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
 /// (144 bytes a base against Limbs32's 96): 2^16. Larger calls are sliced at the binding
 /// limit (issue 11), and with slices of 2^16 points Edwards still does about 30% fewer

@@ -12,7 +12,7 @@
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
 //! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
-//! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`; BLS12-377's in use) |
+//! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`, one per curve) |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |

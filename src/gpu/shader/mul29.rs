@@ -4,7 +4,7 @@
 //! driver need not unroll a loop of hundreds of steps.
 //!
 //! An element of F_p is L = ceil(bits(p) / 29) limbs of 29 bits in Montgomery form with
-//! R = 2^(29 L): for BLS12-377, the field the shaders compute in today, 13 limbs and
+//! R = 2^(29 L): for BLS12-377 13 limbs and
 //! R = 2^377 (BLS12-381: 14 and 2^406; BN254: 9 and 2^261). [`Field29`] derives every
 //! constant from arkworks' `PrimeField` (issue 21); the tests run each field's steps against
 //! arkworks. The product is product scanning, column by column (FIPS): one u64 accumulator
@@ -30,12 +30,9 @@ use ark_ff::PrimeField;
 pub const LIMB_BITS: u32 = crate::curve::LIMB29_BITS;
 /// The low [`LIMB_BITS`] bits.
 pub const LIMB_MASK: u32 = (1 << LIMB_BITS) - 1;
-/// Limbs of one BLS12-377 element, the field the shaders compute in today ([`bls12_377`]):
-/// 13.
+/// Limbs of one BLS12-377 element ([`bls12_377`]), 13: the curve of the register estimate
+/// (`registers.rs`) and of `examples/mul_ops.rs`.
 pub const LIMBS: usize = <Fq as PrimeField>::MODULUS_BIT_SIZE.div_ceil(LIMB_BITS) as usize;
-/// u32 words of BLS12-377's packed form: 377 bits in 12 words (`field::PACKED_WORDS`, which
-/// `field.rs` checks against this).
-pub const PACKED_WORDS: usize = <Fq as PrimeField>::MODULUS_BIT_SIZE.div_ceil(32) as usize;
 
 /// One prime field's product on limbs of 29 bits, every constant derived from arkworks'
 /// [`PrimeField`]: ceil(bits(p) / 29) limbs, R = 2^(29 limbs), p in limbs, -p^-1 mod 2^32,
@@ -229,7 +226,7 @@ impl Field29 {
     }
 }
 
-/// BLS12-377's base field, the one the shaders compute in today.
+/// BLS12-377's base field (the shaders of each curve use [`Field29::of_curve`]).
 pub fn bls12_377() -> &'static Field29 {
     static F: OnceLock<Field29> = OnceLock::new();
     F.get_or_init(Field29::of::<Fq>)
@@ -277,12 +274,6 @@ pub fn split_limbs(words: &[u64], bits: u32, count: usize) -> Vec<u32> {
             (v & mask) as u32
         })
         .collect()
-}
-
-/// BLS12-377's WGSL of `fp_mul`, `fp_square`, `fp_unpack` and `fp_pack`
-/// ([`Field29::wgsl`]).
-pub fn wgsl() -> String {
-    bls12_377().wgsl()
 }
 
 /// The steps on the host, every addition checked for overflow, then the conditional
@@ -361,7 +352,7 @@ mod tests {
     #[test]
     fn steps_match_arkworks_on_every_field() {
         let f = steps_match::<Fq>();
-        assert_eq!((f.limb_count(), f.packed_words()), (LIMBS, PACKED_WORDS));
+        assert_eq!((f.limb_count(), f.packed_words()), (LIMBS, 12));
         assert_eq!(&f, bls12_377());
         let f = steps_match::<ark_bls12_381::Fq>();
         assert_eq!(
