@@ -127,7 +127,8 @@ fn run<C: GpuCurve>(cli: &Cli) {
                 (p * k.dispatches() as u64) as f64 * DISPATCH_S * 1e3,
             );
             println!(
-                "| {a:?} | 2^{log} | {} | {copies} ({set:.2}) | {p} | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
+                "| {:?} | 2^{log} | {} | {copies} ({set:.2}) | {p} | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
+                a.arithmetic,
                 k.window_bits,
                 k.bucket_windows,
                 k.windows,

@@ -60,12 +60,19 @@ impl Arithmetic {
 /// An arithmetic profile on one curve group: what the shaders are generated for, the sizes
 /// of the values they store, and the conversions between arkworks' values and the shaders'
 /// words. Cheap to copy.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct CurveProfile {
     /// The field arithmetic and bucket model.
     pub arithmetic: Arithmetic,
     /// The curve's constants.
     pub curve: &'static CurveSpec,
+}
+
+impl std::fmt::Debug for CurveProfile {
+    /// `Limbs32 on BN254 G1`: the profile and the curve's name (not its constants).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?} on {}", self.arithmetic, self.curve.name())
+    }
 }
 
 impl PartialEq for CurveProfile {
