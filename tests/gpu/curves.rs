@@ -325,6 +325,33 @@ fn whole_msms<C: GpuCurve>() {
     let other: Vec<Fr<C>> = random_scalars(n, 4);
     let sums = e.batch_msm(&set, &[&scalars, &other]).unwrap();
     assert_eq!(sums, vec![want, reference(&bases, &other)], "{name}: batch");
+    // Shifted copies (the shift stage doubles each base c W' times per copy): at c = 5,
+    // where BLS12-381's 255 bits need 52 windows and BLS12-377's 253 bits 51, and at c = 15
+    // (18 against 17), with copies that fold the windows unevenly; the report's windows of
+    // buckets are the curve's.
+    let bits = C::spec().scalar_bits();
+    // The copies are read even where the call's own window would cost less (at c = 15 on
+    // 64 points): a test hook.
+    e.always_read_copies();
+    for (c, k) in [(5u32, 3u32), (15, 2)] {
+        let options = gpu_msm::LoadOptions {
+            precompute: gpu_msm::Precompute::Factor(k),
+            window_bits: Some(c),
+        };
+        let copies = e.load_bases_with(&bases, options).unwrap();
+        assert_eq!(copies.precomputed_window_bits(), Some(c), "{name}");
+        let (got, rep) = e.msm_with_report(&copies, &scalars).unwrap();
+        assert_eq!(got, want, "{name}: c = {c}, {k} copies: {}", rep.route);
+        assert!(rep.precomputed_copies > 1, "{name}: c = {c}: {}", rep.route);
+        let w = gpu_msm::digits::bucket_windows(c, rep.precomputed_copies, bits);
+        assert_eq!(rep.num_windows, w, "{name}: c = {c}");
+        let (got, _) = e.msm_with_report(&copies, &other).unwrap();
+        assert_eq!(
+            got,
+            reference(&bases, &other),
+            "{name}: c = {c}, {k} copies"
+        );
+    }
     // In slices of 24 points: three calls summed on the host.
     let sliced = e
         .reconfigured(MsmConfig {
