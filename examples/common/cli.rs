@@ -348,6 +348,9 @@ pub struct CutoffCli {
 #[derive(Debug, Parser)]
 #[command(name = "kzg")]
 pub struct KzgCli {
+    /// The pairing-friendly curve
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
     /// log2 of the largest degree (the SRS has 2^LOG_DEGREE + 1 powers of tau)
     #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(0..=24))]
     pub log_degree: u32,

@@ -19,7 +19,7 @@ use common::gpu_engine;
 #[test]
 fn kzg_openings_verify() {
     let mut rng = StdRng::seed_from_u64(1);
-    let srs = kzg::Srs::setup(100, &mut rng);
+    let srs = kzg::Srs::<Bls12_377>::setup(100, &mut rng);
     // The full SRS, prefixes (one of them a single coefficient), and degree 0.
     let checked = kzg::run(gpu_engine(), &srs, &[100, 99, 37, 1, 0], &mut rng).unwrap();
     assert_eq!(checked, 5);
