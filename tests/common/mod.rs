@@ -179,3 +179,42 @@ pub fn bls_profile(a: Arithmetic) -> gpu_msm::CurveProfile {
 pub fn bits() -> u32 {
     <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec().scalar_bits()
 }
+
+/// A curve other than BLS12-377 whose engine the tests share (one per curve and binary,
+/// forced onto the GPU path in the adapter's default profile), as [`gpu_engine`] is
+/// BLS12-377's.
+#[allow(dead_code)]
+pub trait TestCurve: gpu_msm::GpuCurve {
+    /// The shared engine.
+    fn engine() -> &'static GpuMsm<Self>;
+}
+
+/// An engine of `C` forced onto the GPU path, with default calibration.
+fn curve_engine<C: gpu_msm::GpuCurve>() -> GpuMsm<C> {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
+        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
+    }
+    let config = MsmConfig {
+        force_backend: Some(gpu_msm::Backend::Gpu),
+        calibration: CalibrationSource::Defaults,
+        ..Default::default()
+    };
+    match GpuMsm::<C>::with_config(config) {
+        Ok(e) => e,
+        Err(e) => panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"),
+    }
+}
+
+impl TestCurve for ark_bn254::g1::Config {
+    fn engine() -> &'static GpuMsm<Self> {
+        static E: OnceLock<GpuMsm<ark_bn254::g1::Config>> = OnceLock::new();
+        E.get_or_init(curve_engine)
+    }
+}
+
+impl TestCurve for ark_bls12_381::g1::Config {
+    fn engine() -> &'static GpuMsm<Self> {
+        static E: OnceLock<GpuMsm<ark_bls12_381::g1::Config>> = OnceLock::new();
+        E.get_or_init(curve_engine)
+    }
+}

@@ -12,6 +12,8 @@ use gpu_msm::curve::{Fp, Fr};
 use gpu_msm::gpu::selftest::ShaderOps;
 use gpu_msm::{Arithmetic, GpuCurve, MsmConfig};
 
+use crate::common::TestCurve;
+
 /// The kernels of `C` in profile `a` (the test fails, naming the package, without an
 /// adapter).
 fn ops<C: GpuCurve>(a: Arithmetic) -> ShaderOps<'static, C> {
@@ -250,23 +252,6 @@ fn edwards_is_refused_where_the_curve_has_no_map() {
     }
 }
 
-/// An engine of `C` forced onto the GPU path (its default profile on this adapter: Limbs32
-/// on lavapipe, the Edwards profile needing a point of order 2).
-fn engine<C: GpuCurve>() -> gpu_msm::GpuMsm<C> {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
-    let config = MsmConfig {
-        force_backend: Some(gpu_msm::Backend::Gpu),
-        calibration: gpu_msm::CalibrationSource::Defaults,
-        ..Default::default()
-    };
-    match gpu_msm::GpuMsm::<C>::with_config(config) {
-        Ok(e) => e,
-        Err(e) => panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"),
-    }
-}
-
 fn reference<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<C> {
     use ark_ec::VariableBaseMSM;
     Projective::<C>::msm(bases, scalars).expect("equal lengths")
@@ -277,9 +262,9 @@ fn reference<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<
 /// a duplicate and a P, -P pair, window sizes where a 255-bit scalar field needs one window
 /// more than BLS12-377's 253 bits (3, 5, 15) and others, resident sets (whole and a prefix),
 /// a batch, and a call in slices.
-fn whole_msms<C: GpuCurve>() {
+fn whole_msms<C: TestCurve>() {
     use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
-    let e = engine::<C>();
+    let e = C::engine();
     let name = C::NAME;
     for n in [1usize, 2, 31, 32, 33] {
         let bases = random_bases::<C>(n, n as u64);
@@ -408,7 +393,7 @@ fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_rout
         gpu_msm::cpu::naive_msm(&bases, &reduced),
         "the case is not trivial"
     );
-    let e = engine::<C>();
+    let e = C::engine();
     let routes = [
         (Some(gpu_msm::Backend::Gpu), gpu_msm::BucketSort::Gpu),
         (Some(gpu_msm::Backend::Gpu), gpu_msm::BucketSort::Host),

@@ -34,6 +34,20 @@ fn kzg_openings_verify() {
     );
 }
 
+/// KZG on BN254 and BLS12-381: openings of prefixes of the powers, every MSM on the curve's
+/// shared engine, verified by arkworks' pairing.
+#[test]
+fn kzg_openings_verify_on_the_other_curves() {
+    use common::TestCurve;
+    let mut rng = StdRng::seed_from_u64(3);
+    let srs = kzg::Srs::<ark_bn254::Bn254>::setup(40, &mut rng);
+    let e = <ark_bn254::g1::Config as TestCurve>::engine();
+    assert_eq!(kzg::run(e, &srs, &[40, 17, 0], &mut rng), Ok(3));
+    let srs = kzg::Srs::<ark_bls12_381::Bls12_381>::setup(40, &mut rng);
+    let e = <ark_bls12_381::g1::Config as TestCurve>::engine();
+    assert_eq!(kzg::run(e, &srs, &[40, 17, 0], &mut rng), Ok(3));
+}
+
 #[test]
 fn groth16_proof_with_gpu_msms_verifies() {
     let mut rng = StdRng::seed_from_u64(2);
