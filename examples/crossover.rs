@@ -186,7 +186,12 @@ fn main() {
     );
 
     if cli.json {
-        let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
+        let cal = Calibration::from_rows(
+            <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::NAME,
+            engine.adapter_name(),
+            &machine,
+            rows,
+        );
         if let Err(e) = cal.save(&out) {
             eprintln!("error writing {}: {e}", out.display());
             std::process::exit(1)
@@ -217,7 +222,12 @@ fn main() {
             cell(r.gpu_us)
         );
     }
-    let cal = Calibration::from_rows(engine.adapter_name(), &machine, rows);
+    let cal = Calibration::from_rows(
+        <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::NAME,
+        engine.adapter_name(),
+        &machine,
+        rows,
+    );
     let from = |n: Option<usize>| {
         n.map_or("never in the sweep".to_string(), |n| {
             format!("from n = {n}")

@@ -37,6 +37,10 @@ pub struct CalibrationRow {
 pub struct Calibration {
     /// File format version, [`CALIBRATION_FORMAT`].
     pub format: u32,
+    /// The curve group measured ([`crate::GpuCurve::NAME`]); the engine uses the file only
+    /// for that group. Files from before the curves had none: BLS12-377 G1's.
+    #[serde(default = "bls12_377_g1")]
+    pub curve: String,
     /// Adapter name the GPU column was measured on; the engine uses the file only on an
     /// adapter of that name.
     pub adapter: String,
@@ -68,9 +72,20 @@ pub fn crossover(
     }
 }
 
+/// The curve of calibration files written before the engine ran other curves.
+fn bls12_377_g1() -> String {
+    "BLS12-377 G1".into()
+}
+
 impl Calibration {
-    /// Builds a calibration from measured rows (sorted by n here).
-    pub fn from_rows(adapter: &str, machine: &str, mut rows: Vec<CalibrationRow>) -> Self {
+    /// Builds a calibration of `curve` ([`crate::GpuCurve::NAME`]) from measured rows
+    /// (sorted by n here).
+    pub fn from_rows(
+        curve: &str,
+        adapter: &str,
+        machine: &str,
+        mut rows: Vec<CalibrationRow>,
+    ) -> Self {
         rows.sort_by_key(|r| r.n);
         let arkworks_from =
             crossover(&rows, |r| Some(r.arkworks_us? < r.double_and_add_us?)).unwrap_or(usize::MAX);
@@ -81,6 +96,7 @@ impl Calibration {
             Some(r.gpu_us? < cpu)
         });
         Self {
+            curve: curve.into(),
             format: CALIBRATION_FORMAT,
             adapter: adapter.to_string(),
             machine: machine.to_string(),
@@ -136,7 +152,7 @@ mod tests {
             row(64, 300.0, 150.0, Some(100.0)),
             row(256, 1200.0, 400.0, Some(110.0)),
         ];
-        let c = Calibration::from_rows("test", "here", rows.clone());
+        let c = Calibration::from_rows("C", "test", "here", rows.clone());
         assert_eq!(c.arkworks_from, 16);
         assert_eq!(c.gpu_from, Some(64));
         // Never faster: no crossover.
@@ -147,18 +163,21 @@ mod tests {
                 ..r.clone()
             })
             .collect();
-        assert_eq!(Calibration::from_rows("t", "m", slow).gpu_from, None);
+        assert_eq!(Calibration::from_rows("C", "t", "m", slow).gpu_from, None);
         // Faster from the first row.
         assert_eq!(crossover(&rows, |_| Some(true)), Some(2));
         // Missing GPU times end the range.
         let mut partial = rows.clone();
         partial[5].gpu_us = None;
         assert_eq!(
-            Calibration::from_rows("t", "m", partial.clone()).gpu_from,
+            Calibration::from_rows("C", "t", "m", partial.clone()).gpu_from,
             Some(64)
         );
         partial[4].gpu_us = None;
-        assert_eq!(Calibration::from_rows("t", "m", partial).gpu_from, None);
+        assert_eq!(
+            Calibration::from_rows("C", "t", "m", partial).gpu_from,
+            None
+        );
     }
 
     #[test]
@@ -166,7 +185,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gpu-msm-cal-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("c.json");
-        let c = Calibration::from_rows("A", "M", vec![row(4, 1.0, 2.0, None)]);
+        let c = Calibration::from_rows("C", "A", "M", vec![row(4, 1.0, 2.0, None)]);
         c.save(&p).unwrap();
         assert_eq!(Calibration::load(&p).unwrap(), c);
         std::fs::write(&p, "{ not json").unwrap();

@@ -110,6 +110,8 @@ pub struct SreReport {
 /// Report of one MSM call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmReport {
+    /// The curve group of the call ([`crate::GpuCurve::NAME`]: "BLS12-377 G1").
+    pub curve: &'static str,
     /// The path that ran.
     pub backend: Backend,
     /// Why that path: the calibration's crossover or the default rule.
@@ -202,6 +204,7 @@ impl MsmReport {
 
 impl fmt::Display for MsmReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "curve        {}", self.curve)?;
         writeln!(f, "backend      {:?} on {}", self.backend, self.adapter)?;
         writeln!(f, "route        {}", self.route)?;
         writeln!(f, "n            {}", self.n)?;

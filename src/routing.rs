@@ -20,12 +20,13 @@ pub enum AdapterFacts {
     None(String),
 }
 
-/// The path for an n-point call and the reason, for the report.
+/// The path for an n-point call on the curve group `curve` ([`crate::GpuCurve::NAME`]) and
+/// the reason, for the report. A calibration counts only for its adapter and its curve.
 pub fn route(
     n: usize,
     config: &MsmConfig,
     calibration: Option<&Calibration>,
-    adapter: &AdapterFacts,
+    (adapter, curve): (&AdapterFacts, &str),
 ) -> (Backend, String) {
     if let (Some(b), true) = (config.force_backend, n >= 1) {
         return (b, "forced by MsmConfig::force_backend".into());
@@ -50,7 +51,10 @@ pub fn route(
         AdapterFacts::Gpu { name, software } => (name.as_str(), *software),
     };
     let note = match calibration {
-        Some(cal) if cal.adapter == name => return calibrated(n, cal),
+        Some(cal) if cal.adapter == name && cal.curve == curve => return calibrated(n, cal),
+        Some(cal) if cal.adapter == name => {
+            format!("calibration is for {}, not {curve}; ", cal.curve)
+        }
         Some(cal) => format!("calibration is for {:?}, not this adapter; ", cal.adapter),
         None => String::new(),
     };
@@ -122,42 +126,64 @@ mod tests {
             (c + 1, Backend::CpuArkworks),
             (1 << 20, Backend::CpuArkworks),
         ] {
-            let (b, why) = route(n, &config, None, &gpu(true));
+            let (b, why) = route(n, &config, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, want, "n = {n}");
             assert!(why.contains("software adapter"), "{why}");
-            let (b, _) = route(n, &config, None, &AdapterFacts::None("none".into()));
+            let (b, _) = route(
+                n,
+                &config,
+                None,
+                (&AdapterFacts::None("none".into()), "BLS12-377 G1"),
+            );
             assert_eq!(b, want, "no adapter, n = {n}");
         }
         // A hardware adapter gets the GPU from the cutoff on.
         assert_eq!(
-            route(c - 1, &config, None, &gpu(false)).0,
+            route(c - 1, &config, None, (&gpu(false), "BLS12-377 G1")).0,
             Backend::CpuDoubleAndAdd
         );
-        assert_eq!(route(c, &config, None, &gpu(false)).0, Backend::Gpu);
+        assert_eq!(
+            route(c, &config, None, (&gpu(false), "BLS12-377 G1")).0,
+            Backend::Gpu
+        );
         // Forced: every n >= 1 (n = 0 needs no path).
         let forced = MsmConfig {
             force_backend: Some(Backend::Gpu),
             ..Default::default()
         };
         for n in [1, 2, c, 1 << 20] {
-            let (b, why) = route(n, &forced, None, &gpu(true));
+            let (b, why) = route(n, &forced, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, Backend::Gpu);
             assert!(why.contains("force_backend"));
         }
-        assert_ne!(route(0, &forced, None, &gpu(true)).0, Backend::Gpu);
+        assert_ne!(
+            route(0, &forced, None, (&gpu(true), "BLS12-377 G1")).0,
+            Backend::Gpu
+        );
         // A calibration for the software adapter itself is obeyed.
         let cal = Calibration {
             format: crate::calibration::CALIBRATION_FORMAT,
+            curve: "BLS12-377 G1".into(),
             adapter: "A".into(),
             machine: String::new(),
             arkworks_from: 4,
             gpu_from: Some(100),
             rows: vec![],
         };
-        assert_eq!(route(100, &config, Some(&cal), &gpu(true)).0, Backend::Gpu);
         assert_eq!(
-            route(99, &config, Some(&cal), &gpu(true)).0,
+            route(100, &config, Some(&cal), (&gpu(true), "BLS12-377 G1")).0,
+            Backend::Gpu
+        );
+        assert_eq!(
+            route(99, &config, Some(&cal), (&gpu(true), "BLS12-377 G1")).0,
             Backend::CpuArkworks
+        );
+        // Another curve's calibration is not obeyed, and the route says why.
+        let (b, why) = route(100, &config, Some(&cal), (&gpu(true), "BN254 G1"));
+        assert_eq!(b, Backend::CpuArkworks);
+        assert!(
+            why.contains("calibration is for BLS12-377 G1, not BN254 G1"),
+            "{why}"
         );
     }
 }

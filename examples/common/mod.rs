@@ -93,6 +93,7 @@ fn ms(d: Duration) -> f64 {
 pub fn report_json(r: &MsmReport) -> serde_json::Value {
     let p = &r.phases;
     serde_json::json!({
+        "curve": r.curve,
         "backend": format!("{:?}", r.backend),
         "route": r.route,
         "adapter": r.adapter,

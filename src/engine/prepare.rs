@@ -208,6 +208,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         route: String,
     ) -> MsmReport {
         MsmReport {
+            curve: C::NAME,
             backend,
             route,
             n,

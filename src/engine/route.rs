@@ -23,8 +23,12 @@ impl<C: GpuCurve> GpuMsm<C> {
             let why = "n = 0: the empty sum is the zero point; nothing ran";
             return Ok((Backend::CpuDoubleAndAdd, why.into()));
         }
-        let (backend, why) =
-            routing::route(n, &self.config, self.calibration.as_ref(), &self.adapter);
+        let (backend, why) = routing::route(
+            n,
+            &self.config,
+            self.calibration.as_ref(),
+            (&self.adapter, C::NAME),
+        );
         if backend != Backend::Gpu {
             return Ok((backend, why));
         }

@@ -54,6 +54,7 @@ pub fn gpu_from(e: &GpuMsm, gpu_from: usize, name: &str) -> CalibrationSource {
     use gpu_msm::calibration::{CalibrationRow, CALIBRATION_FORMAT};
     let cal = gpu_msm::Calibration {
         format: CALIBRATION_FORMAT,
+        curve: "BLS12-377 G1".into(),
         adapter: e.adapter_name().to_string(),
         machine: "test".into(),
         arkworks_from: gpu_from,

@@ -271,6 +271,7 @@ fn whole_msms<C: TestCurve>() {
         let scalars: Vec<Fr<C>> = random_scalars(n, 7 + n as u64);
         let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
         assert_eq!(rep.backend, gpu_msm::Backend::Gpu, "{name} n = {n}");
+        assert_eq!(rep.curve, name);
         assert_eq!(got, reference(&bases, &scalars), "{name} n = {n}");
     }
     let n = 64;

@@ -25,6 +25,7 @@ fn with_calibration(cal: &Calibration, name: &str) -> GpuMsm {
 fn calibration(adapter: &str, arkworks_from: usize, gpu_from: Option<usize>) -> Calibration {
     Calibration {
         format: gpu_msm::calibration::CALIBRATION_FORMAT,
+        curve: "BLS12-377 G1".into(),
         adapter: adapter.to_string(),
         machine: "test".into(),
         arkworks_from,
