@@ -62,22 +62,12 @@ pub fn windows_for_bits(bits: u32, c: u32) -> u32 {
 
 /// Field multiplications of the GPU pipeline for n points at window size c: n mixed
 /// additions per window into the buckets, then two projective additions per bucket for the
-/// running sums of the reduction; scalars of `scalar_bits` bits.
-pub fn pippenger_cost(n: usize, c: u32, scalar_bits: u32, costs: AddCosts) -> u64 {
-    pippenger_cost_for_bits(n, c, scalar_bits, costs)
-}
-
-/// [`pippenger_cost`] for scalars of at most `bits` bits (only the windows they need).
-pub fn pippenger_cost_for_bits(n: usize, c: u32, bits: u32, costs: AddCosts) -> u64 {
+/// running sums of the reduction, for scalars of at most `bits` bits (the curve's scalar
+/// bits, or fewer where a call's scalars are smaller: only the windows they need).
+pub fn pippenger_cost(n: usize, c: u32, bits: u32, costs: AddCosts) -> u64 {
     let w = windows_for_bits(bits, c) as u64;
     let b = buckets_per_window(c) as u64;
     w * (n as u64 * costs.mixed_add + 2 * b * costs.add)
-}
-
-/// The window size c that minimises [`pippenger_cost`] for n points of `scalar_bits`-bit
-/// scalars.
-pub fn best_window_bits(n: usize, scalar_bits: u32, costs: AddCosts) -> u32 {
-    best_window_bits_for(n, scalar_bits, costs)
 }
 
 /// The window size of a call on n scalars of at most `bits` bits: `configured`
@@ -85,14 +75,14 @@ pub fn best_window_bits(n: usize, scalar_bits: u32, costs: AddCosts) -> u32 {
 /// profile's. Every window choice of the engine and of SRE goes through here, but that of
 /// a set with shifted copies ([`choose_precompute`], `engine/load.rs`).
 pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCosts) -> u32 {
-    configured.unwrap_or_else(|| best_window_bits_for(n.max(1), bits, costs))
+    configured.unwrap_or_else(|| best_window_bits(n.max(1), bits, costs))
 }
 
-/// The window size c that minimises [`pippenger_cost_for_bits`] for n scalars of at most
-/// `bits` bits (the smaller c on a tie).
-pub fn best_window_bits_for(n: usize, bits: u32, costs: AddCosts) -> u32 {
+/// The window size c that minimises [`pippenger_cost`] for n scalars of at most `bits`
+/// bits (the smaller c on a tie).
+pub fn best_window_bits(n: usize, bits: u32, costs: AddCosts) -> u32 {
     (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS)
-        .min_by_key(|&c| (pippenger_cost_for_bits(n, c, bits.max(1), costs), c))
+        .min_by_key(|&c| (pippenger_cost(n, c, bits.max(1), costs), c))
         .expect("non-empty range")
 }
 

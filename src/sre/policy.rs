@@ -11,7 +11,7 @@ use super::auto::{self, Rates, DEFAULT_MERGE_NS};
 use super::SrePlan;
 use crate::config::{MsmConfig, SreMode};
 use crate::curve::{Fr, GpuCurve};
-use crate::digits::{pippenger_cost_for_bits, AddCosts, DigitMatrix};
+use crate::digits::{pippenger_cost, AddCosts, DigitMatrix};
 use crate::report::{MsmReport, SreReport};
 
 /// What a GPU call places in buckets: the window size (`None`: chosen from the scalars'
@@ -169,7 +169,7 @@ impl SrePolicy {
         // A GPU call's report names its profile; RCB only for a report without one.
         let costs = rep.arithmetic.map_or(AddCosts::RCB, AddCosts::of);
         let call_ns_per_mul =
-            call.as_nanos() as f64 / pippenger_cost_for_bits(rep.n, c, scalar_bits, costs) as f64;
+            call.as_nanos() as f64 / pippenger_cost(rep.n, c, scalar_bits, costs) as f64;
         let applied = rep.sre.as_ref().is_some_and(|s| s.applied);
         let Ok(mut map) = self.rates.lock() else {
             return;

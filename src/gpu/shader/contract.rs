@@ -217,17 +217,12 @@ pub fn sort_wgsl_constants(curve: &crate::curve::CurveSpec) -> String {
         .iter()
         .map(|w| format!("{w}u"))
         .collect();
-    let r0 = r[0] as u32;
-    let mut inv = 1u32;
-    for _ in 0..5 {
-        inv = inv.wrapping_mul(2u32.wrapping_sub(r0.wrapping_mul(inv)));
-    }
     format!(
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;\n\
          const CARRY_FANIN: u32 = {CARRY_FANIN}u;\nconst CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;\n\
          const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
-        inv.wrapping_neg(),
+        crate::curve::neg_inv_word(r[0] as u32),
         words.join(", ")
     )
 }

@@ -411,15 +411,8 @@ mod tests {
         v
     }
 
-    /// The curve's b as a small integer.
-    fn b_of<P: SWCurveConfig>() -> u64 {
-        (1..64)
-            .find(|&k| P::BaseField::from(k) == P::COEFF_B)
-            .unwrap()
-    }
-
-    fn programs_match_arkworks<P: SWCurveConfig>() {
-        let f = Formulas::for_b(b_of::<P>());
+    fn programs_match_arkworks<P: crate::curve::GpuCurve>() {
+        let f = Formulas::of(P::spec());
         let ps = points::<P>();
         let one = P::BaseField::one();
         for p in &ps {
