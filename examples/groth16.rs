@@ -1,10 +1,11 @@
-//! A Groth16 proof on BLS12-377 whose G1 MSMs (A, B in G1, H, L) run on `GpuMsm` over the
-//! proving key's queries loaded once; `Groth16::verify_proof` checks it. The circuit is a
-//! chain of squarings, one constraint per step.
+//! A Groth16 proof whose MSMs all run on `GpuMsm`: A, B in G1, H and L on a G1 engine and
+//! B in G2 on a G2 engine, over the proving key's queries loaded once;
+//! `Groth16::verify_proof` checks it. On BLS12-377, or `--curve bn254 | bls12-381`. The
+//! circuit is a chain of squarings, one constraint per step.
 //!
 //! cargo run --release --example groth16 -- --log-constraints 14   (`--help` lists the flags)
 //!
-//! The GPU path is forced unless `--routed` lets the engine route each MSM. Prints the
+//! The GPU path is forced unless `--routed` lets the engines route each MSM. Prints the
 //! prover's MSM time with `GpuMsm` and with arkworks alone, and arkworks' whole prover.
 
 mod common;
@@ -13,37 +14,53 @@ mod groth16;
 
 use std::time::Instant;
 
-use ark_bls12_377::{Bls12_377, Fr};
 use ark_ff::UniformRand;
 use ark_groth16::Groth16;
 use ark_snark::SNARK;
 use ark_std::rand::{rngs::StdRng, SeedableRng};
 use clap::Parser;
-use common::cli::Groth16Cli;
-use groth16::{GpuProver, SquaringChain};
+use common::cli::{CurveArg, Groth16Cli};
+use groth16::{GpuPairing, GpuProver, SquaringChain};
 
 fn main() {
     let cli = Groth16Cli::parse();
+    match cli.curve {
+        CurveArg::Bls12_377 => run::<ark_bls12_377::Bls12_377>(&cli),
+        CurveArg::Bls12_381 => run::<ark_bls12_381::Bls12_381>(&cli),
+        CurveArg::Bn254 => run::<ark_bn254::Bn254>(&cli),
+    }
+}
+
+fn run<E: GpuPairing>(cli: &Groth16Cli) {
     let (log_c, proofs) = (cli.log_constraints, cli.proofs as usize);
-    let engine = common::announced_engine(cli.engine.config());
+    let t = Instant::now();
+    let g1 = common::announced_engine::<E::G1Config>(cli.engine.config());
+    let g2 = common::engine_or_exit::<E::G2Config>(cli.engine.config());
+    println!(
+        "engines: {} and {}, ready in {:.2?}",
+        <E::G1Config as gpu_msm::GpuCurve>::NAME,
+        <E::G2Config as gpu_msm::GpuCurve>::NAME,
+        t.elapsed()
+    );
     let mut rng = StdRng::seed_from_u64(11);
     let steps = 1usize << log_c;
     let setup = SquaringChain { steps, x0: None };
     let t = Instant::now();
-    let (pk, vk) = Groth16::<Bls12_377>::circuit_specific_setup(setup, &mut rng).expect("setup");
+    let (pk, vk) = Groth16::<E>::circuit_specific_setup(setup, &mut rng).expect("setup");
+    let (g1_bases, g2_bases) = groth16::bases(&pk);
     println!(
-        "setup: {steps} constraints, {} G1 bases in the proving key, {:.2?}",
-        groth16::g1_bases(&pk),
+        "setup: {steps} constraints, {g1_bases} G1 and {g2_bases} G2 bases in the proving key, \
+         {:.2?}",
         t.elapsed()
     );
-    let pvk = Groth16::<Bls12_377>::process_vk(&vk).expect("vk");
+    let pvk = Groth16::<E>::process_vk(&vk).expect("vk");
     let t = Instant::now();
-    let prover = GpuProver::new(&engine, &pk).expect("load the proving key");
-    println!("proving key's G1 queries loaded in {:.2?}", t.elapsed());
+    let prover = GpuProver::new(&g1, Some(&g2), &pk).expect("load the proving key");
+    println!("proving key's queries loaded in {:.2?}", t.elapsed());
     for k in 0..proofs {
         let circuit = SquaringChain {
             steps,
-            x0: Some(Fr::rand(&mut rng)),
+            x0: Some(E::ScalarField::rand(&mut rng)),
         };
         let public = [circuit.output()];
         let (r, s) = groth16::randomness(&mut rng);
@@ -55,21 +72,17 @@ fn main() {
                 std::process::exit(1)
             });
         let total = t.elapsed();
-        let ok = Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &public, &proof).unwrap();
-        let wrong = Groth16::<Bls12_377>::verify_with_processed_vk(
-            &pvk,
-            &[public[0] + Fr::from(1u64)],
-            &proof,
-        )
-        .unwrap();
+        let ok = Groth16::<E>::verify_with_processed_vk(&pvk, &public, &proof).unwrap();
+        let wrong = [public[0] + E::ScalarField::from(1u64)];
+        let wrong = Groth16::<E>::verify_with_processed_vk(&pvk, &wrong, &proof).unwrap();
         let t = Instant::now();
-        let ark_proof = Groth16::<Bls12_377>::prove(&pk, circuit, &mut rng).unwrap();
+        let ark_proof = Groth16::<E>::prove(&pk, circuit, &mut rng).unwrap();
         let ark_total = t.elapsed();
-        assert!(Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &public, &ark_proof).unwrap());
+        assert!(Groth16::<E>::verify_with_processed_vk(&pvk, &public, &ark_proof).unwrap());
         println!(
-            "proof {k}: verified = {ok} (wrong input rejected = {}); G1 MSMs: gpu-msm {:.2?}, \
-             arkworks {:.2?}; our prover {total:.2?} (includes the arkworks MSMs for the \
-             comparison), arkworks' whole prover {ark_total:.2?}",
+            "proof {k}: verified = {ok} (wrong input rejected = {}); MSMs (G1 and G2): gpu-msm \
+             {:.2?}, arkworks {:.2?}; our prover {total:.2?} (includes the arkworks MSMs for \
+             the comparison), arkworks' whole prover {ark_total:.2?}",
             !wrong, times.gpu_msm, times.arkworks
         );
         if !ok || wrong {

@@ -1,6 +1,6 @@
 //! The main job: random inputs, MSMs on the chosen adapter, each verified against arkworks,
 //! with the adapter, backend and phase table (`--help` lists the flags), on BLS12-377 G1 or
-//! `--curve bls12-381 | bn254`.
+//! `--curve bls12-381 | bn254` and `--group g2`.
 //!
 //! cargo run --release --example msm -- --log-n 16
 
@@ -21,7 +21,7 @@ const REFERENCE_CHUNK: usize = 1 << 22;
 
 fn main() {
     let cli = MsmCli::parse();
-    on_curve!(cli.curve, C => run::<C>(&cli))
+    on_curve!(cli.curve, cli.group, C => run::<C>(&cli))
 }
 
 fn run<C: GpuCurve>(cli: &MsmCli) {

@@ -20,8 +20,8 @@
 mod common;
 
 use clap::Parser;
-use common::cli::CurveArg;
-use gpu_msm::digits::{choose_precompute, AddCosts};
+use common::cli::{CurveArg, GroupArg};
+use gpu_msm::digits::choose_precompute;
 use gpu_msm::gpu::counts::{window_bits, CallCounts};
 use gpu_msm::gpu::shader::mul29::{Field29, Step};
 use gpu_msm::gpu::shader::registers::LoopRegisters;
@@ -69,9 +69,12 @@ struct Cli {
     /// Also print every pass's counts
     #[arg(long)]
     passes: bool,
-    /// The curve (its G1)
+    /// The curve
     #[arg(long, value_enum, default_value = "bls12-377")]
     curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    group: GroupArg,
 }
 
 fn gib(b: u64) -> f64 {
@@ -80,7 +83,7 @@ fn gib(b: u64) -> f64 {
 
 fn main() {
     let cli = Cli::parse();
-    on_curve!(cli.curve, C => run::<C>(&cli))
+    on_curve!(cli.curve, cli.group, C => run::<C>(&cli))
 }
 
 fn run<C: GpuCurve>(cli: &Cli) {
@@ -103,7 +106,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
         let a = a.on(curve);
         let shapes = |n: usize| {
             let fits = |_, k| Some(parts(n, k, a));
-            let (bits, costs) = (a.curve.scalar_bits(), AddCosts::of(a.arithmetic));
+            let (bits, costs) = (a.curve.scalar_bits(), a.add_costs());
             let (c, k) = choose_precompute(None, n, bits, costs, fits);
             [(window_bits(n, a), 1), (c, k)]
         };

@@ -1,7 +1,7 @@
 //! The arithmetic profiles side by side on one adapter: pipeline creation, the first
 //! dispatch (the driver's JIT), field multiplications per second (a chain of multiplications
 //! per thread in the self-test kernel) and MSM time against arkworks (GPU path forced,
-//! resident bases), every result checked, on BLS12-377 G1 or `--curve bls12-381 | bn254`.
+//! resident bases), every result checked, on BLS12-377 G1 or `--curve bls12-381 | bn254` and `--group g2`.
 //!
 //! cargo run --release --example profiles -- --logs 14,16   (`--help` lists the flags)
 //!
@@ -58,7 +58,7 @@ fn dump_wgsl<C: GpuCurve>(dir: &std::path::Path) -> std::io::Result<()> {
 
 fn main() {
     let cli = ProfilesCli::parse();
-    on_curve!(cli.curve, C => run::<C>(cli))
+    on_curve!(cli.curve, cli.group, C => run::<C>(cli))
 }
 
 fn run<C: GpuCurve>(cli: ProfilesCli) {

@@ -3,8 +3,9 @@
 // each function gets its own pipeline and the driver compiles only that function (the
 // straight-line formulas make one kernel with all of them slow to compile). Each case reads
 // SELFTEST_IN_WORDS words (operand a: POINT_WORDS words, operand b: POINT_WORDS words, a small
-// integer k) and writes POINT_WORDS words. Field operands use the first PACKED_WORDS words of
-// a and b; the mixed addition's affine operand the first BASE_WORDS words of b.
+// integer k) and writes POINT_WORDS words. Field operands are coordinates (Fe: F_p on a G1,
+// F_p^2 on a G2) in the first ELEMENT_WORDS words of a and b; the mixed addition's affine
+// operand is the first BASE_WORDS words of b.
 // base_check.wgsl is prepended (case 14 runs its check).
 
 override SELFTEST_OP: u32 = 0u;
@@ -21,18 +22,18 @@ fn in_point(case_base: u32, which: u32) -> Point {
     return point_from_words(w);
 }
 
-fn in_fp(case_base: u32, which: u32) -> Fp {
-    var w: Packed;
-    for (var k = 0u; k < PACKED_WORDS; k++) {
+fn in_fe(case_base: u32, which: u32) -> Fe {
+    var w: PackedFe;
+    for (var k = 0u; k < ELEMENT_WORDS; k++) {
         w[k] = input[case_base + which * POINT_WORDS + k];
     }
-    return fp_unpack(w);
+    return fe_unpack(w);
 }
 
-fn fp_result(a: Fp) -> PointWords {
+fn fe_result(a: Fe) -> PointWords {
     var out: PointWords;
-    let w = fp_pack(a);
-    for (var k = 0u; k < PACKED_WORDS; k++) {
+    let w = fe_pack(a);
+    for (var k = 0u; k < ELEMENT_WORDS; k++) {
         out[k] = w[k];
     }
     return out;
@@ -49,20 +50,20 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
     let k = input[base + 2u * POINT_WORDS];
     var out: PointWords;
     switch SELFTEST_OP {
-        case 0u: { out = fp_result(fp_add(in_fp(base, 0u), in_fp(base, 1u))); }
-        case 1u: { out = fp_result(fp_sub(in_fp(base, 0u), in_fp(base, 1u))); }
-        case 2u: { out = fp_result(fp_mul(in_fp(base, 0u), in_fp(base, 1u))); }
-        case 3u: { out = fp_result(fp_neg(in_fp(base, 0u))); }
-        case 4u: { out = fp_result(fp_from_arkworks(in_fp(base, 0u))); }
-        case 5u: { out = fp_result(fp_square(in_fp(base, 0u))); }
+        case 0u: { out = fe_result(fe_add(in_fe(base, 0u), in_fe(base, 1u))); }
+        case 1u: { out = fe_result(fe_sub(in_fe(base, 0u), in_fe(base, 1u))); }
+        case 2u: { out = fe_result(fe_mul(in_fe(base, 0u), in_fe(base, 1u))); }
+        case 3u: { out = fe_result(fe_neg(in_fe(base, 0u))); }
+        case 4u: { out = fe_result(fe_from_arkworks(in_fe(base, 0u))); }
+        case 5u: { out = fe_result(fe_square(in_fe(base, 0u))); }
         case 6u: {
             // k chained multiplications: a <- a * b, k times.
-            var a = in_fp(base, 0u);
-            let b = in_fp(base, 1u);
+            var a = in_fe(base, 0u);
+            let b = in_fe(base, 1u);
             for (var j = 0u; j < k; j++) {
-                a = fp_mul(a, b);
+                a = fe_mul(a, b);
             }
-            out = fp_result(a);
+            out = fe_result(a);
         }
         case 7u: { out = point_to_words(point_add(in_point(base, 0u), in_point(base, 1u))); }
         case 8u: {
@@ -76,18 +77,18 @@ fn selftest(@builtin(global_invocation_id) gid: vec3<u32>,
         case 10u: { out = point_to_words(point_neg(in_point(base, 0u))); }
         case 11u: { out = point_to_words(point_mul_small(in_point(base, 0u), k)); }
         case 12u: { out = point_to_words(point_identity()); }
-        case 13u: { out = fp_result(fp_inverse(in_fp(base, 0u))); }
+        case 13u: { out = fe_result(fe_inverse(in_fe(base, 0u))); }
         case 14u: {
-            // The convert stage's check of an uploaded base: a's first PACKED_WORDS words are x, b's y.
-            var x: Packed;
-            var y: Packed;
-            for (var w = 0u; w < PACKED_WORDS; w++) {
+            // The convert stage's check of an uploaded base: a's first ELEMENT_WORDS words are x, b's y.
+            var x: PackedFe;
+            var y: PackedFe;
+            for (var w = 0u; w < ELEMENT_WORDS; w++) {
                 x[w] = input[base + w];
                 y[w] = input[base + POINT_WORDS + w];
             }
             out[0] = select(0u, 1u, upload_is_valid(x, y));
         }
-        default: { out = fp_result(in_fp(base, 0u)); }
+        default: { out = fe_result(in_fe(base, 0u)); }
     }
     for (var w = 0u; w < POINT_WORDS; w++) {
         output[i * POINT_WORDS + w] = out[w];

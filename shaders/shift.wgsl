@@ -35,20 +35,20 @@ fn shift_store(idx: u32, w: BaseWords) {
 }
 
 // Coordinate c (0: x, 1: y) of slot idx, raw.
-fn shift_coord(idx: u32, c: u32) -> Fp {
-    var w: Packed;
+fn shift_coord(idx: u32, c: u32) -> Fe {
+    var w: PackedFe;
     // unroll
-    for (var k = 0u; k < PACKED_WORDS; k++) {
-        w[k] = bases[idx * BASE_WORDS + c * PACKED_WORDS + k];
+    for (var k = 0u; k < ELEMENT_WORDS; k++) {
+        w[k] = bases[idx * BASE_WORDS + c * ELEMENT_WORDS + k];
     }
-    return fp_unpack(w);
+    return fe_unpack(w);
 }
 
-fn shift_store_coord(idx: u32, c: u32, v: Fp) {
-    let w = fp_pack(v);
+fn shift_store_coord(idx: u32, c: u32, v: Fe) {
+    let w = fe_pack(v);
     // unroll
-    for (var k = 0u; k < PACKED_WORDS; k++) {
-        bases[idx * BASE_WORDS + c * PACKED_WORDS + k] = w[k];
+    for (var k = 0u; k < ELEMENT_WORDS; k++) {
+        bases[idx * BASE_WORDS + c * ELEMENT_WORDS + k] = w[k];
     }
 }
 
@@ -68,9 +68,9 @@ fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
     let end = min(first + SHIFT_BATCH, n);
     let source = (sparams.copy - 1u) * n;
     let to = sparams.copy * n;
-    var zs: array<Fp, SHIFT_BATCH>;
-    var before: array<Fp, SHIFT_BATCH>;
-    var acc = FP_ONE;
+    var zs: array<Fe, SHIFT_BATCH>;
+    var before: array<Fe, SHIFT_BATCH>;
+    var acc = FE_ONE;
     for (var i = first; i < end; i++) {
         let src = shift_load(source + i);
         if (stored_base_is_identity(src)) {
@@ -84,11 +84,11 @@ fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
         shift_store_coord(to + i, 1u, p.y);
         zs[i - first] = p.z;
         before[i - first] = acc;
-        if (!fp_is_zero(p.z)) {
-            acc = fp_mul(acc, p.z);
+        if (!fe_is_zero(p.z)) {
+            acc = fe_mul(acc, p.z);
         }
     }
-    var inv = fp_inverse(acc);
+    var inv = fe_inverse(acc);
     for (var i = end; i > first; i--) {
         let j = i - 1u;
         let src = shift_load(source + j);
@@ -97,15 +97,15 @@ fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
             continue;
         }
         let z = zs[j - first];
-        if (fp_is_zero(z)) {
+        if (fe_is_zero(z)) {
             shift_degenerate(to + j, j);
             continue;
         }
-        let zi = fp_mul(inv, before[j - first]);
-        inv = fp_mul(inv, z);
-        let x = fp_mul(shift_coord(to + j, 0u), zi);
-        let y = fp_mul(shift_coord(to + j, 1u), zi);
-        if (fp_is_zero(x) || fp_is_zero(y)) {
+        let zi = fe_mul(inv, before[j - first]);
+        inv = fe_mul(inv, z);
+        let x = fe_mul(shift_coord(to + j, 0u), zi);
+        let y = fe_mul(shift_coord(to + j, 1u), zi);
+        if (fe_is_zero(x) || fe_is_zero(y)) {
             shift_degenerate(to + j, j);
             continue;
         }

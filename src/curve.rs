@@ -4,10 +4,12 @@
 //! checks and a test compares with the cofactor's parity.
 //!
 //! A group qualifies when it is a short Weierstrass curve y^2 = x^3 + b (a = 0) over a prime
-//! field of at most 16 limbs of 29 bits, with a small integer b, and a scalar field of four
-//! 64-bit words: BLS12-377, BLS12-381 and BN254's G1. The twisted Edwards profile needs a
+//! field F_p of at most 16 limbs of 29 bits or over F_p^2 = F_p[u] / (u^2 - beta) with a
+//! small integer beta, and has a scalar field of four 64-bit words: BLS12-377, BLS12-381 and
+//! BN254's G1 and G2. Where b is a small integer (the G1s) the formulas multiply by 3b with
+//! additions, elsewhere (the G2s) by a constant. The twisted Edwards profile needs a
 //! rational point of order 2 ([`crate::gpu::edwards::has_two_torsion`]): of these, only
-//! BLS12-377's G1 has one. The G2s (over F_p^2) come with issue 21's next slice.
+//! BLS12-377's G1 has one.
 //!
 //! At the bottom of the crate: it depends on arkworks alone, and the shader generation
 //! (`gpu::shader`), the digits and the engine read it.
@@ -19,14 +21,16 @@
 //!    module of every profile), `curve.rs`' and `field.rs`' unit tests (constants against
 //!    arkworks), `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
 //!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device).
-//! 3. The examples' `--curve` (`examples/common/cli.rs`: `CurveArg` and `on_curve!`).
+//! 3. The examples' `--curve` and `--group` (`examples/common/cli.rs`: `CurveArg`,
+//!    `GroupArg` and `on_curve!`), and the Groth16 prover's `GpuPairing` where the curve
+//!    has a pairing (`examples/provers/groth16.rs`).
 //!
 //! Nothing else names a curve: sizes, constants, formulas and window counts come from here.
 
 use std::sync::OnceLock;
 
 use ark_ec::short_weierstrass::SWCurveConfig;
-use ark_ff::{BigInt, Field, PrimeField, Zero};
+use ark_ff::{BigInt, Field, One, PrimeField, Zero};
 
 mod sealed {
     /// Only this crate implements [`super::GpuCurve`]: each curve's shaders and proofs are
@@ -35,24 +39,22 @@ mod sealed {
 }
 
 /// A curve group the engine computes MSMs on: `ark_bls12_377::g1::Config` (the default of
-/// [`crate::GpuMsm`]), `ark_bn254::g1::Config` and `ark_bls12_381::g1::Config`.
+/// [`crate::GpuMsm`]), `ark_bn254::g1::Config`, `ark_bls12_381::g1::Config`, and the three
+/// curves' `g2::Config`.
 pub trait GpuCurve:
-    SWCurveConfig<BaseField: PrimeField, ScalarField: PrimeField<BigInt = BigInt<4>>>
-    + sealed::Sealed
-    + Send
-    + Sync
-    + 'static
+    SWCurveConfig<ScalarField: PrimeField<BigInt = BigInt<4>>> + sealed::Sealed + Send + Sync + 'static
 {
     /// The group's name in reports, errors and files: "BLS12-377 G1".
     const NAME: &'static str;
 
-    /// arkworks' internal words of x: its Montgomery form x 2^(64 N) mod p, as it stores
-    /// it (what the upload sends; [`Fp`] keeps it private to its generic code).
-    fn internal_words(x: &Fp<Self>) -> &[u64];
+    /// arkworks' internal words of x in the prime field: its Montgomery form x 2^(64 N)
+    /// mod p, as it stores it (what the upload sends; [`ark_ff::Fp`] keeps it private to
+    /// its generic code).
+    fn internal_words(x: &BasePrime<Self>) -> &[u64];
 
-    /// The element whose internal words are `words` (N of them); `None` unless they are
-    /// below p.
-    fn from_internal_words(words: &[u64]) -> Option<Fp<Self>>;
+    /// The prime field's element whose internal words are `words` (N of them); `None`
+    /// unless they are below p.
+    fn from_internal_words(words: &[u64]) -> Option<BasePrime<Self>>;
 
     /// arkworks' internal words of a scalar (its Montgomery form, k 2^256 mod r): what the
     /// scalar upload sends (the GPU's sort reduces it).
@@ -81,9 +83,9 @@ pub struct CurveConsts<C: GpuCurve> {
     /// The Edwards map's constants (the group has a point (alpha, 0) of order 2 the crate
     /// maps from).
     pub edwards: Option<EdwardsConstants<Fp<C>>>,
-    /// Per limb width (13, 29): 2^(radix - 64 N) and its inverse. A shader value is
-    /// arkworks' internal one times the first.
-    shifts: [(u32, Fp<C>, Fp<C>); 2],
+    /// Per limb width (13, 29): 2^(radix - 64 N) and its inverse, in the prime field. A
+    /// shader value is arkworks' internal one times the first, component by component.
+    shifts: [(u32, BasePrime<C>, BasePrime<C>); 2],
 }
 
 impl<C: GpuCurve> CurveConsts<C> {
@@ -103,7 +105,7 @@ impl<C: GpuCurve> CurveConsts<C> {
         let shifts = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
             let radix = spec.radix_bits(bits);
             let ark = spec.arkworks_radix_bits();
-            let up = Fp::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
+            let up = BasePrime::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
             let down = up.inverse().expect("a power of two");
             match radix >= ark {
                 true => (bits, up, down),
@@ -119,7 +121,7 @@ impl<C: GpuCurve> CurveConsts<C> {
 
     /// (2^(radix - 64 N), its inverse) for limbs of `limb_bits` bits: arkworks' internal
     /// value times the first is the shaders' form.
-    pub fn shift(&self, limb_bits: u32) -> (Fp<C>, Fp<C>) {
+    pub fn shift(&self, limb_bits: u32) -> (BasePrime<C>, BasePrime<C>) {
         let (_, up, down) = self
             .shifts
             .iter()
@@ -129,14 +131,28 @@ impl<C: GpuCurve> CurveConsts<C> {
     }
 }
 
-/// The base field of the coordinates.
+/// The field of the coordinates: F_p on G1, F_p^2 on G2.
 pub type Fp<C> = <C as ark_ec::CurveConfig>::BaseField;
+/// The prime field F_p under the coordinates (the coordinates' own field on G1).
+pub type BasePrime<C> = <Fp<C> as Field>::BasePrimeField;
+
+/// x's components over F_p, c0 first: x itself on G1, (c0, c1) of x = c0 + c1 u on G2. A
+/// coordinate is stored as its components one after another.
+pub fn components<C: GpuCurve>(x: &Fp<C>) -> impl Iterator<Item = BasePrime<C>> + '_ {
+    x.to_base_prime_field_elements()
+}
+
+/// The coordinate whose components over F_p are `c` (as many as the extension degree).
+pub fn from_components<C: GpuCurve>(c: impl IntoIterator<Item = BasePrime<C>>) -> Option<Fp<C>> {
+    Fp::<C>::from_base_prime_field_elems(c)
+}
 /// The scalar field.
 pub type Fr<C> = <C as ark_ec::CurveConfig>::ScalarField;
 
-/// What the shaders need to know of one curve group, untyped: its base field's sizes and
-/// Montgomery constants, b, its scalar field, and whether the Edwards profile runs on it.
-/// The only ones are the crate's, [`GpuCurve::spec`] (compared by address: one per curve).
+/// What the shaders need to know of one curve group, untyped: its prime field's sizes and
+/// Montgomery constants, the coordinates' field over it (F_p or F_p^2), b, its scalar
+/// field, and whether the Edwards profile runs on it. The only ones are the crate's,
+/// [`GpuCurve::spec`] (compared by address: one per curve group).
 #[derive(Debug)]
 pub struct CurveSpec {
     /// [`GpuCurve::NAME`].
@@ -147,8 +163,14 @@ pub struct CurveSpec {
     pub(crate) modulus_bits: u32,
     /// -p^-1 mod 2^32 (the products use its low 29 or 13 bits).
     pub(crate) np0: u32,
-    /// b of y^2 = x^3 + b, a small integer.
-    pub(crate) b: u64,
+    /// Components of a coordinate over F_p: 1 (G1, over F_p) or 2 (G2, over F_p^2).
+    pub(crate) degree: u32,
+    /// F_p^2 = F_p[u] / (u^2 - beta): beta, a small integer (BN254 and BLS12-381: -1,
+    /// BLS12-377: -5); `None` on G1.
+    pub(crate) nonresidue: Option<i64>,
+    /// b of y^2 = x^3 + b where it is a small integer (the G1s: the formulas multiply by
+    /// 3b with additions); `None` where it is not (the G2s: a multiplication by 3b).
+    pub(crate) b_small: Option<u64>,
     /// r, the scalar field's modulus.
     pub(crate) scalar_modulus: [u64; 4],
     /// Bits of r.
@@ -156,38 +178,39 @@ pub struct CurveSpec {
     /// Whether the twisted Edwards profile can run on the group (it has a point of order 2
     /// and the crate knows its map).
     pub(crate) edwards: bool,
-    /// The header's integers that depend on the profile's radix, per limb width (13, 29):
-    /// R mod p and R^2 / 2^(64 N) mod p.
+    /// The header's integers that depend on the profile's radix, per limb width (13, 29).
     radix_constants: [RadixConstants; 2],
     /// The Edwards constants k, s, c times the wide radix, mod p (when `edwards`).
     edwards_constants: Vec<(&'static str, Vec<u64>)>,
 }
 
-/// R mod p and the factor that takes arkworks' form to the shaders', for one radix.
+/// The constants that depend on the radix R, for one limb width: R mod p, b R and 3b R
+/// (per component over F_p), and the factor that takes arkworks' form to the shaders'.
 #[derive(Debug, Clone)]
 struct RadixConstants {
     limb_bits: u32,
     one: Vec<u64>,
-    b: Vec<u64>,
+    b: Vec<Vec<u64>>,
+    b3: Vec<Vec<u64>>,
     r_convert: Vec<u64>,
 }
 
 impl CurveSpec {
-    /// The spec of `C`. Panics if `C` is not a group the shaders can represent (a != 0, b
-    /// not a small integer, a field too wide): a bug in this crate's impls, checked by
-    /// the tests for each.
+    /// The spec of `C`. Panics if `C` is not a group the shaders can represent (a != 0, a
+    /// field wider than F_p^2, a non-residue that is not a small integer, p too wide): a
+    /// bug in this crate's impls, checked by the tests for each.
     pub(crate) fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fp<C>>>) -> CurveSpec {
         assert!(
             C::COEFF_A.is_zero(),
             "{}: the formulas are for a = 0",
             C::NAME
         );
-        let b = (1..1u64 << 16)
-            .find(|&k| Fp::<C>::from(k) == C::COEFF_B)
-            .unwrap_or_else(|| panic!("{}: b is not a small integer", C::NAME));
-        let modulus = Fp::<C>::MODULUS.as_ref().to_vec();
+        let degree = Fp::<C>::extension_degree() as u32;
+        assert!(degree <= 2, "{}: coordinates over F_p or F_p^2", C::NAME);
+        let b_small = (1..1u64 << 16).find(|&k| Fp::<C>::from(k) == C::COEFF_B);
+        let modulus = BasePrime::<C>::MODULUS.as_ref().to_vec();
         let np0 = neg_inv_word(modulus[0] as u32);
-        let modulus_bits = Fp::<C>::MODULUS_BIT_SIZE;
+        let modulus_bits = BasePrime::<C>::MODULUS_BIT_SIZE;
         assert_eq!(
             modulus_bits.div_ceil(32) as usize,
             2 * modulus.len(),
@@ -196,25 +219,32 @@ impl CurveSpec {
         );
         let radix_constants = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
             let radix = u64::from(radix_bits(modulus_bits, bits));
-            let two = Fp::<C>::from(2u64);
+            let two = BasePrime::<C>::from(2u64);
+            let r = Fp::<C>::from_base_prime_field(two.pow([radix]));
             let ark = 64 * modulus.len() as u64;
             RadixConstants {
                 limb_bits: bits,
                 one: words(&two.pow([radix])),
-                b: words(&(C::COEFF_B * two.pow([radix]))),
+                b: component_words::<C>(&(C::COEFF_B * r)),
+                b3: component_words::<C>(&(C::COEFF_B * Fp::<C>::from(3u64) * r)),
                 r_convert: words(&two.pow([2 * radix - ark])),
             }
         });
         let edwards_constants = edwards
             .map(|k| {
-                let r = Fp::<C>::from(2u64).pow([u64::from(radix_bits(modulus_bits, LIMB29_BITS))]);
+                let radix = radix_bits(modulus_bits, LIMB29_BITS);
+                let r = Fp::<C>::from(2u64).pow([u64::from(radix)]);
                 [
                     ("TE_K", k.k),
                     ("MAP_S", k.s),
                     ("MAP_C", k.c),
                     ("MAP_NEG_ALPHA", -k.alpha),
                 ]
-                .map(|(n, v)| (n, words(&(v * r))))
+                .map(|(n, v)| {
+                    let mut c = component_words::<C>(&(v * r));
+                    assert_eq!(c.len(), 1, "{}: the Edwards map is over F_p", C::NAME);
+                    (n, c.remove(0))
+                })
                 .to_vec()
             })
             .unwrap_or_default();
@@ -224,7 +254,9 @@ impl CurveSpec {
             modulus,
             modulus_bits,
             np0,
-            b,
+            degree,
+            nonresidue: (degree == 2).then(|| nonresidue::<C>()),
+            b_small,
             scalar_modulus: r.0,
             scalar_bits: Fr::<C>::MODULUS_BIT_SIZE,
             edwards: edwards.is_some(),
@@ -248,14 +280,24 @@ impl CurveSpec {
         self.edwards
     }
 
+    /// Components of a coordinate over F_p: 1 on G1, 2 on G2.
+    pub fn degree(&self) -> u32 {
+        self.degree
+    }
+
     /// log2 R for limbs of `limb_bits` bits (13 or 29).
     pub fn radix_bits(&self, limb_bits: u32) -> u32 {
         radix_bits(self.modulus_bits, limb_bits)
     }
 
-    /// u32 words of one packed field element: arkworks' words, ceil(bits(p) / 32).
+    /// u32 words of one packed element of F_p: arkworks' words, ceil(bits(p) / 32).
     pub fn packed_words(&self) -> usize {
         2 * self.modulus.len()
+    }
+
+    /// u32 words of one packed coordinate: its components' packed words one after another.
+    pub fn element_words(&self) -> usize {
+        self.degree as usize * self.packed_words()
     }
 
     /// log2 of arkworks' Montgomery radix: 64 bits a word.
@@ -268,9 +310,15 @@ impl CurveSpec {
         &self.radix(limb_bits).one
     }
 
-    /// b R mod p for limbs of `limb_bits` bits: b in the shaders' form.
-    pub fn b_form(&self, limb_bits: u32) -> &[u64] {
+    /// b R for limbs of `limb_bits` bits, per component over F_p: b in the shaders' form.
+    pub fn b_form(&self, limb_bits: u32) -> &[Vec<u64>] {
         &self.radix(limb_bits).b
+    }
+
+    /// 3b R for limbs of `limb_bits` bits, per component: the formulas' constant where b is
+    /// not a small integer.
+    pub fn b3_form(&self, limb_bits: u32) -> &[Vec<u64>] {
+        &self.radix(limb_bits).b3
     }
 
     /// R^2 / 2^(64 N) mod p for limbs of `limb_bits` bits: the factor whose Montgomery
@@ -290,6 +338,27 @@ impl CurveSpec {
             .find(|c| c.limb_bits == limb_bits)
             .expect("limbs of 13 or 29 bits")
     }
+}
+
+/// beta = u^2 of F_p^2 = F_p[u] / (u^2 - beta), read from arkworks' own field (u is the
+/// element with components (0, 1)), as a small integer. Panics where it is not one.
+fn nonresidue<C: GpuCurve>() -> i64 {
+    let zero = BasePrime::<C>::zero();
+    let u = from_components::<C>([zero, BasePrime::<C>::one()]).expect("two components");
+    let c: Vec<BasePrime<C>> = components::<C>(&u.square()).collect();
+    assert!(c[1].is_zero(), "{}: u^2 lies in F_p", C::NAME);
+    (1..=64i64)
+        .flat_map(|k| [k, -k])
+        .find(|&k| {
+            let m = BasePrime::<C>::from(k.unsigned_abs());
+            c[0] == if k < 0 { -m } else { m }
+        })
+        .unwrap_or_else(|| panic!("{}: the non-residue is not a small integer", C::NAME))
+}
+
+/// The canonical integers of x's components over F_p, c0 first.
+fn component_words<C: GpuCurve>(x: &Fp<C>) -> Vec<Vec<u64>> {
+    components::<C>(x).map(|c| words(&c)).collect()
 }
 
 /// log2 R for a p of `modulus_bits` bits on limbs of `limb_bits` bits: the wide profiles'
@@ -343,7 +412,7 @@ pub struct EdwardsConstants<F> {
     pub k: F,
 }
 
-impl<F: PrimeField> EdwardsConstants<F> {
+impl<F: Field> EdwardsConstants<F> {
     /// The constants from the root alpha of x^3 + b, with the root choices that make c
     /// exist. Panics when neither choice of sqrt(3 alpha^2) makes -a_te a square (the map
     /// needs another model; no curve the crate implements).
@@ -380,7 +449,7 @@ macro_rules! gpu_curve {
         impl GpuCurve for $config {
             const NAME: &'static str = $name;
 
-            fn internal_words(x: &Fp<Self>) -> &[u64] {
+            fn internal_words(x: &BasePrime<Self>) -> &[u64] {
                 &x.0 .0
             }
 
@@ -388,9 +457,9 @@ macro_rules! gpu_curve {
                 &k.0 .0
             }
 
-            fn from_internal_words(words: &[u64]) -> Option<Fp<Self>> {
+            fn from_internal_words(words: &[u64]) -> Option<BasePrime<Self>> {
                 let b = ark_ff::BigInt(words.try_into().ok()?);
-                (b < <Fp<Self> as PrimeField>::MODULUS).then(|| ark_ff::Fp::new_unchecked(b))
+                (b < <BasePrime<Self> as PrimeField>::MODULUS).then(|| ark_ff::Fp::new_unchecked(b))
             }
 
             fn consts() -> &'static CurveConsts<Self> {
@@ -414,6 +483,12 @@ gpu_curve!(ark_bn254::g1::Config, "BN254 G1", alpha: None);
 // BLS12-381 G1: y^2 = x^3 + 4, x^3 + 4 has no root in F_p (odd cofactor).
 gpu_curve!(ark_bls12_381::g1::Config, "BLS12-381 G1", alpha: None);
 
+// The G2s, over F_p^2 (the twists' b: BLS12-377 1/u, BN254 3/(9 + u), BLS12-381 4(1 + u)).
+// None has a point of order 2 (odd cofactors): short Weierstrass profiles only.
+gpu_curve!(ark_bls12_377::g2::Config, "BLS12-377 G2", alpha: None);
+gpu_curve!(ark_bn254::g2::Config, "BN254 G2", alpha: None);
+gpu_curve!(ark_bls12_381::g2::Config, "BLS12-381 G2", alpha: None);
+
 /// BLS12-377 G1's spec: the curve of the estimates that are not per curve yet
 /// (`registers.rs`).
 pub fn bls12_377_g1() -> &'static CurveSpec {
@@ -430,7 +505,7 @@ mod tests {
         assert_eq!(s.packed_words(), 12);
         assert_eq!(s.radix_bits(LIMB13_BITS), 390);
         assert_eq!(s.radix_bits(LIMB29_BITS), 377);
-        assert_eq!(s.b, 1);
+        assert_eq!((s.b_small, s.degree, s.nonresidue), (Some(1), 1, None));
         assert_eq!(s.scalar_bits, 253);
         assert!(s.edwards);
         assert_eq!(s.arkworks_radix_bits(), 384);
@@ -438,15 +513,35 @@ mod tests {
         let bn = <ark_bn254::g1::Config as GpuCurve>::spec();
         assert_eq!((bn.radix_bits(13), bn.radix_bits(29)), (260, 261));
         assert_eq!(
-            (bn.packed_words(), bn.b, bn.scalar_bits, bn.edwards),
-            (8, 3, 254, false)
+            (bn.packed_words(), bn.b_small, bn.scalar_bits, bn.edwards),
+            (8, Some(3), 254, false)
         );
         let bls381 = <ark_bls12_381::g1::Config as GpuCurve>::spec();
         assert_eq!((bls381.radix_bits(13), bls381.radix_bits(29)), (390, 406));
         assert_eq!(
-            (bls381.b, bls381.scalar_bits, bls381.edwards),
-            (4, 255, false)
+            (bls381.b_small, bls381.scalar_bits, bls381.edwards),
+            (Some(4), 255, false)
         );
+    }
+
+    /// The G2s: coordinates over F_p^2 with arkworks' non-residue, b not a small integer,
+    /// the G1's scalar field.
+    #[test]
+    fn g2_specs_are_arkworks_parameters() {
+        fn check<C: GpuCurve, G1: GpuCurve>(beta: i64) {
+            let (s, g1) = (C::spec(), G1::spec());
+            assert_eq!((s.degree(), s.nonresidue, s.b_small), (2, Some(beta), None));
+            assert_eq!(s.element_words(), 2 * g1.packed_words());
+            assert_eq!(
+                (s.modulus.as_slice(), s.np0),
+                (g1.modulus.as_slice(), g1.np0)
+            );
+            assert_eq!(s.scalar_modulus, g1.scalar_modulus);
+            assert!(!s.edwards);
+        }
+        check::<ark_bls12_377::g2::Config, ark_bls12_377::g1::Config>(-5);
+        check::<ark_bn254::g2::Config, ark_bn254::g1::Config>(-1);
+        check::<ark_bls12_381::g2::Config, ark_bls12_381::g1::Config>(-1);
     }
 
     /// The Edwards map is given exactly where the group has a point of order 2 (an even
@@ -469,5 +564,8 @@ mod tests {
         check::<ark_bls12_377::g1::Config>();
         check::<ark_bn254::g1::Config>();
         check::<ark_bls12_381::g1::Config>();
+        check::<ark_bls12_377::g2::Config>();
+        check::<ark_bn254::g2::Config>();
+        check::<ark_bls12_381::g2::Config>();
     }
 }

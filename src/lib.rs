@@ -1,7 +1,7 @@
 //! Multi-scalar multiplication (MSM), sum of k_i * P_i, on any GPU that wgpu reaches
 //! (Vulkan, Metal, DX12), over a curve group [`GpuCurve`]: BLS12-377 G1 (the default of
-//! [`GpuMsm`]), BN254 G1 and BLS12-381 G1, the shaders generated from arkworks' parameters
-//! of each.
+//! [`GpuMsm`]), BN254 and BLS12-381 G1, and the three curves' G2 (over F_p^2), the shaders
+//! generated from arkworks' parameters of each.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), gpu_msm::MsmError> {

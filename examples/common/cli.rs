@@ -70,26 +70,50 @@ pub enum CurveArg {
     Bn254,
 }
 
-/// Runs `$body` with `$c` the G1 config type of `$curve` (a [`CurveArg`]): an example's
-/// generic main on the curve its command line names.
+/// The group of the curve an example runs on (`--group`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupArg {
+    /// G1, over F_p (the default)
+    #[value(name = "g1")]
+    G1,
+    /// G2, over F_p^2 (a Groth16 prover's B query)
+    #[value(name = "g2")]
+    G2,
+}
+
+/// Runs `$body` with `$c` the config type of `$curve`'s `$group` (a [`CurveArg`] and a
+/// [`GroupArg`]): an example's generic main on the group its command line names.
 #[macro_export]
 macro_rules! on_curve {
-    ($curve:expr, $c:ident => $body:expr) => {
-        match $curve {
-            $crate::common::cli::CurveArg::Bls12_377 => {
+    ($curve:expr, $group:expr, $c:ident => $body:expr) => {{
+        use $crate::common::cli::{CurveArg, GroupArg};
+        match ($curve, $group) {
+            (CurveArg::Bls12_377, GroupArg::G1) => {
                 type $c = ark_bls12_377::g1::Config;
                 $body
             }
-            $crate::common::cli::CurveArg::Bls12_381 => {
+            (CurveArg::Bls12_381, GroupArg::G1) => {
                 type $c = ark_bls12_381::g1::Config;
                 $body
             }
-            $crate::common::cli::CurveArg::Bn254 => {
+            (CurveArg::Bn254, GroupArg::G1) => {
                 type $c = ark_bn254::g1::Config;
                 $body
             }
+            (CurveArg::Bls12_377, GroupArg::G2) => {
+                type $c = ark_bls12_377::g2::Config;
+                $body
+            }
+            (CurveArg::Bls12_381, GroupArg::G2) => {
+                type $c = ark_bls12_381::g2::Config;
+                $body
+            }
+            (CurveArg::Bn254, GroupArg::G2) => {
+                type $c = ark_bn254::g2::Config;
+                $body
+            }
         }
-    };
+    }};
 }
 
 /// Options shared by the examples that build an engine.
@@ -193,9 +217,12 @@ pub fn parse_scalars(s: &str) -> Result<ScalarDistribution, String> {
 #[derive(Debug, Parser)]
 #[command(name = "msm")]
 pub struct MsmCli {
-    /// The curve (its G1) the MSMs run on
+    /// The curve the MSMs run on
     #[arg(long, value_enum, default_value = "bls12-377")]
     pub curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    pub group: GroupArg,
     /// log2 of the number of points
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(0..=MAX_LOG_N as i64))]
     pub log_n: u32,
@@ -365,6 +392,9 @@ pub struct KzgCli {
 #[derive(Debug, Parser)]
 #[command(name = "groth16")]
 pub struct Groth16Cli {
+    /// The pairing-friendly curve (its G1 and G2 MSMs run on two engines)
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
     /// log2 of the number of constraints (a chain of squarings)
     #[arg(long, default_value_t = 14, value_parser = clap::value_parser!(u32).range(1..=22))]
     pub log_constraints: u32,
@@ -410,9 +440,12 @@ pub struct ProfilesCli {
     /// Pick the first adapter whose name contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
-    /// The curve (its G1) the MSMs run on
+    /// The curve the MSMs run on
     #[arg(long, value_enum, default_value = "bls12-377")]
     pub curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    pub group: GroupArg,
     /// Profiles to run (comma-separated) [default: every profile the curve allows]
     #[arg(long, value_delimiter = ',', value_enum)]
     pub profiles: Vec<ArithmeticArg>,

@@ -81,10 +81,21 @@ fn cost_model_picks_a_valid_minimum() {
                 <= best_window_bits(n, SCALAR_BITS, AddCosts::RCB)
         );
     }
-    // The weights are the profiles' formulas' own.
-    assert_eq!(AddCosts::of(Arithmetic::Limbs32Edwards), AddCosts::EDWARDS);
-    assert_eq!(AddCosts::of(Arithmetic::Limbs32), AddCosts::RCB);
-    assert_eq!(AddCosts::of(Arithmetic::Limbs13), AddCosts::RCB);
+    // The weights are the profiles' formulas' own, in products of F_p.
+    let bls = crate::curve::bls12_377_g1();
+    assert_eq!(
+        Arithmetic::Limbs32Edwards.on(bls).add_costs(),
+        AddCosts::EDWARDS
+    );
+    assert_eq!(Arithmetic::Limbs32.on(bls).add_costs(), AddCosts::RCB);
+    assert_eq!(Arithmetic::Limbs13.on(bls).add_costs(), AddCosts::RCB);
+    // A G2: 13 and 14 products of F_p^2 (two by 3b), three of F_p each.
+    let g2 = <ark_bn254::g2::Config as crate::curve::GpuCurve>::spec();
+    let g2_costs = AddCosts {
+        mixed_add: 39,
+        add: 42,
+    };
+    assert_eq!(Arithmetic::Limbs32.on(g2).add_costs(), g2_costs);
 }
 
 /// The plan, summed bucket by bucket on the CPU, gives arkworks' MSM.

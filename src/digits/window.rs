@@ -1,10 +1,10 @@
 //! How many windows and buckets a window size c gives, the cost model of the GPU pipeline
 //! and the window size that minimises it.
 
-use crate::config::{Arithmetic, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 
-/// Field multiplications in a profile's two bucket additions: the cost model's weights.
-/// Each profile's step tables are tested to cost exactly this (`program.rs`, `edwards.rs`).
+/// Products of F_p in a profile's two bucket additions on a curve group: the cost model's
+/// weights (`CurveProfile::add_costs`, from the step tables: `program.rs`, `edwards.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AddCosts {
     /// One mixed addition (a bucket plus a stored base): the accumulation's.
@@ -14,7 +14,8 @@ pub struct AddCosts {
 }
 
 impl AddCosts {
-    /// The Renes-Costello-Batina complete formulas of `Limbs13` and `Limbs32`.
+    /// The Renes-Costello-Batina complete formulas of `Limbs13` and `Limbs32` on a G1 whose
+    /// b is a small integer (its multiplications by 3b are additions).
     pub const RCB: AddCosts = AddCosts {
         mixed_add: 11,
         add: 12,
@@ -24,15 +25,6 @@ impl AddCosts {
         mixed_add: 7,
         add: 9,
     };
-
-    /// The costs of a profile's formulas.
-    pub fn of(arithmetic: Arithmetic) -> AddCosts {
-        if arithmetic.is_edwards() {
-            AddCosts::EDWARDS
-        } else {
-            AddCosts::RCB
-        }
-    }
 }
 
 /// Number of signed c-bit windows for scalars of a field of `scalar_bits` bits (the curve's

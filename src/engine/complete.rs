@@ -118,7 +118,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         report.arithmetic = Some(profile.arithmetic);
         report.gpu_timing = Some(gpu.timing());
         add_gpu_times(&mut report, &times);
-        self.sre.learn(&report, C::spec().scalar_bits);
+        self.sre
+            .learn(&report, C::spec().scalar_bits, profile.add_costs());
         Ok((result, report))
     }
 }

@@ -137,7 +137,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         options: LoadOptions,
     ) -> Result<(u32, u32)> {
         let configured = options.window_bits.or(self.config.window_bits);
-        let costs = AddCosts::of(gpu.profile.arithmetic);
+        let costs = gpu.profile.add_costs();
         // In how many parts the set is stored with k copies at c, where they and a call
         // over one part fit the budget now.
         let parts = |c: u32, k: u32| {

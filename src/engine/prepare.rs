@@ -18,7 +18,7 @@ use crate::cpu;
 use crate::curve::{Fr, GpuCurve};
 use crate::digits::{
     bucket_windows, buckets_per_window, choose_window, pippenger_cost, precompute_cost,
-    scalar_integers, windows_for_bits, AddCosts, BucketPlan, DigitMatrix, SIGN_BIT,
+    scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
@@ -70,12 +70,7 @@ pub(super) enum CallPlan {
 /// The window size of an n-point GPU call on scalars of at most `bits` bits:
 /// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
 pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
-    choose_window(
-        config.window_bits,
-        n,
-        bits,
-        AddCosts::of(gpu.profile.arithmetic),
-    )
+    choose_window(config.window_bits, n, bits, gpu.profile.add_costs())
 }
 
 impl<C: GpuCurve> GpuMsm<C> {
@@ -110,7 +105,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let gpu = self.gpu_context()?;
         let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
-            let costs = AddCosts::of(gpu.profile.arithmetic);
+            let costs = gpu.profile.add_costs();
             self.sre
                 .plan(&self.config, bases, scalars, costs, &mut report)
         };
@@ -248,7 +243,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             .stored_part()
             .filter(|part| gpu.holds(part))
             .map_or(Shift::NONE, |part| part.shift());
-        let (costs, bits) = (AddCosts::of(gpu.profile.arithmetic), C::spec().scalar_bits);
+        let (costs, bits) = (gpu.profile.add_costs(), C::spec().scalar_bits);
         let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.
         let (c, shift) = match held.window_bits() {

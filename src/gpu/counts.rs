@@ -15,7 +15,7 @@ use super::shader::contract::Params;
 use super::shader::field::{identity_bits_bytes, CurveProfile};
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
 use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
-use crate::digits::{bucket_windows, num_windows, AddCosts};
+use crate::digits::{bucket_windows, num_windows};
 use crate::error::{MsmError, Result};
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
@@ -190,9 +190,9 @@ impl CallCounts {
         self.passes.iter().map(|p| p.dispatches).sum()
     }
 
-    /// Field multiplications on the device, by the profile's addition costs.
+    /// Products of F_p on the device, by the profile's addition costs on its curve group.
     pub fn field_muls(&self) -> u64 {
-        let costs = AddCosts::of(self.profile.arithmetic);
+        let costs = self.profile.add_costs();
         self.passes
             .iter()
             .map(|p| p.mixed_adds * costs.mixed_add + p.adds * costs.add)
@@ -213,7 +213,7 @@ impl CallCounts {
 /// The window size the engine picks for an n-point call on `profile` without a configured
 /// one (the cost model's, for the curve's scalars).
 pub fn window_bits(n: usize, profile: CurveProfile) -> u32 {
-    let (bits, costs) = (profile.curve.scalar_bits, AddCosts::of(profile.arithmetic));
+    let (bits, costs) = (profile.curve.scalar_bits, profile.add_costs());
     crate::digits::choose_window(None, n, bits, costs)
 }
 

@@ -37,6 +37,11 @@ enum ShaderFn {
     UploadIsValid = 14,
 }
 
+/// How long a self-test dispatch may take. Its pipeline is compiled on first use, and a
+/// software adapter compiles at the first dispatch: on lavapipe a G2's formulas in Limbs13
+/// take 30 to 60 s alone, and more on a loaded machine, past [`DEFAULT_GPU_TIMEOUT`].
+const SELFTEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// One case of raw input words: operand a and operand b (a point's words each), then a
 /// small integer k.
 type Case = Vec<u32>;
@@ -188,7 +193,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
         }
         encoder.copy_buffer_to_buffer(&out_buf, 0, &read, 0, out_bytes);
         self.gpu.queue.submit([encoder.finish()]);
-        let bytes = self.gpu.read_buffer(&read, DEFAULT_GPU_TIMEOUT)?;
+        let bytes = self.gpu.read_buffer(&read, SELFTEST_TIMEOUT)?;
         if let Some(e) = pollster::block_on(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test: {e}")));
         }
@@ -205,8 +210,8 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             .run(op, &cases)?
             .iter()
             .map(|w| {
-                let pw = self.profile().packed_words();
-                self.profile().from_shader_words::<C>(&w[..pw])
+                let ew = self.profile().element_words();
+                self.profile().from_shader_words::<C>(&w[..ew])
             })
             .collect())
     }

@@ -156,9 +156,10 @@ impl SrePolicy {
         }
     }
 
-    /// Updates the rates from a finished GPU call. Only full-width calls teach the
-    /// whole-call rate (a call on small scalars runs fewer windows than the model counts).
-    pub(crate) fn learn(&self, rep: &MsmReport, scalar_bits: u32) {
+    /// Updates the rates from a finished GPU call, whose profile's additions cost `costs`
+    /// on its curve group. Only full-width calls teach the whole-call rate (a call on small
+    /// scalars runs fewer windows than the model counts).
+    pub(crate) fn learn(&self, rep: &MsmReport, scalar_bits: u32, costs: AddCosts) {
         let (Some(c), true) = (rep.window_bits, rep.num_entries > 0) else {
             return;
         };
@@ -166,8 +167,6 @@ impl SrePolicy {
         let call = p.total.saturating_sub(p.sre_search + p.merged_points);
         let entry_ns = p.bucket_accumulation.as_nanos() as f64 / rep.num_entries as f64;
         let full_width = rep.num_windows == crate::digits::num_windows(c, scalar_bits);
-        // A GPU call's report names its profile; RCB only for a report without one.
-        let costs = rep.arithmetic.map_or(AddCosts::RCB, AddCosts::of);
         let call_ns_per_mul =
             call.as_nanos() as f64 / pippenger_cost(rep.n, c, scalar_bits, costs) as f64;
         let applied = rep.sre.as_ref().is_some_and(|s| s.applied);

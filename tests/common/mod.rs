@@ -219,3 +219,24 @@ impl TestCurve for ark_bls12_381::g1::Config {
         E.get_or_init(curve_engine)
     }
 }
+
+impl TestCurve for ark_bn254::g2::Config {
+    fn engine() -> &'static GpuMsm<Self> {
+        static E: OnceLock<GpuMsm<ark_bn254::g2::Config>> = OnceLock::new();
+        E.get_or_init(curve_engine)
+    }
+}
+
+impl TestCurve for ark_bls12_381::g2::Config {
+    fn engine() -> &'static GpuMsm<Self> {
+        static E: OnceLock<GpuMsm<ark_bls12_381::g2::Config>> = OnceLock::new();
+        E.get_or_init(curve_engine)
+    }
+}
+
+impl TestCurve for ark_bls12_377::g2::Config {
+    fn engine() -> &'static GpuMsm<Self> {
+        static E: OnceLock<GpuMsm<ark_bls12_377::g2::Config>> = OnceLock::new();
+        E.get_or_init(curve_engine)
+    }
+}

@@ -1,14 +1,15 @@
-//! The shader functions of every other curve the shaders are generated for (BN254 and
-//! BLS12-381 G1) against arkworks, in each profile the curve allows (the Weierstrass ones:
-//! neither has a point of order 2): field add, sub, mul, square, neg, inverse and the
-//! upload's conversion on random and edge values, the complete additions on the identity,
-//! P + P and P + (-P), and the upload check. BLS12-377's are `shader_ops.rs`'. Each runs on
-//! a device of its own whose MSM stages are not compiled (`ShaderOps::open`).
+//! The shader functions of every other curve group the shaders are generated for (BN254 and
+//! BLS12-381 G1, and the three G2s over F_p^2) against arkworks, in each profile the group
+//! allows (the Weierstrass ones: none has a point of order 2): the coordinates' field add,
+//! sub, mul, square, neg, inverse and the upload's conversion on random and edge values,
+//! the complete additions on the identity, P + P and P + (-P), and the upload check.
+//! BLS12-377 G1's are `shader_ops.rs`'. Each runs on a device of its own whose MSM stages
+//! are not compiled (`ShaderOps::open`). Then whole MSMs per group on a shared engine.
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand, Zero};
-use gpu_msm::curve::{Fp, Fr};
+use gpu_msm::curve::{components, from_components, BasePrime, Fp, Fr};
 use gpu_msm::gpu::selftest::ShaderOps;
 use gpu_msm::{Arithmetic, GpuCurve, MsmConfig};
 
@@ -32,7 +33,7 @@ fn ops<C: GpuCurve>(a: Arithmetic) -> ShaderOps<'static, C> {
 
 /// 0, 1, 2, p - 1, p - 2, 1/2, -1/2, 2^k - 1, 2^k and 2^k + 1 at limb and word boundaries
 /// of both limb widths (below p), and random values.
-fn field_values<F: PrimeField>() -> Vec<F> {
+fn prime_values<F: PrimeField>() -> Vec<F> {
     let mut rng = ark_std::test_rng();
     let two = F::from(2u64);
     let half = two.inverse().unwrap();
@@ -47,6 +48,32 @@ fn field_values<F: PrimeField>() -> Vec<F> {
     v
 }
 
+/// Coordinates: on a G1 the values of F_p above; on a G2 each of them beside the next one
+/// (c0 + c1 u), the first seven (0, 1, 2, -1, -2, 1/2, -1/2) also as c0 + 0 u and 0 + c1 u,
+/// and random elements.
+fn field_values<C: GpuCurve>() -> Vec<Fp<C>> {
+    let prime = prime_values::<BasePrime<C>>();
+    if C::spec().degree() == 1 {
+        return prime
+            .into_iter()
+            .map(Fp::<C>::from_base_prime_field)
+            .collect();
+    }
+    let zero = BasePrime::<C>::zero();
+    let mut rng = ark_std::test_rng();
+    let mut v: Vec<Fp<C>> = Vec::new();
+    for (i, &c) in prime.iter().enumerate() {
+        let next = prime[(i + 1) % prime.len()];
+        v.extend(from_components::<C>([c, next]));
+        if i < 7 {
+            v.extend(from_components::<C>([c, zero]));
+            v.extend(from_components::<C>([zero, c]));
+        }
+    }
+    v.extend((0..8).map(|_| Fp::<C>::rand(&mut rng)));
+    v
+}
+
 fn check<T: PartialEq + std::fmt::Debug>(name: &str, got: Vec<Option<T>>, want: Vec<T>) {
     assert_eq!(got.len(), want.len(), "{name}");
     assert!(!want.is_empty(), "{name}: no cases ran");
@@ -56,7 +83,7 @@ fn check<T: PartialEq + std::fmt::Debug>(name: &str, got: Vec<Option<T>>, want: 
 }
 
 fn field_ops<C: GpuCurve>(ops: &ShaderOps<C>) {
-    let xs = field_values::<Fp<C>>();
+    let xs = field_values::<C>();
     let pairs: Vec<(Fp<C>, Fp<C>)> = xs
         .iter()
         .flat_map(|a| xs.iter().map(move |b| (*a, *b)))
@@ -163,20 +190,26 @@ fn point_ops<C: GpuCurve>(ops: &ShaderOps<C>) {
 }
 
 /// The upload check on C's curve equation: points of the group, the identity, a wrong y,
-/// x = 0, y = 0, and coordinates stored unreduced (x + p where it fits, exactly p).
+/// x = 0, y = 0, and coordinates stored unreduced (a component c + p where it fits, a
+/// component exactly p).
 fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
     let words = |x: &[u64]| -> Vec<u32> {
         x.iter()
             .flat_map(|w| [*w as u32, (*w >> 32) as u32])
             .collect()
     };
-    let ark = |x: &Fp<C>| words(C::internal_words(x));
+    let ark = |x: &Fp<C>| -> Vec<u32> {
+        components::<C>(x)
+            .flat_map(|c| words(C::internal_words(&c)))
+            .collect()
+    };
     let on_curve = |x: Fp<C>, y: Fp<C>| y.square() == x.square() * x + C::COEFF_B;
     let mut cases: Vec<(&str, Vec<u32>, Vec<u32>, bool)> = Vec::new();
-    let p_words = Fp::<C>::MODULUS;
+    let p_words = BasePrime::<C>::MODULUS;
+    let pw = 2 * p_words.as_ref().len();
     for p in points::<C>().iter().map(|p| p.into_affine()) {
         if p.is_zero() {
-            let zero = vec![0u32; 2 * p_words.as_ref().len()];
+            let zero = vec![0u32; ark(&p.x).len()];
             cases.push(("identity", zero.clone(), zero, true));
             continue;
         }
@@ -189,18 +222,22 @@ fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
             on_curve(Fp::<C>::zero(), p.y),
         ));
         cases.push(("y = 0", ark(&p.x), ark(&Fp::<C>::zero()), false));
-        let mut unreduced = <Fp<C> as PrimeField>::BigInt::default();
-        unreduced.as_mut().copy_from_slice(C::internal_words(&p.x));
-        if !unreduced.add_with_carry(&p_words) {
-            cases.push(("x + p", words(unreduced.as_ref()), ark(&p.y), false));
+        // Each component of x in turn stored as c + p where that fits its words.
+        for (k, c) in components::<C>(&p.x).enumerate() {
+            let mut unreduced = <BasePrime<C> as PrimeField>::BigInt::default();
+            unreduced.as_mut().copy_from_slice(C::internal_words(&c));
+            if !unreduced.add_with_carry(&p_words) {
+                let mut x = ark(&p.x);
+                x[k * pw..(k + 1) * pw].copy_from_slice(&words(unreduced.as_ref()));
+                cases.push(("x + p", x, ark(&p.y), false));
+            }
         }
     }
-    cases.push((
-        "x = p",
-        words(p_words.as_ref()),
-        ark(&Fp::<C>::one()),
-        false,
-    ));
+    for k in 0..C::spec().degree() as usize {
+        let mut x = ark(&Fp::<C>::zero());
+        x[k * pw..(k + 1) * pw].copy_from_slice(&words(p_words.as_ref()));
+        cases.push(("x = p", x, ark(&Fp::<C>::one()), false));
+    }
     assert!(cases.iter().any(|c| c.3) && cases.iter().any(|c| !c.3));
     let uploads: Vec<_> = cases
         .iter()
@@ -212,11 +249,12 @@ fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
     }
 }
 
-fn every_function<C: GpuCurve>() {
-    for a in [Arithmetic::Limbs13, Arithmetic::Limbs32] {
+/// The field functions of `C` (add to inverse, the upload's conversion) and the upload
+/// check, in each of `profiles`: small pipelines.
+fn field_functions<C: GpuCurve>(profiles: &[Arithmetic]) {
+    for &a in profiles {
         let ops = ops::<C>(a);
         field_ops(&ops);
-        point_ops(&ops);
         upload_check(&ops);
         // The MSM stages are not compiled on this device: refused, never run.
         let g = Affine::<C>::generator();
@@ -224,17 +262,62 @@ fn every_function<C: GpuCurve>() {
     }
 }
 
+/// The point functions of `C` in each of `profiles`: a pipeline each, holding the formulas
+/// (on lavapipe a G2's take 10 to 40 s each to compile).
+fn point_functions<C: GpuCurve>(profiles: &[Arithmetic]) {
+    for &a in profiles {
+        point_ops(&ops::<C>(a));
+    }
+}
+
+const WEIERSTRASS: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+
 #[test]
 fn bn254_g1_functions_match_arkworks() {
-    every_function::<ark_bn254::g1::Config>();
+    field_functions::<ark_bn254::g1::Config>(&WEIERSTRASS);
+    point_functions::<ark_bn254::g1::Config>(&WEIERSTRASS);
 }
 
 #[test]
 fn bls12_381_g1_functions_match_arkworks() {
-    every_function::<ark_bls12_381::g1::Config>();
+    field_functions::<ark_bls12_381::g1::Config>(&WEIERSTRASS);
+    point_functions::<ark_bls12_381::g1::Config>(&WEIERSTRASS);
 }
 
-/// The Edwards profile needs a point of order 2, which neither curve has: refused.
+/// F_p^2 on the G2s, each function a pipeline of its own (about 7 s each to compile on
+/// lavapipe): BN254's and BLS12-377's (non-residues -1 and -5) in Limbs32; with
+/// `GPU_MSM_FULL_TESTS=1` the three in both profiles.
+#[test]
+fn g2_field_functions_match_arkworks() {
+    if crate::common::full_tests() {
+        field_functions::<ark_bn254::g2::Config>(&WEIERSTRASS);
+        field_functions::<ark_bls12_381::g2::Config>(&WEIERSTRASS);
+        field_functions::<ark_bls12_377::g2::Config>(&WEIERSTRASS);
+    } else {
+        field_functions::<ark_bn254::g2::Config>(&[Arithmetic::Limbs32]);
+        field_functions::<ark_bls12_377::g2::Config>(&[Arithmetic::Limbs32]);
+    }
+}
+
+#[test]
+#[ignore = "a G2's formulas: minutes of pipeline compiles on lavapipe (BN254 G2's whole MSMs run by default); run with --ignored"]
+fn bn254_g2_point_functions_match_arkworks() {
+    point_functions::<ark_bn254::g2::Config>(&WEIERSTRASS);
+}
+
+#[test]
+#[ignore = "a G2 of 381 bits: minutes of pipeline compiles on lavapipe; run with --ignored"]
+fn bls12_381_g2_point_functions_match_arkworks() {
+    point_functions::<ark_bls12_381::g2::Config>(&WEIERSTRASS);
+}
+
+#[test]
+#[ignore = "a G2 of 377 bits: minutes of pipeline compiles on lavapipe; run with --ignored"]
+fn bls12_377_g2_point_functions_match_arkworks() {
+    point_functions::<ark_bls12_377::g2::Config>(&WEIERSTRASS);
+}
+
+/// The Edwards profile needs a point of order 2, which none of these groups has: refused.
 #[test]
 fn edwards_is_refused_where_the_curve_has_no_map() {
     let config = MsmConfig {
@@ -244,6 +327,9 @@ fn edwards_is_refused_where_the_curve_has_no_map() {
     for r in [
         ShaderOps::<ark_bn254::g1::Config>::open(&config).err(),
         ShaderOps::<ark_bls12_381::g1::Config>::open(&config).err(),
+        ShaderOps::<ark_bls12_377::g2::Config>::open(&config).err(),
+        ShaderOps::<ark_bn254::g2::Config>::open(&config).err(),
+        ShaderOps::<ark_bls12_381::g2::Config>::open(&config).err(),
     ] {
         assert!(
             matches!(r, Some(gpu_msm::MsmError::InvalidConfig(ref why)) if why.contains("no point of order 2")),
@@ -289,13 +375,21 @@ fn whole_msms<C: TestCurve>() {
     scalars[6] = Fr::<C>::from(2u64).pow([u64::from(Fr::<C>::MODULUS_BIT_SIZE) - 1]);
     let want = reference(&bases, &scalars);
     for c in [1u32, 2, 3, 5, 8, 13, 15, 16] {
-        let ec = e
-            .reconfigured(MsmConfig {
+        let at_c = |c| {
+            let config = MsmConfig {
                 window_bits: Some(c),
                 ..e.config().clone()
-            })
-            .unwrap();
-        assert_eq!(ec.msm(&bases, &scalars).unwrap(), want, "{name}: c = {c}");
+            };
+            e.reconfigured(config)?.msm(&bases, &scalars)
+        };
+        match at_c(c) {
+            Ok(got) => assert_eq!(got, want, "{name}: c = {c}"),
+            // A G2 of 12-word coordinates at c = 16: 16 windows of 2^15 buckets of 288 bytes
+            // are 151 MB, past lavapipe's 128 MiB binding; refused, typed.
+            Err(gpu_msm::MsmError::InvalidConfig(why))
+                if c == 16 && C::spec().degree() == 2 && why.contains("does not fit") => {}
+            Err(err) => panic!("{name}: c = {c}: {err}"),
+        }
     }
     // Resident: the whole set, a prefix, a batch.
     let set = e.load_bases(&bases).unwrap();
@@ -358,6 +452,23 @@ fn bn254_g1_msms_match_arkworks() {
 #[test]
 fn bls12_381_g1_msms_match_arkworks() {
     whole_msms::<ark_bls12_381::g1::Config>();
+}
+
+#[test]
+fn bn254_g2_msms_match_arkworks() {
+    whole_msms::<ark_bn254::g2::Config>();
+}
+
+#[test]
+#[ignore = "a G2 of 381 bits: a 2-minute engine on lavapipe; run with --ignored"]
+fn bls12_381_g2_msms_match_arkworks() {
+    whole_msms::<ark_bls12_381::g2::Config>();
+}
+
+#[test]
+#[ignore = "a G2 of 377 bits: a 2-minute engine on lavapipe; run with --ignored"]
+fn bls12_377_g2_msms_match_arkworks() {
+    whole_msms::<ark_bls12_377::g2::Config>();
 }
 
 /// BLS12-381 G1 on bases outside the subgroup (a point of order 3, (0, 2): x^3 + 4 = 4) with

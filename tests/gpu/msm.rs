@@ -32,7 +32,7 @@ fn gpu_path_at_threshold_sizes() {
         let report = check("random", gpu_engine(), &bases, &scalars);
         assert_eq!(report.backend, Backend::Gpu);
         let c = report.window_bits.unwrap();
-        let costs = digits::AddCosts::of(report.arithmetic.unwrap());
+        let costs = common::bls_profile(report.arithmetic.unwrap()).add_costs();
         assert_eq!(c, digits::best_window_bits(n, common::bits(), costs));
         assert_eq!(report.num_windows, digits::num_windows(c, common::bits()));
         assert!(report.num_entries <= n * report.num_windows as usize);

@@ -1,5 +1,6 @@
 //! The two prover examples at a small size: KZG openings checked with the pairing, and a
-//! Groth16 proof with its G1 MSMs on the engine accepted by `Groth16::verify_proof`.
+//! Groth16 proof with its MSMs on the engines (BN254: every one, G2 included) accepted by
+//! `Groth16::verify_proof`.
 
 use crate::common;
 #[allow(dead_code)]
@@ -48,27 +49,54 @@ fn kzg_openings_verify_on_the_other_curves() {
     assert_eq!(kzg::run(e, &srs, &[40, 17, 0], &mut rng), Ok(3));
 }
 
-#[test]
-fn groth16_proof_with_gpu_msms_verifies() {
+/// A Groth16 prover on `E` with its G1 MSMs on `g1` and its G2 MSM on `g2` (arkworks where
+/// `None`): two proofs verify, and neither verifies another public input.
+fn groth16_proofs_verify<E: groth16::GpuPairing>(
+    g1: &gpu_msm::GpuMsm<E::G1Config>,
+    g2: Option<&gpu_msm::GpuMsm<E::G2Config>>,
+) {
     let mut rng = StdRng::seed_from_u64(2);
     let steps = 64;
-    let (pk, vk) = Groth16::<Bls12_377>::circuit_specific_setup(
-        groth16::SquaringChain { steps, x0: None },
-        &mut rng,
-    )
-    .unwrap();
-    let pvk = Groth16::<Bls12_377>::process_vk(&vk).unwrap();
-    let prover = groth16::GpuProver::new(gpu_engine(), &pk).unwrap();
+    let (pk, vk) =
+        Groth16::<E>::circuit_specific_setup(groth16::SquaringChain { steps, x0: None }, &mut rng)
+            .unwrap();
+    let pvk = Groth16::<E>::process_vk(&vk).unwrap();
+    let prover = groth16::GpuProver::new(g1, g2, &pk).unwrap();
     for _ in 0..2 {
         let circuit = groth16::SquaringChain {
             steps,
-            x0: Some(Fr::rand(&mut rng)),
+            x0: Some(E::ScalarField::rand(&mut rng)),
         };
         let public = [circuit.output()];
         let (r, s) = groth16::randomness(&mut rng);
         let (proof, _) = prover.prove(circuit, r, s, true).unwrap();
-        assert!(Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &public, &proof).unwrap());
-        let wrong = [public[0] + Fr::from(1u64)];
-        assert!(!Groth16::<Bls12_377>::verify_with_processed_vk(&pvk, &wrong, &proof).unwrap());
+        assert!(Groth16::<E>::verify_with_processed_vk(&pvk, &public, &proof).unwrap());
+        let wrong = [public[0] + E::ScalarField::from(1u64)];
+        assert!(!Groth16::<E>::verify_with_processed_vk(&pvk, &wrong, &proof).unwrap());
     }
+}
+
+/// BLS12-377: the G1 MSMs on the shared engine, B in G2 with arkworks (its G2 engine is
+/// `groth16_on_bls12_377_with_every_msm_on_the_gpu`'s).
+#[test]
+fn groth16_proof_with_gpu_msms_verifies() {
+    groth16_proofs_verify::<Bls12_377>(gpu_engine(), None);
+}
+
+/// BN254: every MSM of the prover (A, B in G1 and G2, H, L) on the GPU.
+#[test]
+fn groth16_on_bn254_with_every_msm_on_the_gpu() {
+    use common::TestCurve;
+    let g1 = <ark_bn254::g1::Config as TestCurve>::engine();
+    let g2 = <ark_bn254::g2::Config as TestCurve>::engine();
+    groth16_proofs_verify::<ark_bn254::Bn254>(g1, Some(g2));
+}
+
+/// BLS12-377 with its G2 MSM on the GPU too.
+#[test]
+#[ignore = "a G2 of 377 bits: a 2-minute engine on lavapipe; run with --ignored"]
+fn groth16_on_bls12_377_with_every_msm_on_the_gpu() {
+    use common::TestCurve;
+    let g2 = <ark_bls12_377::g2::Config as TestCurve>::engine();
+    groth16_proofs_verify::<Bls12_377>(gpu_engine(), Some(g2));
 }

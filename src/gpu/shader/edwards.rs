@@ -41,7 +41,7 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
-use super::program::{straight_line_fn, Op, Step};
+use super::program::{straight_line_fn, Op, Step, StepField};
 use crate::curve::{Fp, GpuCurve};
 
 pub use crate::curve::EdwardsConstants;
@@ -260,7 +260,7 @@ pub fn wgsl_straight_line() -> String {
             .collect();
         inputs.extend([X2, Y2, Z2, T2].into_iter().zip(q));
         inputs.push((K, "TE_K".into()));
-        out += &straight_line_fn(name, args, &inputs, COUNT, prog, &ret);
+        out += &straight_line_fn(name, args, &inputs, COUNT, StepField::Prime, prog, &ret);
     }
     out
 }

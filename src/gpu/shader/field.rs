@@ -18,7 +18,7 @@ use ark_ff::{Field, One, Zero};
 use rayon::prelude::*;
 
 use super::mul29;
-use crate::curve::{CurveSpec, Fp, GpuCurve, LIMB13_BITS};
+use crate::curve::{components, from_components, BasePrime, CurveSpec, Fp, GpuCurve, LIMB13_BITS};
 
 pub use crate::config::Arithmetic;
 
@@ -94,6 +94,24 @@ impl CurveProfile {
         self.arithmetic.is_edwards()
     }
 
+    /// Products of F_p in the profile's two bucket additions on its curve group, the cost
+    /// model's weights: the step tables' multiplications, each three on a G2 (a product of
+    /// F_p^2 is three of F_p: `shaders/element_fp2.wgsl`).
+    pub fn add_costs(self) -> crate::digits::AddCosts {
+        if self.is_edwards() {
+            return crate::digits::AddCosts::EDWARDS;
+        }
+        let f = super::program::Formulas::of(self.curve);
+        let per_product = match self.curve.degree() {
+            1 => 1,
+            _ => 3,
+        };
+        crate::digits::AddCosts {
+            mixed_add: per_product * super::program::mul_count(&f.add_mixed) as u64,
+            add: per_product * super::program::mul_count(&f.add) as u64,
+        }
+    }
+
     /// Threads of the convert stage for `points` points.
     pub(crate) fn convert_threads(self, points: u64) -> u64 {
         self.arithmetic.convert_threads(points)
@@ -109,33 +127,39 @@ impl CurveProfile {
         self.radix_bits() / self.arithmetic.limb_bits()
     }
 
-    /// u32 words of one packed element.
+    /// u32 words of one packed element of F_p.
     pub fn packed_words(self) -> usize {
         self.curve.packed_words()
+    }
+
+    /// u32 words of one packed coordinate (WGSL's `ELEMENT_WORDS`): its components over
+    /// F_p one after another (one on G1, two on G2).
+    pub fn element_words(self) -> usize {
+        self.curve.element_words()
     }
 
     /// u32 words of one base as uploaded (arkworks' x, y); the stored form may be wider
     /// ([`CurveProfile::base_words`]).
     pub fn upload_words(self) -> usize {
-        2 * self.packed_words()
+        2 * self.element_words()
     }
 
     /// u32 words of one stored base: (x, y), or the Edwards precomputed triple (WGSL's
     /// `BASE_WORDS`).
     pub fn base_words(self) -> usize {
         if self.is_edwards() {
-            3 * self.packed_words()
+            3 * self.element_words()
         } else {
-            2 * self.packed_words()
+            2 * self.element_words()
         }
     }
 
     /// u32 words of one projective point: (X, Y, Z), or Edwards (X, Y, Z, T).
     pub fn point_words(self) -> usize {
         if self.is_edwards() {
-            4 * self.packed_words()
+            4 * self.element_words()
         } else {
-            3 * self.packed_words()
+            3 * self.element_words()
         }
     }
 
@@ -177,8 +201,8 @@ impl CurveProfile {
         self.radix_bits() != self.curve.arkworks_radix_bits() || self.is_edwards()
     }
 
-    /// `C`'s shift for this profile: (2^(radix - 64 N), its inverse).
-    fn shift<C: GpuCurve>(self) -> (Fp<C>, Fp<C>) {
+    /// `C`'s shift for this profile: (2^(radix - 64 N), its inverse), in F_p.
+    fn shift<C: GpuCurve>(self) -> (BasePrime<C>, BasePrime<C>) {
         self.check_curve::<C>();
         C::consts().shift(self.arithmetic.limb_bits())
     }
@@ -201,21 +225,34 @@ impl CurveProfile {
         mul29::split_limbs(words, self.arithmetic.limb_bits(), limbs)
     }
 
-    /// The shaders' Montgomery form of x (x * R mod p), packed.
+    /// The shaders' Montgomery form of x (each component c as c * R mod p), packed
+    /// ([`CurveProfile::element_words`] words).
     pub fn to_shader_words<C: GpuCurve>(self, x: &Fp<C>) -> Vec<u32> {
-        // x * 2^(R - 64 N) in arkworks is stored as x * 2^R.
-        u64_words_to_u32(C::internal_words(&(*x * self.shift::<C>().0)))
+        // c * 2^(R - 64 N) in arkworks is stored as c * 2^R.
+        let up = self.shift::<C>().0;
+        components::<C>(x)
+            .flat_map(|c| u64_words_to_u32(C::internal_words(&(c * up))))
+            .collect()
     }
 
-    /// Reads a value in the shaders' Montgomery form back into an arkworks element. `None`
-    /// when the words are not a reduced value (>= p).
+    /// Reads a coordinate in the shaders' Montgomery form ([`CurveProfile::element_words`]
+    /// words) back into an arkworks element. `None` when a component is not a reduced value
+    /// (>= p).
     pub fn from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Fp<C>> {
-        let v: Vec<u64> = w
-            .chunks_exact(2)
-            .map(|p| p[0] as u64 | (p[1] as u64) << 32)
+        assert_eq!(w.len(), self.element_words(), "one coordinate's words");
+        let down = self.shift::<C>().1;
+        let c: Option<Vec<BasePrime<C>>> = w
+            .chunks_exact(self.packed_words())
+            .map(|w| {
+                let v: Vec<u64> = w
+                    .chunks_exact(2)
+                    .map(|p| p[0] as u64 | (p[1] as u64) << 32)
+                    .collect();
+                // Taken as arkworks' internal form, v means c * 2^(R - 64 N).
+                Some(C::from_internal_words(&v)? * down)
+            })
             .collect();
-        // Taken as arkworks' internal form, v means x * 2^(R - 64 N).
-        Some(C::from_internal_words(&v)? * self.shift::<C>().1)
+        from_components::<C>(c?)
     }
 
     /// Coordinates packed one after another, as the shaders store a point.
@@ -231,7 +268,7 @@ impl CurveProfile {
         self,
         w: &[u32],
     ) -> Option<[Fp<C>; N]> {
-        let pw = self.packed_words();
+        let pw = self.element_words();
         let mut c = [Fp::<C>::zero(); N];
         for (i, x) in c.iter_mut().enumerate() {
             *x = self.from_shader_words::<C>(&w[i * pw..(i + 1) * pw])?;
@@ -332,8 +369,8 @@ impl CurveProfile {
         let mut p_minus_2 = curve.modulus.clone();
         p_minus_2[0] -= 2; // p is odd and > 2: no borrow
         s += &wgsl_limbs("P_MINUS_2", &u64_words_to_u32(&p_minus_2));
-        // b, for the check of uploaded bases (y^2 = x^3 + b).
-        s += &wgsl_limbs("CURVE_B", &self.limbs_of(curve.b_form(bits)));
+        // FE_ONE, CURVE_B (the check of uploaded bases) and CURVE_B3 are the coordinates'
+        // field's: element.rs.
         if self.is_edwards() {
             s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
             for (name, v) in curve.edwards_constants() {
@@ -368,9 +405,12 @@ pub(crate) fn u64_words_to_u32(words: &[u64]) -> Vec<u32> {
         .collect()
 }
 
-/// arkworks' internal (Montgomery, radix 2^(64 N)) words of x: what the upload sends.
+/// arkworks' internal (Montgomery, radix 2^(64 N)) words of x, component by component:
+/// what the upload sends.
 pub fn arkworks_words<C: GpuCurve>(x: &Fp<C>) -> Vec<u32> {
-    u64_words_to_u32(C::internal_words(x))
+    components::<C>(x)
+        .flat_map(|c| u64_words_to_u32(C::internal_words(&c)))
+        .collect()
 }
 
 /// The base's upload words (arkworks' words of x then y, the rest of `out`, a profile's
@@ -380,8 +420,9 @@ pub fn affine_upload_words<C: GpuCurve>(p: &Affine<C>, out: &mut [u32]) {
     if p.is_zero() {
         return;
     }
-    for (k, c) in [&p.x, &p.y].into_iter().enumerate() {
-        let words = C::internal_words(c);
+    let components = components::<C>(&p.x).chain(components::<C>(&p.y));
+    for (k, c) in components.enumerate() {
+        let words = C::internal_words(&c);
         let out = &mut out[2 * k * words.len()..2 * (k + 1) * words.len()];
         for (o, w) in out.chunks_exact_mut(2).zip(words) {
             o[0] = *w as u32;
@@ -430,6 +471,9 @@ pub fn every_profile() -> Vec<CurveProfile> {
         crate::curve::bls12_377_g1(),
         <ark_bn254::g1::Config as GpuCurve>::spec(),
         <ark_bls12_381::g1::Config as GpuCurve>::spec(),
+        <ark_bls12_377::g2::Config as GpuCurve>::spec(),
+        <ark_bn254::g2::Config as GpuCurve>::spec(),
+        <ark_bls12_381::g2::Config as GpuCurve>::spec(),
     ];
     curves
         .into_iter()
@@ -438,7 +482,7 @@ pub fn every_profile() -> Vec<CurveProfile> {
         .collect()
 }
 
-fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
+pub(crate) fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
     let n = limbs.len();
     let limbs: Vec<String> = limbs.iter().map(|l| format!("{l}u")).collect();
     format!(
@@ -505,18 +549,31 @@ mod tests {
         let mut rng = ark_std::test_rng();
         let one = Fp::<C>::one();
         let mut xs = vec![Fp::<C>::zero(), one, -one, Fp::<C>::from(64u64)];
+        // On F_p^2: u, and p - 1 in the second component.
+        xs.extend(from_components::<C>([
+            BasePrime::<C>::zero(),
+            BasePrime::<C>::one(),
+        ]));
+        xs.extend(from_components::<C>([
+            BasePrime::<C>::one(),
+            -BasePrime::<C>::one(),
+        ]));
         xs.extend((0..50).map(|_| Fp::<C>::rand(&mut rng)));
         let g = Projective::<C>::generator();
         for &a in profiles {
             let a = on::<C>(a);
             for x in &xs {
                 let w = a.to_shader_words::<C>(x);
-                assert_eq!(w.len(), a.packed_words());
+                assert_eq!(w.len(), a.element_words());
                 assert_eq!(a.from_shader_words::<C>(&w), Some(*x));
             }
-            // p itself is not a reduced value.
-            let p = u64_words_to_u32(Fp::<C>::MODULUS.as_ref());
-            assert_eq!(a.from_shader_words::<C>(&p), None);
+            // p itself is not a reduced value, in any component.
+            let p = u64_words_to_u32(BasePrime::<C>::MODULUS.as_ref());
+            for c in 0..C::spec().degree() as usize {
+                let mut w = vec![0u32; a.element_words()];
+                w[c * p.len()..(c + 1) * p.len()].copy_from_slice(&p);
+                assert_eq!(a.from_shader_words::<C>(&w), None);
+            }
             for p in [
                 Projective::<C>::zero(),
                 g,
@@ -540,6 +597,9 @@ mod tests {
         let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
         round_trips::<ark_bn254::g1::Config>(&weierstrass);
         round_trips::<ark_bls12_381::g1::Config>(&weierstrass);
+        round_trips::<ark_bls12_377::g2::Config>(&weierstrass);
+        round_trips::<ark_bn254::g2::Config>(&weierstrass);
+        round_trips::<ark_bls12_381::g2::Config>(&weierstrass);
         // The wide profiles store x * 2^377 on BLS12-377: arkworks' words (x * 2^384) times
         // 2^-7.
         let x = Fq::from(12345u64);
@@ -606,20 +666,38 @@ mod tests {
                     .collect()
             };
             let bits = a.limb_bits();
-            let value = |limbs: &[u32]| -> Fp<C> {
-                let base = Fp::<C>::from(1u64 << bits);
-                limbs
-                    .iter()
-                    .rev()
-                    .fold(Fp::<C>::zero(), |acc, &l| acc * base + Fp::<C>::from(l))
+            let value = |limbs: &[u32]| -> BasePrime<C> {
+                let base = BasePrime::<C>::from(1u64 << bits);
+                limbs.iter().rev().fold(BasePrime::<C>::zero(), |acc, &l| {
+                    acc * base + BasePrime::<C>::from(l)
+                })
             };
-            let r = Fp::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
-            assert_eq!(value(&limbs_of("P")), Fp::<C>::zero(), "{a:?}");
+            let r = BasePrime::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
+            assert_eq!(value(&limbs_of("P")), BasePrime::<C>::zero(), "{a:?}");
             assert!(limbs_of("P").iter().all(|&l| l < 1 << bits));
             assert_eq!(limbs_of("P").len() as u32, profile.limbs());
             assert_eq!(value(&limbs_of("FP_ONE")), r);
-            assert_eq!(value(&limbs_of("CURVE_B")), C::COEFF_B * r);
-            let ark = Fp::<C>::from(2u64).pow([64 * Fp::<C>::MODULUS.as_ref().len() as u64]);
+            // The coordinates' constants, component by component (element.rs).
+            let e = super::super::element::constants_wgsl(profile);
+            let element = |name: &str| -> Fp<C> {
+                let c = (0..C::spec().degree()).map(|i| {
+                    let n = format!("const {name}_C{i}: array<u32");
+                    let line = e.lines().find(|l| l.starts_with(&n)).expect(name);
+                    let list = line.split_once('(').unwrap().1.trim_end_matches(");");
+                    let limbs: Vec<u32> = list
+                        .split(", ")
+                        .map(|v| v.trim_end_matches('u').parse().unwrap())
+                        .collect();
+                    value(&limbs)
+                });
+                from_components::<C>(c).unwrap()
+            };
+            let rf = Fp::<C>::from_base_prime_field(r);
+            assert_eq!(element("CURVE_B"), C::COEFF_B * rf);
+            assert_eq!(element("CURVE_B3"), C::COEFF_B * Fp::<C>::from(3u64) * rf);
+            assert_eq!(element("FE_ONE"), rf);
+            let ark = BasePrime::<C>::from(2u64)
+                .pow([64 * BasePrime::<C>::MODULUS.as_ref().len() as u64]);
             assert_eq!(value(&limbs_of("R_CONVERT")) * ark, r * r);
             let np0: u32 = h
                 .lines()
@@ -628,7 +706,7 @@ mod tests {
                 .trim_end_matches("u;")
                 .parse()
                 .unwrap();
-            let p0 = Fp::<C>::MODULUS.as_ref()[0] as u32;
+            let p0 = BasePrime::<C>::MODULUS.as_ref()[0] as u32;
             let mask = (1u32 << bits) - 1;
             assert_eq!(p0.wrapping_mul(np0) & mask, mask, "{a:?}");
         }
@@ -640,6 +718,9 @@ mod tests {
         let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
         header_constants::<ark_bn254::g1::Config>(&weierstrass);
         header_constants::<ark_bls12_381::g1::Config>(&weierstrass);
+        header_constants::<ark_bls12_377::g2::Config>(&weierstrass);
+        header_constants::<ark_bn254::g2::Config>(&weierstrass);
+        header_constants::<ark_bls12_381::g2::Config>(&weierstrass);
         // BLS12-377: 30 limbs of 13 bits (2^390) and 13 of 29 (2^377).
         assert_eq!(on::<Bls>(Arithmetic::Limbs13).radix_bits(), 390);
         assert_eq!(on::<Bls>(Arithmetic::Limbs32).radix_bits(), 377);

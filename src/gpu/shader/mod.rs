@@ -12,6 +12,7 @@
 //! | `mod.rs` | the files of `shaders/` and the prelude |
 //! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
 //! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
+//! | `element.rs` | the coordinates' field (`Fe`: F_p on G1, F_p^2 on G2) and its constants |
 //! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`, one per curve) |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
@@ -21,6 +22,7 @@
 
 pub mod contract;
 pub mod edwards;
+pub mod element;
 pub mod field;
 pub mod mul29;
 pub mod profile;
@@ -89,6 +91,10 @@ pub mod files {
     pub const FIELD13: ShaderFile = wgsl_file!("field.wgsl");
     /// The wide profiles' field.
     pub const FIELD29: ShaderFile = wgsl_file!("field29.wgsl");
+    /// The coordinates' field on a G1: F_p.
+    pub const ELEMENT_FP: ShaderFile = wgsl_file!("element_fp.wgsl");
+    /// The coordinates' field on a G2: F_p^2.
+    pub const ELEMENT_FP2: ShaderFile = wgsl_file!("element_fp2.wgsl");
     /// Short Weierstrass types and storage.
     pub const CURVE: ShaderFile = wgsl_file!("curve.wgsl");
     /// Twisted Edwards types and storage.
@@ -101,14 +107,16 @@ pub mod files {
     pub const CONVERT_EDWARDS: ShaderFile = wgsl_file!("convert_edwards.wgsl");
 }
 
-/// What every stage starts with: generated constants, the contract, the profile's field and
-/// curve model, the formulas, and the common operations and thread indexing.
+/// What every stage starts with: generated constants, the contract, the profile's field,
+/// the coordinates' field over it, the curve model, the formulas, and the common
+/// operations and thread indexing.
 pub fn prelude(profile: CurveProfile) -> String {
     [
         profile.wgsl_header().as_str(),
         contract::wgsl(profile.curve).as_str(),
         profile.field_wgsl().as_str(),
         files::FIELD_OPS.text,
+        element::wgsl(profile).as_str(),
         profile.curve_file().text,
         profile.formulas_wgsl().as_str(),
         files::CURVE_OPS.text,

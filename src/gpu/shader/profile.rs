@@ -97,10 +97,11 @@ impl CurveProfile {
     /// tables written out as straight-line functions (wide profiles).
     pub fn formulas_wgsl(self) -> String {
         match self.arithmetic {
-            Arithmetic::Limbs13 => files::CURVE_INTERP.text.into(),
-            Arithmetic::Limbs32 => {
-                super::program::wgsl_straight_line(&super::program::Formulas::of(self.curve))
+            Arithmetic::Limbs13 => {
+                let f = super::program::Formulas::of(self.curve);
+                files::CURVE_INTERP.text.to_string() + &super::program::wgsl_interpreter_entry(&f)
             }
+            Arithmetic::Limbs32 => super::program::wgsl_straight_line(self.curve),
             Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
         }
     }

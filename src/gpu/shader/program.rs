@@ -12,9 +12,12 @@
 //!
 //! Formulas: Renes, Costello and Batina, "Complete addition formulas for prime order elliptic
 //! curves" (2016), algorithms 7 (add), 8 (mixed add) and 9 (double) for a = 0, homogeneous
-//! projective coordinates. The tables below are templates: each multiplication by b3 = 3b
-//! is a [`Op::MulB3`] step, which [`Formulas::for_b`] writes out as an addition chain for
-//! the curve's b (BLS12-377: b3 = 3, two additions; BN254: 9 and BLS12-381: 12, four).
+//! projective coordinates, over the coordinates' field (F_p on G1, F_p^2 on G2: the
+//! shaders' `fe_*`). The tables below are templates: each multiplication by b3 = 3b is a
+//! [`Op::MulB3`] step, which [`Formulas::of`] writes out as an addition chain where b is a
+//! small integer (the G1s: BLS12-377's b3 = 3, two additions; BN254's 9 and BLS12-381's
+//! 12, four), and as a multiplication by the constant register [`reg::B3`] where it is not
+//! (the G2s: 2 more multiplications an addition, 1 more a doubling).
 
 use ark_ff::Field;
 
@@ -27,8 +30,9 @@ pub enum Op {
     Add = 1,
     /// dst = a - b
     Sub = 2,
-    /// dst = b3 a, in the template tables only: [`Formulas::for_b`] replaces it with
-    /// additions through the scratch register [`reg::S`].
+    /// dst = b3 a, in the template tables only: [`Formulas::of`] replaces it with
+    /// additions through the scratch register [`reg::S`], or a multiplication by
+    /// [`reg::B3`].
     MulB3 = 3,
 }
 
@@ -77,8 +81,10 @@ pub mod reg {
     pub const Z3: u8 = 13;
     /// Scratch of the multiplications by b3 (their addition chains).
     pub const S: u8 = 14;
-    /// Number of registers.
+    /// Registers of the formulas where b is a small integer.
     pub const COUNT: usize = 15;
+    /// The constant 3b, where b is not a small integer (the G2s): one register more.
+    pub const B3: u8 = 15;
 }
 
 use reg::*;
@@ -187,16 +193,28 @@ pub struct Formulas {
     pub add_mixed: Vec<Step>,
     /// 2P.
     pub double: Vec<Step>,
+    /// Registers the programs use: [`reg::COUNT`], one more where [`reg::B3`] holds 3b.
+    pub registers: usize,
 }
 
 impl Formulas {
-    /// The formulas of y^2 = x^3 + b.
+    /// The formulas of y^2 = x^3 + b for a small integer b: the multiplications by 3b are
+    /// addition chains.
     pub fn for_b(b: u64) -> Formulas {
-        let b3 = 3 * b;
+        Formulas::expand(reg::COUNT, |st| times(3 * b, st.dst, st.a))
+    }
+
+    /// The formulas of y^2 = x^3 + b for any b: each multiplication by 3b multiplies by
+    /// the constant register [`reg::B3`], which the caller loads with 3b.
+    pub fn for_any_b() -> Formulas {
+        Formulas::expand(reg::COUNT + 1, |st| vec![s(Mul, st.dst, st.a, reg::B3)])
+    }
+
+    fn expand(registers: usize, mul_b3: impl Fn(&Step) -> Vec<Step>) -> Formulas {
         let expand = |t: &[Step]| -> Vec<Step> {
             t.iter()
                 .flat_map(|st| match st.op {
-                    MulB3 => times(b3, st.dst, st.a),
+                    MulB3 => mul_b3(st),
                     _ => vec![*st],
                 })
                 .collect()
@@ -205,12 +223,21 @@ impl Formulas {
             add: expand(ADD_TEMPLATE),
             add_mixed: expand(ADD_MIXED_TEMPLATE),
             double: expand(DOUBLE_TEMPLATE),
+            registers,
         }
     }
 
-    /// The formulas of the curve the spec describes.
+    /// The formulas of the curve group the spec describes.
     pub fn of(curve: &crate::curve::CurveSpec) -> Formulas {
-        Formulas::for_b(curve.b)
+        match curve.b_small {
+            Some(b) => Formulas::for_b(b),
+            None => Formulas::for_any_b(),
+        }
+    }
+
+    /// Whether [`reg::B3`] holds 3b.
+    pub fn has_b3_register(&self) -> bool {
+        self.registers > reg::COUNT
     }
 }
 
@@ -260,10 +287,7 @@ pub fn wgsl_programs(f: &Formulas) -> String {
         table.extend(prog.iter().map(encode));
     }
     let words: Vec<String> = table.iter().map(|w| format!("{w}u")).collect();
-    out += &format!("const NUM_REGS: u32 = {}u;\n", reg::COUNT);
-    for (name, r) in REG_NAMES {
-        out += &format!("const REG_{name}: u32 = {r}u;\n");
-    }
+    out += &format!("const NUM_REGS: u32 = {}u;\n", f.registers);
     out += &format!("const PROGRAM_WORDS: u32 = {}u;\n", table.len());
     out += &format!(
         "const PROGRAM: array<u32, {}> = array<u32, {}>({});\n",
@@ -274,24 +298,47 @@ pub fn wgsl_programs(f: &Formulas) -> String {
     out
 }
 
-/// The registers the shaders name: inputs and outputs of a point program.
-const REG_NAMES: [(&str, u8); 9] = [
-    ("X1", X1),
-    ("Y1", Y1),
-    ("Z1", Z1),
-    ("X2", X2),
-    ("Y2", Y2),
-    ("Z2", Z2),
-    ("X3", X3),
-    ("Y3", Y3),
-    ("Z3", Z3),
-];
+/// The registers a point program starts from: P in X1, Y1, Z1, Q (`q`: its coordinates'
+/// expressions) in X2, Y2, Z2, and 3b in [`reg::B3`] where the formulas multiply by it.
+fn program_inputs(f: &Formulas, q: [String; 3]) -> Vec<(u8, String)> {
+    let p = ["p.x", "p.y", "p.z"].map(String::from);
+    let mut inputs: Vec<(u8, String)> = [X1, Y1, Z1, X2, Y2, Z2]
+        .into_iter()
+        .zip(p.into_iter().chain(q))
+        .collect();
+    if f.has_b3_register() {
+        inputs.push((reg::B3, "CURVE_B3".into()));
+    }
+    inputs
+}
+
+/// The interpreter's entry (after `shaders/curve_interp.wgsl`): `point_program` loads P, Q
+/// and the constants into the registers, runs a program of the table, and returns the
+/// point it leaves in X3, Y3, Z3.
+pub fn wgsl_interpreter_entry(f: &Formulas) -> String {
+    let q = ["q.x", "q.y", "q.z"].map(String::from);
+    let mut out = String::from(
+        "// Generated by src/gpu/shader/program.rs: P, Q and the constants in, the sum out.\n\
+         fn point_program(p: Point, q: Point, start: u32, len: u32) -> Point {\n    var r: Regs;\n",
+    );
+    for (r, e) in program_inputs(f, q) {
+        out += &format!("    r[{r}] = {e};\n");
+    }
+    out += "    run_program(&r, start, len);\n";
+    out + &format!("    return Point(r[{X3}], r[{Y3}], r[{Z3}]);\n}}\n")
+}
 
 /// The programs written out as WGSL functions `point_add`, `point_add_mixed` and
 /// `point_double` (the wide profile's straight-line formulas): one statement per step over
 /// local registers `rK`, so that nothing is indexed or chosen at run time. Same table, same
-/// register numbers as the interpreter.
-pub fn wgsl_straight_line(f: &Formulas) -> String {
+/// register numbers as the interpreter. On a G1 the statements call `fp_*` (the
+/// coordinates' field is F_p), on a G2 `fe_*`.
+pub fn wgsl_straight_line(curve: &crate::curve::CurveSpec) -> String {
+    let f = Formulas::of(curve);
+    let field = match curve.degree() {
+        1 => StepField::Prime,
+        _ => StepField::Coordinates,
+    };
     let mut out = String::from(
         "// Generated from the step tables of src/gpu/shader/program.rs: the curve formulas written out.\n",
     );
@@ -302,46 +349,58 @@ pub fn wgsl_straight_line(f: &Formulas) -> String {
             "point_add_mixed",
             "p: Point, q: Affine",
             &f.add_mixed,
-            ["q.x".into(), "q.y".into(), "FP_ONE".into()],
+            ["q.x".into(), "q.y".into(), "FE_ONE".into()],
         ),
         ("point_double", "p: Point", &f.double, point("p")),
     ];
     let ret = format!("Point(r{X3}, r{Y3}, r{Z3})");
     for (name, args, prog, q) in functions {
-        let inputs: Vec<(u8, String)> = [X1, Y1, Z1, X2, Y2, Z2]
-            .into_iter()
-            .zip(point("p").into_iter().chain(q))
-            .collect();
-        out += &straight_line_fn(name, args, &inputs, reg::COUNT, prog, &ret);
+        let inputs = program_inputs(&f, q);
+        out += &straight_line_fn(name, args, &inputs, f.registers, field, prog, &ret);
     }
     out
 }
 
-/// One program as a WGSL function: registers `r0 .. r{count-1}` as locals, `inputs` give
-/// the initial values of some, one statement per step, then `return {ret};`.
+/// The field a written-out program's registers and steps are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StepField {
+    /// F_p: `Fp`, `fp_*`.
+    Prime,
+    /// The coordinates' field: `Fe`, `fe_*` (`element.rs`).
+    Coordinates,
+}
+
+/// One program as a WGSL function: registers `r0 .. r{count-1}` of `field` as locals,
+/// `inputs` give the initial values of some, one statement per step, then
+/// `return {ret};`.
 pub(crate) fn straight_line_fn(
     name: &str,
     args: &str,
     inputs: &[(u8, String)],
     count: usize,
+    field: StepField,
     program: &[Step],
     ret: &str,
 ) -> String {
+    let (ty, prefix) = match field {
+        StepField::Prime => ("Fp", "fp"),
+        StepField::Coordinates => ("Fe", "fe"),
+    };
     let mut out = format!("fn {name}({args}) -> Point {{\n");
     for r in 0..count as u8 {
         match inputs.iter().find(|(i, _)| *i == r) {
             Some((_, v)) => out += &format!("    var r{r} = {v};\n"),
-            None => out += &format!("    var r{r}: Fp;\n"),
+            None => out += &format!("    var r{r}: {ty};\n"),
         }
     }
     for st in program {
         let f = match st.op {
-            Mul => "fp_mul",
-            Add => "fp_add",
-            Sub => "fp_sub",
+            Mul => "mul",
+            Add => "add",
+            Sub => "sub",
             MulB3 => panic!("tables are written out before they are emitted"),
         };
-        out += &format!("    r{} = {f}(r{}, r{});\n", st.dst, st.a, st.b);
+        out += &format!("    r{} = {prefix}_{f}(r{}, r{});\n", st.dst, st.a, st.b);
     }
     out + &format!("    return {ret};\n}}\n\n")
 }
@@ -391,10 +450,19 @@ mod tests {
         p
     }
 
-    fn run<F: Field>(prog: &[Step], p: [F; 3], q: [F; 3]) -> [F; 3] {
-        let mut r = [F::zero(); reg::COUNT];
+    /// Runs a program with P, Q and, where the formulas have one, the register of 3b.
+    fn run<P: SWCurveConfig>(
+        f: &Formulas,
+        prog: &[Step],
+        p: [P::BaseField; 3],
+        q: [P::BaseField; 3],
+    ) -> [P::BaseField; 3] {
+        let mut r = vec![P::BaseField::zero(); f.registers];
         r[..3].copy_from_slice(&p);
         r[3..6].copy_from_slice(&q);
+        if f.has_b3_register() {
+            r[reg::B3 as usize] = P::COEFF_B * P::BaseField::from(3u64);
+        }
         interpret(prog, &mut r);
         [
             r[reg::X3 as usize],
@@ -420,23 +488,23 @@ mod tests {
             for q in &ps {
                 let sum = (*p + q).into_affine();
                 assert_eq!(
-                    to_affine::<P>(run(&f.add, homogeneous(p), homogeneous(q))),
+                    to_affine::<P>(run::<P>(&f, &f.add, homogeneous(p), homogeneous(q))),
                     sum
                 );
                 if !q.is_zero() {
                     let qa = q.into_affine();
-                    let got = run(&f.add_mixed, homogeneous(p), [qa.x, qa.y, one]);
+                    let got = run::<P>(&f, &f.add_mixed, homogeneous(p), [qa.x, qa.y, one]);
                     assert_eq!(to_affine::<P>(got), sum);
                 }
             }
             for q in [*p, -*p] {
                 let sum = (*p + q).into_affine();
                 assert_eq!(
-                    to_affine::<P>(run(&f.add, homogeneous(p), homogeneous(&q))),
+                    to_affine::<P>(run::<P>(&f, &f.add, homogeneous(p), homogeneous(&q))),
                     sum
                 );
             }
-            let d = run(&f.double, homogeneous(p), [P::BaseField::zero(); 3]);
+            let d = run::<P>(&f, &f.double, homogeneous(p), [P::BaseField::zero(); 3]);
             assert_eq!(to_affine::<P>(d), p.double().into_affine());
         }
     }
@@ -446,6 +514,20 @@ mod tests {
         programs_match_arkworks::<ark_bls12_377::g1::Config>();
         programs_match_arkworks::<ark_bls12_381::g1::Config>();
         programs_match_arkworks::<ark_bn254::g1::Config>();
+        // The G2s, over F_p^2, multiply by the register of 3b.
+        programs_match_arkworks::<ark_bls12_377::g2::Config>();
+        programs_match_arkworks::<ark_bls12_381::g2::Config>();
+        programs_match_arkworks::<ark_bn254::g2::Config>();
+        let g2 = Formulas::of(<ark_bn254::g2::Config as crate::curve::GpuCurve>::spec());
+        assert_eq!(g2.registers, reg::COUNT + 1);
+        assert_eq!(
+            (
+                mul_count(&g2.add),
+                mul_count(&g2.add_mixed),
+                mul_count(&g2.double)
+            ),
+            (14, 13, 9)
+        );
     }
 
     #[test]
@@ -466,17 +548,24 @@ mod tests {
 
     #[test]
     fn straight_line_functions_follow_the_tables() {
-        let f = Formulas::for_b(4);
-        let w = wgsl_straight_line(&f);
-        for (name, prog) in [
-            ("point_add", &f.add),
-            ("point_add_mixed", &f.add_mixed),
-            ("point_double", &f.double),
-        ] {
-            let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
-            let body = body.split("\n}").next().unwrap();
-            assert_eq!(body.matches("fp_mul(").count(), mul_count(prog), "{name}");
-            assert_eq!(body.matches(" = fp_").count(), prog.len(), "{name}");
+        use crate::curve::GpuCurve;
+        let g1 = <ark_bls12_381::g1::Config as GpuCurve>::spec();
+        let g2 = <ark_bls12_381::g2::Config as GpuCurve>::spec();
+        for (curve, prefix) in [(g1, " = fp_"), (g2, " = fe_")] {
+            let f = Formulas::of(curve);
+            let w = wgsl_straight_line(curve);
+            for (name, prog) in [
+                ("point_add", &f.add),
+                ("point_add_mixed", &f.add_mixed),
+                ("point_double", &f.double),
+            ] {
+                let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
+                let body = body.split("\n}").next().unwrap();
+                let mul = format!("{prefix}mul(");
+                assert_eq!(body.matches(&mul[3..]).count(), mul_count(prog), "{name}");
+                assert_eq!(body.matches(prefix).count(), prog.len(), "{name}");
+            }
+            assert_eq!(w.contains("CURVE_B3"), f.has_b3_register());
         }
     }
 
