@@ -3,7 +3,8 @@
 // base off the curve whatever the profile makes of it): the identity (all words zero), or a
 // point whose coordinates are reduced below p (each component, on a G2) and satisfy
 // y^2 = x^3 + b. The words are the upload's: arkworks' Montgomery form of x, then of y.
-// P_PACKED is the modulus in PACKED_WORDS words and CURVE_B is b in the shaders' form.
+// P_PACKED is the modulus in PACKED_WORDS words and CURVE_B is b, a coordinate (Fe) in the
+// shaders' form (src/gpu/shader/element.rs).
 
 // Whether component c of a packed coordinate (PACKED_WORDS little-endian words from
 // c * PACKED_WORDS) is below p.

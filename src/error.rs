@@ -39,13 +39,13 @@ pub enum MsmError {
         /// Index of the first base off the curve.
         index: usize,
     },
-    /// A base on the curve but outside the prime-order subgroup G1 (the first such index, in
-    /// the caller's numbering),
-    /// found by [`crate::MsmConfig::validate_subgroup`], or when such a base made the GPU's
-    /// formulas fail (they are complete on G1 only; a failure is always detected).
-    #[error("base {index} is on the curve but not in the prime-order subgroup G1")]
+    /// A base on the curve but outside the prime-order subgroup (G1 or G2; the first such
+    /// index, in the caller's numbering), found by [`crate::MsmConfig::validate_subgroup`],
+    /// or when such a base made the GPU's formulas fail (only on BLS12-377 G1, whose curve
+    /// has points of order 2; a failure is always detected).
+    #[error("base {index} is on the curve but not in the prime-order subgroup")]
     BaseNotInSubgroup {
-        /// Index of the first base outside G1.
+        /// Index of the first base outside the subgroup.
         index: usize,
     },
     /// The input does not fit this engine or adapter (buffer or dispatch limits).

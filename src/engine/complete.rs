@@ -125,9 +125,11 @@ impl<C: GpuCurve> GpuMsm<C> {
 }
 
 /// The window sums read back, as points; one off the curve or unreduced is a base outside
-/// G1 that met the formulas' exceptional case (every base is on the curve: checked when
-/// loaded, or by the convert stage), named as [`MsmError::BaseNotInSubgroup`], or a GPU
-/// fault.
+/// the subgroup that met the formulas' exceptional case (every base is on the curve:
+/// checked when loaded, or by the convert stage), named as [`MsmError::BaseNotInSubgroup`],
+/// or a GPU fault. A group whose curve has no point of order 2 (every group but BLS12-377's
+/// G1 and its Edwards profile) has no exceptional case: a GPU fault, without a scan of the
+/// bases that would blame them.
 fn window_sums<C: GpuCurve>(
     profile: CurveProfile,
     sums: &[u32],
@@ -137,8 +139,12 @@ fn window_sums<C: GpuCurve>(
         .chunks_exact(profile.point_words())
         .map(|w| profile.point_from_shader_words::<C>(w))
         .collect::<Option<Vec<_>>>();
+    let exceptional = crate::gpu::edwards::has_two_torsion::<C>();
     match points {
         Some(p) => Ok(p),
+        None if !exceptional => Err(MsmError::Gpu(
+            "a window sum came back off the curve or unreduced".into(),
+        )),
         None => match check_bases(bases, true) {
             Err(e) => Err(e),
             Ok(()) => Err(MsmError::Gpu(

@@ -55,7 +55,8 @@ use faults::Hooks;
 static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 
 /// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
-/// BN254 and BLS12-381 G1: `GpuMsm::<ark_bn254::g1::Config>::new()`) on one wgpu adapter.
+/// BN254 and BLS12-381 G1 and the three G2s: `GpuMsm::<ark_bn254::g2::Config>::new()`) on
+/// one wgpu adapter.
 /// Engines of different curves are separate engines, each with its own device.
 ///
 /// Build it once (adapter, device and pipeline compilation take time) and share it: it is

@@ -39,7 +39,9 @@ enum ShaderFn {
 
 /// How long a self-test dispatch may take. Its pipeline is compiled on first use, and a
 /// software adapter compiles at the first dispatch: on lavapipe a G2's formulas in Limbs13
-/// take 30 to 60 s alone, and more on a loaded machine, past [`DEFAULT_GPU_TIMEOUT`].
+/// take up to a minute alone (docs/PERF.md, "The G2s over F_p^2"), and on a loaded
+/// machine they went past [`DEFAULT_GPU_TIMEOUT`]. The self-test kernels are a test tool:
+/// this bound is theirs, not `MsmConfig::gpu_timeout`.
 const SELFTEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// One case of raw input words: operand a and operand b (a point's words each), then a

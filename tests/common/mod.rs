@@ -181,7 +181,7 @@ pub fn bits() -> u32 {
     <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::spec().scalar_bits()
 }
 
-/// A curve other than BLS12-377 whose engine the tests share (one per curve and binary,
+/// A curve group other than BLS12-377 G1 whose engine the tests share (one per group and binary,
 /// forced onto the GPU path in the adapter's default profile), as [`gpu_engine`] is
 /// BLS12-377's.
 #[allow(dead_code)]
@@ -206,37 +206,22 @@ fn curve_engine<C: gpu_msm::GpuCurve>() -> GpuMsm<C> {
     }
 }
 
-impl TestCurve for ark_bn254::g1::Config {
-    fn engine() -> &'static GpuMsm<Self> {
-        static E: OnceLock<GpuMsm<ark_bn254::g1::Config>> = OnceLock::new();
-        E.get_or_init(curve_engine)
-    }
+/// `TestCurve` for each group: one engine each, built on first use.
+macro_rules! test_curves {
+    ($($c:ty),*) => {$(
+        impl TestCurve for $c {
+            fn engine() -> &'static GpuMsm<Self> {
+                static E: OnceLock<GpuMsm<$c>> = OnceLock::new();
+                E.get_or_init(curve_engine)
+            }
+        }
+    )*};
 }
 
-impl TestCurve for ark_bls12_381::g1::Config {
-    fn engine() -> &'static GpuMsm<Self> {
-        static E: OnceLock<GpuMsm<ark_bls12_381::g1::Config>> = OnceLock::new();
-        E.get_or_init(curve_engine)
-    }
-}
-
-impl TestCurve for ark_bn254::g2::Config {
-    fn engine() -> &'static GpuMsm<Self> {
-        static E: OnceLock<GpuMsm<ark_bn254::g2::Config>> = OnceLock::new();
-        E.get_or_init(curve_engine)
-    }
-}
-
-impl TestCurve for ark_bls12_381::g2::Config {
-    fn engine() -> &'static GpuMsm<Self> {
-        static E: OnceLock<GpuMsm<ark_bls12_381::g2::Config>> = OnceLock::new();
-        E.get_or_init(curve_engine)
-    }
-}
-
-impl TestCurve for ark_bls12_377::g2::Config {
-    fn engine() -> &'static GpuMsm<Self> {
-        static E: OnceLock<GpuMsm<ark_bls12_377::g2::Config>> = OnceLock::new();
-        E.get_or_init(curve_engine)
-    }
-}
+test_curves!(
+    ark_bn254::g1::Config,
+    ark_bls12_381::g1::Config,
+    ark_bn254::g2::Config,
+    ark_bls12_381::g2::Config,
+    ark_bls12_377::g2::Config
+);

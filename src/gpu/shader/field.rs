@@ -237,9 +237,11 @@ impl CurveProfile {
 
     /// Reads a coordinate in the shaders' Montgomery form ([`CurveProfile::element_words`]
     /// words) back into an arkworks element. `None` when a component is not a reduced value
-    /// (>= p).
+    /// (>= p) or `w` is not one coordinate's words.
     pub fn from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Fp<C>> {
-        assert_eq!(w.len(), self.element_words(), "one coordinate's words");
+        if w.len() != self.element_words() {
+            return None;
+        }
         let down = self.shift::<C>().1;
         let c: Option<Vec<BasePrime<C>>> = w
             .chunks_exact(self.packed_words())

@@ -17,7 +17,7 @@
 //! [`Op::MulB3`] step, which [`Formulas::of`] writes out as an addition chain where b is a
 //! small integer (the G1s: BLS12-377's b3 = 3, two additions; BN254's 9 and BLS12-381's
 //! 12, four), and as a multiplication by the constant register [`reg::B3`] where it is not
-//! (the G2s: 2 more multiplications an addition, 1 more a doubling).
+//! (the G2s: two more multiplications in an addition, one more in a doubling).
 
 use ark_ff::Field;
 
