@@ -14,6 +14,10 @@
 // arkworks (x, y): a point off the curve can map to an Edwards point that the formulas add
 // exactly (x = -1 gives (0, -1), of order 2), so its image says nothing; a base that fails
 // sets the call's status word (check_upload) and the host refuses the call.
+//
+// The Edwards profile runs on BLS12-377 G1 only (src/curve.rs): coordinates in F_p, so Fe is
+// Fp and ELEMENT_WORDS is PACKED_WORDS here, and this file and curve_edwards.wgsl compute
+// with fp_* directly.
 
 
 fn load_coord(i: u32, c: u32) -> Fp {

@@ -15,15 +15,19 @@
 //! (`gpu::shader`), the digits and the engine read it.
 //!
 //! # Adding a curve
-//! 1. Its arkworks crate in Cargo.toml, and one `gpu_curve!` line below (alpha: the root of
-//!    x^3 + b where the group has a point of order 2, else `None`).
+//! 1. Its arkworks crate in Cargo.toml, and one `gpu_curve!` line below per group (alpha:
+//!    the root of x^3 + b where the group has a point of order 2, else `None`; a G2 must be
+//!    over F_p^2 with a small non-residue, and gets no Edwards profile).
 //! 2. The lists of curves the tests run: `gpu::field::every_profile` (naga validates every
 //!    module of every profile), `curve.rs`' and `field.rs`' unit tests (constants against
 //!    arkworks), `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
-//!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device).
+//!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device, the Edwards
+//!    refusal), with its shared engine in `tests/common/mod.rs` (`test_curves!`) and its
+//!    provers in `tests/gpu/provers.rs`.
 //! 3. The examples' `--curve` and `--group` (`examples/common/cli.rs`: `CurveArg`,
-//!    `GroupArg` and `on_curve!`), and the Groth16 prover's `GpuPairing` where the curve
-//!    has a pairing (`examples/provers/groth16.rs`).
+//!    `GroupArg` and `on_curve!`), and where the curve has a pairing the Groth16 prover's
+//!    `GpuPairing` (`examples/provers/groth16.rs`) and the matches of `examples/groth16.rs`
+//!    and `examples/kzg.rs`.
 //!
 //! Nothing else names a curve: sizes, constants, formulas and window counts come from here.
 

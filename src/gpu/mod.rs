@@ -62,7 +62,7 @@ pub use resident::{Shift, StoredBases};
 #[deprecated(note = "renamed StoredBases")]
 pub type ResidentPoints = StoredBases;
 use shader::field::CurveProfile;
-pub use shader::{contract, edwards, field, program};
+pub use shader::{contract, edwards, element, field, program};
 pub use stages::{wgsl_modules, WgslModule};
 pub use submit::GpuTimes;
 pub(crate) use submit::{CallOutput, InFlight};
