@@ -14,7 +14,10 @@ use crate::error::{MsmError, Result};
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
 /// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
 /// (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry point's
-/// arrays with naga and checks this figure against the largest.
+/// arrays with naga and checks this figure against the largest. BLS12-381 and BLS12-377
+/// G2's 72-word points take 18 688 bytes, past WebGPU's default 16 KiB (desktop Vulkan
+/// adapters give more, and lavapipe runs them): an adapter with 16 KiB refuses their engines with
+/// [`MsmError::InvalidConfig`] (issue 21's notes: smaller trees for large points).
 pub(crate) fn workgroup_bytes(profile: CurveProfile) -> u32 {
     WORKGROUP_SIZE * 4 * (profile.point_words() as u32 + 1)
 }
