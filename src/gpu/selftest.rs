@@ -138,7 +138,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     fn point(&self, p: &Projective<C>) -> Vec<u32> {
         self.profile()
             .point_to_shader_words::<C>(p)
-            .expect("G1 points map to the Edwards curve")
+            .expect("points of the prime-order subgroup map to every profile's coordinates")
     }
 
     fn run(&self, op: ShaderFn, cases: &[Case]) -> Result<Vec<Vec<u32>>> {

@@ -198,11 +198,8 @@ fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
             .flat_map(|w| [*w as u32, (*w >> 32) as u32])
             .collect()
     };
-    let ark = |x: &Fp<C>| -> Vec<u32> {
-        components::<C>(x)
-            .flat_map(|c| words(C::internal_words(&c)))
-            .collect()
-    };
+    // The upload's own words: arkworks' internal words, component by component.
+    let ark = gpu_msm::gpu::field::arkworks_words::<C>;
     let on_curve = |x: Fp<C>, y: Fp<C>| y.square() == x.square() * x + C::COEFF_B;
     let mut cases: Vec<(&str, Vec<u32>, Vec<u32>, bool)> = Vec::new();
     let p_words = BasePrime::<C>::MODULUS;
