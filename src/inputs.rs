@@ -12,11 +12,11 @@ use crate::curve::{Fr, GpuCurve};
 /// Points per independently seeded chunk of [`random_bases`].
 const BASES_CHUNK: usize = 1 << 12;
 
-/// `n` distinct-looking random G1 points, deterministic in `seed`.
+/// `n` distinct-looking random points of the group (G1 or G2), deterministic in `seed`.
 ///
 /// A full scalar multiplication per point would dominate large examples, so each chunk starts
 /// at a random multiple of the generator and walks by additions of 16 random steps. The
-/// points are in G1 (sums of G1 points) and their discrete logs are unknown to the caller,
+/// points are in the group (sums of its points) and their discrete logs are unknown to the caller,
 /// which is all an MSM test needs.
 pub fn random_bases<C: GpuCurve>(n: usize, seed: u64) -> Vec<Affine<C>> {
     // Written in place, chunk by chunk: peak memory is the output and one chunk per thread

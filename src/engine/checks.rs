@@ -1,5 +1,5 @@
 //! What a call checks before it runs: lengths and ownership, and its bases (on the curve
-//! with reduced coordinates, in G1 with `validate_subgroup`).
+//! with reduced coordinates, in the prime-order subgroup (G1 or G2) with `validate_subgroup`).
 
 use ark_ec::short_weierstrass::Affine;
 use ark_ec::AffineRepr;
@@ -42,9 +42,10 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The checks a call's `bases` need before `backend` runs them, and whether they are all
-    /// known to be in G1. Host bases: on the curve on the CPU paths (the GPU's convert stage
-    /// checks them there), and in G1 with `validate_subgroup`. Resident ones were checked on
-    /// the curve when loaded; with `validate_subgroup`, the set's bases outside G1 are found
+    /// known to be in the prime-order subgroup (G1 or G2). Host bases: on the curve on the CPU
+    /// paths (the GPU's convert stage checks them there), and in the subgroup with
+    /// `validate_subgroup`. Resident ones were checked on
+    /// the curve when loaded; with `validate_subgroup`, the set's bases outside the subgroup are found
     /// once (at load, or at the first such call) and a call over one of them is refused.
     pub(super) fn check_call_bases(
         &self,
@@ -84,10 +85,10 @@ fn reduced<C: GpuCurve>(x: &Fp<C>) -> bool {
 
 /// `MsmError::InvalidBase` for the first base off the curve or with a coordinate not
 /// reduced (the identity is fine); with `subgroup`, `MsmError::BaseNotInSubgroup` for the
-/// first one outside G1. The GPU's convert stage makes the same check
+/// first one outside the prime-order subgroup (G1 or G2). The GPU's convert stage makes the same check
 /// (`shaders/base_check.wgsl`).
 ///
-/// Why a base outside G1 can never give a wrong sum on the GPU path: the complete short
+/// Why a base outside the subgroup can never give a wrong sum on the GPU path: the complete short
 /// Weierstrass formulas are exact for every pair P, Q unless P - Q has order 2, and then they
 /// return (0 : 0 : 0) (Renes, Costello and Batina, 2016). (0 : 0 : 0) absorbs every later
 /// addition (each output coordinate is a sum of products with one of its coordinates), so
