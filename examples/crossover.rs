@@ -5,6 +5,9 @@
 //!
 //! cargo run --release --example crossover -- --max-log 16   (`--help` lists the flags)
 //!
+//! On BLS12-377 G1 by default; `--curve bls12-381 | bn254` and `--group g2` measure another
+//! group, and the calibration file names it (the engine routes by a file only for its group).
+//!
 //! Flags of earlier versions, all still there: [--max-log 16] [--gpu-max-log L]
 //!     [--dd-max N] [--reps 5] [--adapter NAME] [--out calibration.json]
 //!     [--chart crossover.svg]
@@ -19,12 +22,12 @@ mod common;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ark_bls12_377::G1Projective;
+use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use clap::Parser;
 use common::cli::CrossoverCli;
 use gpu_msm::calibration::{Calibration, CalibrationRow};
-use gpu_msm::{cpu, inputs, AdapterChoice, CalibrationSource, GpuMsm, MsmConfig};
+use gpu_msm::{cpu, inputs, AdapterChoice, CalibrationSource, GpuCurve, GpuMsm, MsmConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 
@@ -96,12 +99,16 @@ fn draw(
 
 fn main() {
     let cli = CrossoverCli::parse();
+    on_curve!(cli.curve, cli.group, C => run::<C>(&cli))
+}
+
+fn run<C: GpuCurve>(cli: &CrossoverCli) {
     let max_log = cli.max_log;
     let gpu_max_log = cli.gpu_max_log.unwrap_or(max_log);
     let dd_max = cli.dd_max;
     let reps = cli.reps as usize;
     let (out, chart) = (cli.out.clone(), cli.chart.clone());
-    let engine = match GpuMsm::with_config(MsmConfig {
+    let engine = match GpuMsm::<C>::with_config(MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,
         adapter: AdapterChoice {
@@ -119,7 +126,8 @@ fn main() {
     let threads = rayon::current_num_threads();
     if !cli.json {
         println!(
-            "adapter: {} ({}), {threads} CPU threads, {reps} reps per cell",
+            "{}: adapter: {} ({}), {threads} CPU threads, {reps} reps per cell",
+            C::NAME,
             engine.adapter_name(),
             engine.adapter_backend()
         );
@@ -145,9 +153,9 @@ fn main() {
     let mut rows = Vec::new();
     for &n in &sizes {
         bar.set_message(n.to_string());
-        let bases = inputs::random_bases(n, n as u64);
+        let bases = inputs::random_bases::<C>(n, n as u64);
         let scalars = inputs::random_scalars(n, 1 + n as u64);
-        let expected = G1Projective::msm(&bases, &scalars).expect("equal lengths");
+        let expected = Projective::<C>::msm(&bases, &scalars).expect("equal lengths");
         let double_and_add_us = (n <= dd_max).then(|| {
             assert_eq!(cpu::double_and_add(&bases, &scalars), expected, "n = {n}");
             median_us(reps, || {
@@ -155,7 +163,7 @@ fn main() {
             })
         });
         let arkworks_us = Some(median_us(reps, || {
-            let _ = std::hint::black_box(G1Projective::msm(&bases, &scalars).unwrap());
+            let _ = std::hint::black_box(Projective::<C>::msm(&bases, &scalars).unwrap());
         }));
         let gpu_us = (n <= 1 << gpu_max_log).then(|| {
             // The first call checks the result (and takes any first-dispatch compilation).
@@ -186,12 +194,7 @@ fn main() {
     );
 
     if cli.json {
-        let cal = Calibration::from_rows(
-            <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::NAME,
-            engine.adapter_name(),
-            &machine,
-            rows,
-        );
+        let cal = Calibration::from_rows(C::NAME, engine.adapter_name(), &machine, rows);
         if let Err(e) = cal.save(&out) {
             eprintln!("error writing {}: {e}", out.display());
             std::process::exit(1)
@@ -222,12 +225,7 @@ fn main() {
             cell(r.gpu_us)
         );
     }
-    let cal = Calibration::from_rows(
-        <ark_bls12_377::g1::Config as gpu_msm::GpuCurve>::NAME,
-        engine.adapter_name(),
-        &machine,
-        rows,
-    );
+    let cal = Calibration::from_rows(C::NAME, engine.adapter_name(), &machine, rows);
     let from = |n: Option<usize>| {
         n.map_or("never in the sweep".to_string(), |n| {
             format!("from n = {n}")
@@ -243,7 +241,7 @@ fn main() {
         std::process::exit(1)
     }
     println!("calibration written to {}", out.display());
-    let title = format!("MSM time vs n on {}", engine.adapter_name());
+    let title = format!("{} MSM time vs n on {}", C::NAME, engine.adapter_name());
     match draw(&chart, &title, &cal.rows) {
         Ok(()) => println!("chart written to {}", chart.display()),
         Err(e) => eprintln!("chart: {e}"),

@@ -17,7 +17,7 @@ use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, UniformRand};
 use clap::Parser;
 use common::cli::ProfilesCli;
-use gpu_msm::curve::{Fp, Fr};
+use gpu_msm::curve::{Fe, Fr};
 use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuCurve, GpuMsm, MsmConfig};
 
 /// Threads and chained multiplications per thread of the field-rate run.
@@ -111,12 +111,12 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
         let second = t.elapsed();
         // Field rate: RATE_THREADS threads, each RATE_CHAIN chained multiplications.
         let ops = engine.shader_ops().expect("self-test kernel");
-        let cases: Vec<(Fp<C>, Fp<C>, u32)> = (0..RATE_THREADS)
-            .map(|_| (Fp::<C>::rand(&mut rng), Fp::<C>::rand(&mut rng), RATE_CHAIN))
+        let cases: Vec<(Fe<C>, Fe<C>, u32)> = (0..RATE_THREADS)
+            .map(|_| (Fe::<C>::rand(&mut rng), Fe::<C>::rand(&mut rng), RATE_CHAIN))
             .collect();
-        ops.fp_mul_chain(&cases[..64]).unwrap(); // JIT
+        ops.fe_mul_chain(&cases[..64]).unwrap(); // JIT
         let t = Instant::now();
-        let got = ops.fp_mul_chain(&cases).unwrap();
+        let got = ops.fe_mul_chain(&cases).unwrap();
         let rate = (RATE_THREADS as f64 * RATE_CHAIN as f64) / t.elapsed().as_secs_f64();
         for ((x, y, k), g) in cases.iter().zip(got).take(16) {
             assert_eq!(g, Some(*x * y.pow([*k as u64])));

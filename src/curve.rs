@@ -51,14 +51,24 @@ pub trait GpuCurve:
     /// The group's name in reports, errors and files: "BLS12-377 G1".
     const NAME: &'static str;
 
+    /// Below this many points, without a calibration, a call runs on the CPU's
+    /// double-and-add ([`crate::routing`]; [`crate::MsmConfig::small_msm_cutoff`] overrides
+    /// it). Measured per group with `examples/cutoff.rs` on a 2-core x86_64 machine, one
+    /// thread: the first n where arkworks 0.6's `VariableBaseMSM::msm` beats our
+    /// double-and-add, the median over three runs (docs/PERF.md, "Small-MSM cutoff per
+    /// group"). Below it double-and-add
+    /// is the fastest path we have; from it on a bucket method wins, so the work goes to the
+    /// GPU.
+    const SMALL_MSM_CUTOFF: usize;
+
     /// arkworks' internal words of x in the prime field: its Montgomery form x 2^(64 N)
     /// mod p, as it stores it (what the upload sends; [`ark_ff::Fp`] keeps it private to
     /// its generic code).
-    fn internal_words(x: &BasePrime<Self>) -> &[u64];
+    fn internal_words(x: &Fp<Self>) -> &[u64];
 
     /// The prime field's element whose internal words are `words` (N of them); `None`
     /// unless they are below p.
-    fn from_internal_words(words: &[u64]) -> Option<BasePrime<Self>>;
+    fn from_internal_words(words: &[u64]) -> Option<Fp<Self>>;
 
     /// arkworks' internal words of a scalar (its Montgomery form, k 2^256 mod r): what the
     /// scalar upload sends (the GPU's sort reduces it).
@@ -73,7 +83,7 @@ pub trait GpuCurve:
     }
 
     /// The twisted Edwards map's constants, where the group admits the map.
-    fn edwards() -> Option<&'static EdwardsConstants<Fp<Self>>> {
+    fn edwards() -> Option<&'static EdwardsConstants<Fe<Self>>> {
         Self::consts().edwards.as_ref()
     }
 }
@@ -86,16 +96,16 @@ pub struct CurveConsts<C: GpuCurve> {
     pub spec: CurveSpec,
     /// The Edwards map's constants (the group has a point (alpha, 0) of order 2 the crate
     /// maps from).
-    pub edwards: Option<EdwardsConstants<Fp<C>>>,
+    pub edwards: Option<EdwardsConstants<Fe<C>>>,
     /// Per limb width (13, 29): 2^(radix - 64 N) and its inverse, in the prime field. A
     /// shader value is arkworks' internal one times the first, component by component.
-    shifts: [(u32, BasePrime<C>, BasePrime<C>); 2],
+    shifts: [(u32, Fp<C>, Fp<C>); 2],
 }
 
 impl<C: GpuCurve> CurveConsts<C> {
     /// The values of `C`; `alpha`: the root of x^3 + b the Edwards map starts from, where
     /// the crate runs the Edwards profile on `C`.
-    pub(crate) fn new(alpha: Option<Fp<C>>) -> Self {
+    pub(crate) fn new(alpha: Option<Fe<C>>) -> Self {
         if let Some(a) = alpha {
             let on_curve = a.square() * a + C::COEFF_B;
             assert!(
@@ -109,7 +119,7 @@ impl<C: GpuCurve> CurveConsts<C> {
         let shifts = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
             let radix = spec.radix_bits(bits);
             let ark = spec.arkworks_radix_bits();
-            let up = BasePrime::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
+            let up = Fp::<C>::from(2u64).pow([u64::from(radix.abs_diff(ark))]);
             let down = up.inverse().expect("a power of two");
             match radix >= ark {
                 true => (bits, up, down),
@@ -125,7 +135,7 @@ impl<C: GpuCurve> CurveConsts<C> {
 
     /// (2^(radix - 64 N), its inverse) for limbs of `limb_bits` bits: arkworks' internal
     /// value times the first is the shaders' form.
-    pub fn shift(&self, limb_bits: u32) -> (BasePrime<C>, BasePrime<C>) {
+    pub fn shift(&self, limb_bits: u32) -> (Fp<C>, Fp<C>) {
         let (_, up, down) = self
             .shifts
             .iter()
@@ -135,20 +145,21 @@ impl<C: GpuCurve> CurveConsts<C> {
     }
 }
 
-/// The field of the coordinates: F_p on G1, F_p^2 on G2.
-pub type Fp<C> = <C as ark_ec::CurveConfig>::BaseField;
-/// The prime field F_p under the coordinates (the coordinates' own field on G1).
-pub type BasePrime<C> = <Fp<C> as Field>::BasePrimeField;
+/// The field of the coordinates: F_p on G1, F_p^2 on G2 (the shaders' `Fe`, `fe_*`).
+pub type Fe<C> = <C as ark_ec::CurveConfig>::BaseField;
+/// The prime field F_p under the coordinates, the coordinates' own field on G1 (the shaders'
+/// `Fp`, `fp_*`).
+pub type Fp<C> = <Fe<C> as Field>::BasePrimeField;
 
 /// x's components over F_p, c0 first: x itself on G1, (c0, c1) of x = c0 + c1 u on G2. A
 /// coordinate is stored as its components one after another.
-pub fn components<C: GpuCurve>(x: &Fp<C>) -> impl Iterator<Item = BasePrime<C>> + '_ {
+pub fn components<C: GpuCurve>(x: &Fe<C>) -> impl Iterator<Item = Fp<C>> + '_ {
     x.to_base_prime_field_elements()
 }
 
 /// The coordinate whose components over F_p are `c` (as many as the extension degree).
-pub fn from_components<C: GpuCurve>(c: impl IntoIterator<Item = BasePrime<C>>) -> Option<Fp<C>> {
-    Fp::<C>::from_base_prime_field_elems(c)
+pub fn from_components<C: GpuCurve>(c: impl IntoIterator<Item = Fp<C>>) -> Option<Fe<C>> {
+    Fe::<C>::from_base_prime_field_elems(c)
 }
 /// The scalar field.
 pub type Fr<C> = <C as ark_ec::CurveConfig>::ScalarField;
@@ -203,18 +214,18 @@ impl CurveSpec {
     /// The spec of `C`. Panics if `C` is not a group the shaders can represent (a != 0, a
     /// field wider than F_p^2, a non-residue that is not a small integer, p too wide): a
     /// bug in this crate's impls, checked by the tests for each.
-    pub(crate) fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fp<C>>>) -> CurveSpec {
+    pub(crate) fn of<C: GpuCurve>(edwards: Option<&EdwardsConstants<Fe<C>>>) -> CurveSpec {
         assert!(
             C::COEFF_A.is_zero(),
             "{}: the formulas are for a = 0",
             C::NAME
         );
-        let degree = Fp::<C>::extension_degree() as u32;
+        let degree = Fe::<C>::extension_degree() as u32;
         assert!(degree <= 2, "{}: coordinates over F_p or F_p^2", C::NAME);
-        let b_small = (1..1u64 << 16).find(|&k| Fp::<C>::from(k) == C::COEFF_B);
-        let modulus = BasePrime::<C>::MODULUS.as_ref().to_vec();
+        let b_small = (1..1u64 << 16).find(|&k| Fe::<C>::from(k) == C::COEFF_B);
+        let modulus = Fp::<C>::MODULUS.as_ref().to_vec();
         let np0 = neg_inv_word(modulus[0] as u32);
-        let modulus_bits = BasePrime::<C>::MODULUS_BIT_SIZE;
+        let modulus_bits = Fp::<C>::MODULUS_BIT_SIZE;
         assert_eq!(
             modulus_bits.div_ceil(32) as usize,
             2 * modulus.len(),
@@ -223,21 +234,21 @@ impl CurveSpec {
         );
         let radix_constants = [LIMB13_BITS, LIMB29_BITS].map(|bits| {
             let radix = u64::from(radix_bits(modulus_bits, bits));
-            let two = BasePrime::<C>::from(2u64);
-            let r = Fp::<C>::from_base_prime_field(two.pow([radix]));
+            let two = Fp::<C>::from(2u64);
+            let r = Fe::<C>::from_base_prime_field(two.pow([radix]));
             let ark = 64 * modulus.len() as u64;
             RadixConstants {
                 limb_bits: bits,
                 one: words(&two.pow([radix])),
                 b: component_words::<C>(&(C::COEFF_B * r)),
-                b3: component_words::<C>(&(C::COEFF_B * Fp::<C>::from(3u64) * r)),
+                b3: component_words::<C>(&(C::COEFF_B * Fe::<C>::from(3u64) * r)),
                 r_convert: words(&two.pow([2 * radix - ark])),
             }
         });
         let edwards_constants = edwards
             .map(|k| {
                 let radix = radix_bits(modulus_bits, LIMB29_BITS);
-                let r = Fp::<C>::from(2u64).pow([u64::from(radix)]);
+                let r = Fe::<C>::from(2u64).pow([u64::from(radix)]);
                 [
                     ("TE_K", k.k),
                     ("MAP_S", k.s),
@@ -347,21 +358,21 @@ impl CurveSpec {
 /// beta = u^2 of F_p^2 = F_p[u] / (u^2 - beta), read from arkworks' own field (u is the
 /// element with components (0, 1)), as a small integer. Panics where it is not one.
 fn nonresidue<C: GpuCurve>() -> i64 {
-    let zero = BasePrime::<C>::zero();
-    let u = from_components::<C>([zero, BasePrime::<C>::one()]).expect("two components");
-    let c: Vec<BasePrime<C>> = components::<C>(&u.square()).collect();
+    let zero = Fp::<C>::zero();
+    let u = from_components::<C>([zero, Fp::<C>::one()]).expect("two components");
+    let c: Vec<Fp<C>> = components::<C>(&u.square()).collect();
     assert!(c[1].is_zero(), "{}: u^2 lies in F_p", C::NAME);
     (1..=64i64)
         .flat_map(|k| [k, -k])
         .find(|&k| {
-            let m = BasePrime::<C>::from(k.unsigned_abs());
+            let m = Fp::<C>::from(k.unsigned_abs());
             c[0] == if k < 0 { -m } else { m }
         })
         .unwrap_or_else(|| panic!("{}: the non-residue is not a small integer", C::NAME))
 }
 
 /// The canonical integers of x's components over F_p, c0 first.
-fn component_words<C: GpuCurve>(x: &Fp<C>) -> Vec<Vec<u64>> {
+fn component_words<C: GpuCurve>(x: &Fe<C>) -> Vec<Vec<u64>> {
     components::<C>(x).map(|c| words(&c)).collect()
 }
 
@@ -448,12 +459,13 @@ impl<F: Field> EdwardsConstants<F> {
 }
 
 macro_rules! gpu_curve {
-    ($config:ty, $name:literal, alpha: $alpha:expr) => {
+    ($config:ty, $name:literal, alpha: $alpha:expr, cutoff: $cutoff:expr) => {
         impl sealed::Sealed for $config {}
         impl GpuCurve for $config {
             const NAME: &'static str = $name;
+            const SMALL_MSM_CUTOFF: usize = $cutoff;
 
-            fn internal_words(x: &BasePrime<Self>) -> &[u64] {
+            fn internal_words(x: &Fp<Self>) -> &[u64] {
                 &x.0 .0
             }
 
@@ -461,9 +473,9 @@ macro_rules! gpu_curve {
                 &k.0 .0
             }
 
-            fn from_internal_words(words: &[u64]) -> Option<BasePrime<Self>> {
+            fn from_internal_words(words: &[u64]) -> Option<Fp<Self>> {
                 let b = ark_ff::BigInt(words.try_into().ok()?);
-                (b < <BasePrime<Self> as PrimeField>::MODULUS).then(|| ark_ff::Fp::new_unchecked(b))
+                (b < <Fp<Self> as PrimeField>::MODULUS).then(|| ark_ff::Fp::new_unchecked(b))
             }
 
             fn consts() -> &'static CurveConsts<Self> {
@@ -474,24 +486,27 @@ macro_rules! gpu_curve {
     };
 }
 
+// The cutoffs: docs/PERF.md, "Small-MSM cutoff per group" (`examples/cutoff.rs`).
+
 // BLS12-377 G1: y^2 = x^3 + 1 has the point (-1, 0) of order 2.
 gpu_curve!(
     ark_bls12_377::g1::Config,
     "BLS12-377 G1",
-    alpha: Some(-ark_bls12_377::Fq::from(1u64))
+    alpha: Some(-ark_bls12_377::Fq::from(1u64)),
+    cutoff: 12
 );
 
 // BN254 G1: y^2 = x^3 + 3, prime order (no point of order 2).
-gpu_curve!(ark_bn254::g1::Config, "BN254 G1", alpha: None);
+gpu_curve!(ark_bn254::g1::Config, "BN254 G1", alpha: None, cutoff: 13);
 
 // BLS12-381 G1: y^2 = x^3 + 4, x^3 + 4 has no root in F_p (odd cofactor).
-gpu_curve!(ark_bls12_381::g1::Config, "BLS12-381 G1", alpha: None);
+gpu_curve!(ark_bls12_381::g1::Config, "BLS12-381 G1", alpha: None, cutoff: 11);
 
 // The G2s, over F_p^2 (the twists' b: BLS12-377 1/u, BN254 3/(9 + u), BLS12-381 4(1 + u)).
 // None has a point of order 2 (odd cofactors): short Weierstrass profiles only.
-gpu_curve!(ark_bls12_377::g2::Config, "BLS12-377 G2", alpha: None);
-gpu_curve!(ark_bn254::g2::Config, "BN254 G2", alpha: None);
-gpu_curve!(ark_bls12_381::g2::Config, "BLS12-381 G2", alpha: None);
+gpu_curve!(ark_bls12_377::g2::Config, "BLS12-377 G2", alpha: None, cutoff: 9);
+gpu_curve!(ark_bn254::g2::Config, "BN254 G2", alpha: None, cutoff: 10);
+gpu_curve!(ark_bls12_381::g2::Config, "BLS12-381 G2", alpha: None, cutoff: 11);
 
 /// BLS12-377 G1's spec: the curve of the estimates that are not per curve yet
 /// (`registers.rs`).

@@ -21,17 +21,20 @@ pub enum AdapterFacts {
 }
 
 /// The path for an n-point call on the curve group `curve` ([`crate::GpuCurve::NAME`]) and
-/// the reason, for the report. A calibration counts only for its adapter and its curve.
+/// the reason, for the report. `cutoff` is the engine's small-MSM cutoff
+/// ([`crate::GpuMsm::small_msm_cutoff`]: the config's, or the group's own); `config`'s own
+/// `small_msm_cutoff` is not read here. A calibration counts only for its adapter and its
+/// curve.
 pub fn route(
     n: usize,
     config: &MsmConfig,
+    cutoff: usize,
     calibration: Option<&Calibration>,
     (adapter, curve): (&AdapterFacts, &str),
 ) -> (Backend, String) {
     if let (Some(b), true) = (config.force_backend, n >= 1) {
         return (b, "forced by MsmConfig::force_backend".into());
     }
-    let cutoff = config.small_msm_cutoff;
     // The CPU's own choice: double-and-add below the cutoff, arkworks from it.
     let cpu = |why: String| {
         if n < cutoff {
@@ -109,6 +112,9 @@ fn calibrated(n: usize, cal: &Calibration) -> (Backend, String) {
 mod tests {
     use super::*;
 
+    /// A small-MSM cutoff, as an engine passes it.
+    const CUTOFF: usize = 11;
+
     fn gpu(software: bool) -> AdapterFacts {
         AdapterFacts::Gpu {
             name: "A".into(),
@@ -119,19 +125,20 @@ mod tests {
     #[test]
     fn software_adapters_get_no_work_unless_forced_or_calibrated() {
         let config = MsmConfig::default();
-        let c = config.small_msm_cutoff;
+        let c = CUTOFF;
         for (n, want) in [
             (c - 1, Backend::CpuDoubleAndAdd),
             (c, Backend::CpuArkworks),
             (c + 1, Backend::CpuArkworks),
             (1 << 20, Backend::CpuArkworks),
         ] {
-            let (b, why) = route(n, &config, None, (&gpu(true), "BLS12-377 G1"));
+            let (b, why) = route(n, &config, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, want, "n = {n}");
             assert!(why.contains("software adapter"), "{why}");
             let (b, _) = route(
                 n,
                 &config,
+                CUTOFF,
                 None,
                 (&AdapterFacts::None("none".into()), "BLS12-377 G1"),
             );
@@ -139,11 +146,11 @@ mod tests {
         }
         // A hardware adapter gets the GPU from the cutoff on.
         assert_eq!(
-            route(c - 1, &config, None, (&gpu(false), "BLS12-377 G1")).0,
+            route(c - 1, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).0,
             Backend::CpuDoubleAndAdd
         );
         assert_eq!(
-            route(c, &config, None, (&gpu(false), "BLS12-377 G1")).0,
+            route(c, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).0,
             Backend::Gpu
         );
         // Forced: every n >= 1 (n = 0 needs no path).
@@ -152,12 +159,12 @@ mod tests {
             ..Default::default()
         };
         for n in [1, 2, c, 1 << 20] {
-            let (b, why) = route(n, &forced, None, (&gpu(true), "BLS12-377 G1"));
+            let (b, why) = route(n, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, Backend::Gpu);
             assert!(why.contains("force_backend"));
         }
         assert_ne!(
-            route(0, &forced, None, (&gpu(true), "BLS12-377 G1")).0,
+            route(0, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1")).0,
             Backend::Gpu
         );
         // A calibration for the software adapter itself is obeyed.
@@ -171,15 +178,29 @@ mod tests {
             rows: vec![],
         };
         assert_eq!(
-            route(100, &config, Some(&cal), (&gpu(true), "BLS12-377 G1")).0,
+            route(
+                100,
+                &config,
+                CUTOFF,
+                Some(&cal),
+                (&gpu(true), "BLS12-377 G1")
+            )
+            .0,
             Backend::Gpu
         );
         assert_eq!(
-            route(99, &config, Some(&cal), (&gpu(true), "BLS12-377 G1")).0,
+            route(
+                99,
+                &config,
+                CUTOFF,
+                Some(&cal),
+                (&gpu(true), "BLS12-377 G1")
+            )
+            .0,
             Backend::CpuArkworks
         );
         // Another curve's calibration is not obeyed, and the route says why.
-        let (b, why) = route(100, &config, Some(&cal), (&gpu(true), "BN254 G1"));
+        let (b, why) = route(100, &config, CUTOFF, Some(&cal), (&gpu(true), "BN254 G1"));
         assert_eq!(b, Backend::CpuArkworks);
         assert!(
             why.contains("calibration is for BLS12-377 G1, not BN254 G1"),

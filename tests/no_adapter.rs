@@ -3,9 +3,10 @@
 //! paths, and says so, unless a GPU is required.
 
 use ark_bls12_377::G1Projective;
+use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{Backend, GpuMsm, MsmConfig, MsmError};
+use gpu_msm::{Backend, GpuCurve, GpuMsm, MsmConfig, MsmError};
 
 #[test]
 fn no_adapter_means_cpu_paths_unless_a_gpu_is_required() {
@@ -21,7 +22,7 @@ fn no_adapter_means_cpu_paths_unless_a_gpu_is_required() {
         "{}",
         e.adapter_backend()
     );
-    let cutoff = e.config().small_msm_cutoff;
+    let cutoff = e.small_msm_cutoff();
     for (n, want) in [
         (cutoff - 1, Backend::CpuDoubleAndAdd),
         (cutoff, Backend::CpuArkworks),
@@ -58,4 +59,31 @@ fn no_adapter_means_cpu_paths_unless_a_gpu_is_required() {
         assert!(err.to_string().contains("mesa-vulkan-drivers"), "{err}");
     }
     assert!(matches!(e.shader_ops(), Err(MsmError::NoAdapter { .. })));
+    // Each group routes around its own cutoff, and the config's replaces it.
+    routes_around_its_cutoff::<ark_bn254::g2::Config>(None);
+    routes_around_its_cutoff::<ark_bls12_381::g1::Config>(Some(5));
+}
+
+/// An n-point call on a CPU engine of group C: double-and-add below the cutoff (`set`, or
+/// the group's own), arkworks from it, both equal to arkworks' sum.
+fn routes_around_its_cutoff<C: GpuCurve>(set: Option<usize>) {
+    let config = MsmConfig {
+        small_msm_cutoff: set,
+        ..Default::default()
+    };
+    let e = GpuMsm::<C>::with_config(config).expect("a CPU engine");
+    let cutoff = e.small_msm_cutoff();
+    assert_eq!(cutoff, set.unwrap_or(C::SMALL_MSM_CUTOFF), "{}", C::NAME);
+    for (n, want) in [
+        (cutoff - 1, Backend::CpuDoubleAndAdd),
+        (cutoff, Backend::CpuArkworks),
+    ] {
+        let bases = random_bases::<C>(n, 3);
+        let scalars = random_scalars(n, 4);
+        let (got, rep) = e.msm_with_report(&bases, &scalars).unwrap();
+        assert_eq!(got, Projective::<C>::msm(&bases, &scalars).unwrap());
+        assert_eq!(rep.backend, want, "{} n = {n}", C::NAME);
+        let said = format!("small_msm_cutoff = {cutoff}");
+        assert!(rep.route.ends_with(&said), "{}", rep.route);
+    }
 }

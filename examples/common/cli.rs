@@ -269,6 +269,12 @@ pub struct MsmCli {
 #[derive(Debug, Parser)]
 #[command(name = "crossover")]
 pub struct CrossoverCli {
+    /// The curve measured (the calibration file names its group)
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    pub group: GroupArg,
     /// Sweep n up to 2^MAX_LOG (and 3 * 2^(l-1) between powers)
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
     pub max_log: u32,
@@ -366,6 +372,12 @@ pub struct SreStatsCli {
 #[derive(Debug, Parser)]
 #[command(name = "cutoff")]
 pub struct CutoffCli {
+    /// The curve measured
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    pub group: GroupArg,
     /// Runs per size (the median is kept)
     #[arg(long, default_value_t = 51, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub reps: u64,
@@ -410,6 +422,12 @@ pub struct Groth16Cli {
 #[derive(Debug, Parser)]
 #[command(name = "prover_calls")]
 pub struct ProverCallsCli {
+    /// The curve the calls run on
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
+    /// The curve's group
+    #[arg(long, value_enum, default_value = "g1")]
+    pub group: GroupArg,
     /// log2 of the number of bases
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=MAX_LOG_N as i64))]
     pub log_n: u32,

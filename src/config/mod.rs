@@ -19,14 +19,6 @@ pub use choices::{
 };
 pub use load::{LoadOptions, Precompute};
 
-/// Below this many points the engine uses the CPU double-and-add path.
-///
-/// Chosen from a measurement (docs/PERF.md, "small-MSM cutoff", `examples/cutoff.rs`): on a
-/// 2-core x86_64 machine, one thread, our double-and-add was faster than arkworks 0.6's
-/// `VariableBaseMSM::msm` for n <= 10 and slower from n = 11 on. Below it double-and-add is
-/// the fastest path we have; from it on a bucket method wins, so the work goes to the GPU.
-pub const DEFAULT_SMALL_MSM_CUTOFF: usize = 11;
-
 /// Smallest window size, in bits, that the engine accepts.
 pub const MIN_WINDOW_BITS: u32 = 1;
 
@@ -186,8 +178,10 @@ pub struct MsmConfig {
     /// Without a calibration, MSMs with fewer points than this run on the CPU
     /// (double-and-add) and the others on the GPU, or on arkworks' CPU MSM when the adapter
     /// is a software one or there is none ([`crate::routing`]). A calibration for the
-    /// adapter replaces this rule.
-    pub small_msm_cutoff: usize,
+    /// adapter replaces this rule. Default `None`: the group's own,
+    /// [`crate::GpuCurve::SMALL_MSM_CUTOFF`] (12 on BLS12-377 G1), as
+    /// [`crate::GpuMsm::small_msm_cutoff`] says.
+    pub small_msm_cutoff: Option<usize>,
     /// Where the CPU/GPU crossovers for routing come from (`examples/crossover.rs` writes
     /// them). Default: the file named by `GPU_MSM_CALIBRATION`, if set.
     pub calibration: CalibrationSource,
@@ -282,7 +276,7 @@ pub enum PipelineCacheDir {
 impl Default for MsmConfig {
     fn default() -> Self {
         Self {
-            small_msm_cutoff: DEFAULT_SMALL_MSM_CUTOFF,
+            small_msm_cutoff: None,
             calibration: CalibrationSource::FromEnv,
             window_bits: None,
             adapter: AdapterChoice::default(),

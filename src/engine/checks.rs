@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::GpuMsm;
 use crate::bases::BasesRef;
-use crate::curve::{components, Fp, Fr, GpuCurve};
+use crate::curve::{components, Fe, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::Backend;
 
@@ -79,7 +79,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 /// Whether a coordinate is stored reduced (each component below p), as every arkworks
 /// constructor but `new_unchecked` leaves it: its internal words compared with p, most
 /// significant first.
-fn reduced<C: GpuCurve>(x: &Fp<C>) -> bool {
+fn reduced<C: GpuCurve>(x: &Fe<C>) -> bool {
     components::<C>(x).all(|c| C::from_internal_words(C::internal_words(&c)).is_some())
 }
 

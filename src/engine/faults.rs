@@ -5,7 +5,8 @@
 //! of copies on small sets).
 //!
 //! The switches are always there (off); the methods that set them exist only with the
-//! `fault-injection` feature, which the package's tests, examples and benches turn on
+//! `fault-injection` feature, which the package's tests and benches turn on (and the
+//! examples' package, when built from the root with them: features unify)
 //! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it
 //! off). The GPU half: `GpuContext::invalid_next` (`src/gpu/mod.rs`), set by
 //! `inject_validation_error` (`src/gpu/device.rs`) and read by the next submission

@@ -206,6 +206,12 @@ impl<C: GpuCurve> GpuMsm<C> {
         &self.config
     }
 
+    /// The small-MSM cutoff in use: [`MsmConfig::small_msm_cutoff`], or the group's own
+    /// ([`GpuCurve::SMALL_MSM_CUTOFF`]).
+    pub fn small_msm_cutoff(&self) -> usize {
+        self.config.small_msm_cutoff.unwrap_or(C::SMALL_MSM_CUTOFF)
+    }
+
     /// Whether the engine has a GPU adapter (else it runs everything on the CPU).
     pub fn has_gpu(&self) -> bool {
         self.gpu.is_some()

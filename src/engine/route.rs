@@ -26,6 +26,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let (backend, why) = routing::route(
             n,
             &self.config,
+            self.small_msm_cutoff(),
             self.calibration.as_ref(),
             (&self.adapter, C::NAME),
         );

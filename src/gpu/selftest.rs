@@ -13,7 +13,7 @@ use super::pipelines::{create_pipeline, shader_module};
 use super::stages::StageId;
 use super::GpuContext;
 use crate::config::{MsmConfig, DEFAULT_GPU_TIMEOUT};
-use crate::curve::{Fp, Fr, GpuCurve};
+use crate::curve::{Fe, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).
@@ -207,7 +207,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             .collect())
     }
 
-    fn field_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Fp<C>>>> {
+    fn field_op(&self, op: ShaderFn, cases: Vec<Case>) -> Result<Vec<Option<Fe<C>>>> {
         Ok(self
             .run(op, &cases)?
             .iter()
@@ -226,7 +226,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             .collect())
     }
 
-    fn fp_pairs(&self, op: ShaderFn, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
+    fn fe_pairs(&self, op: ShaderFn, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
         let cases = pairs
             .iter()
             .map(|(a, b)| {
@@ -241,22 +241,22 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     }
 
     /// a + b per pair. `None` marks an unreduced result.
-    pub fn fp_add(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_pairs(ShaderFn::FpAdd, pairs)
+    pub fn fe_add(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_pairs(ShaderFn::FpAdd, pairs)
     }
 
     /// a - b per pair.
-    pub fn fp_sub(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_pairs(ShaderFn::FpSub, pairs)
+    pub fn fe_sub(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_pairs(ShaderFn::FpSub, pairs)
     }
 
     /// a * b per pair (Montgomery multiplication).
-    pub fn fp_mul(&self, pairs: &[(Fp<C>, Fp<C>)]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_pairs(ShaderFn::FpMul, pairs)
+    pub fn fe_mul(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_pairs(ShaderFn::FpMul, pairs)
     }
 
     /// a * b^k per case, as k chained multiplications on the GPU.
-    pub fn fp_mul_chain(&self, cases: &[(Fp<C>, Fp<C>, u32)]) -> Result<Vec<Option<Fp<C>>>> {
+    pub fn fe_mul_chain(&self, cases: &[(Fe<C>, Fe<C>, u32)]) -> Result<Vec<Option<Fe<C>>>> {
         let cases = cases
             .iter()
             .map(|(a, b, k)| {
@@ -271,7 +271,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     }
 
     /// A one-operand field function per element.
-    fn fp_unary(&self, op: ShaderFn, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
+    fn fe_unary(&self, op: ShaderFn, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
         let cases = xs
             .iter()
             .map(|a| self.case(&self.profile().to_shader_words::<C>(a), &[], 0))
@@ -280,18 +280,18 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     }
 
     /// a^2 per element.
-    pub fn fp_square(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_unary(ShaderFn::FpSquare, xs)
+    pub fn fe_square(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_unary(ShaderFn::FpSquare, xs)
     }
 
     /// -a per element.
-    pub fn fp_neg(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_unary(ShaderFn::FpNeg, xs)
+    pub fn fe_neg(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_unary(ShaderFn::FpNeg, xs)
     }
 
     /// a^-1 per element (0 for 0), by Fermat.
-    pub fn fp_inverse(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
-        self.fp_unary(ShaderFn::FpInverse, xs)
+    pub fn fe_inverse(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
+        self.fe_unary(ShaderFn::FpInverse, xs)
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
@@ -324,7 +324,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     }
 
     /// The conversion of the upload path: from arkworks' words to the shaders' form.
-    pub fn fp_from_arkworks(&self, xs: &[Fp<C>]) -> Result<Vec<Option<Fp<C>>>> {
+    pub fn fe_from_arkworks(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
         let cases = xs
             .iter()
             .map(|a| self.case(&arkworks_words::<C>(a), &[], 0))

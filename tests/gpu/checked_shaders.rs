@@ -72,13 +72,13 @@ fn check_profile(engine: &GpuMsm) {
     let pairs: Vec<(Fq, Fq)> = (0..8)
         .map(|_| (Fq::rand(&mut rng), Fq::rand(&mut rng)))
         .collect();
-    for ((a, b), got) in pairs.iter().zip(ops.fp_mul(&pairs).unwrap()) {
+    for ((a, b), got) in pairs.iter().zip(ops.fe_mul(&pairs).unwrap()) {
         assert_eq!(got, Some(*a * b));
     }
-    for ((a, b), got) in pairs.iter().zip(ops.fp_sub(&pairs).unwrap()) {
+    for ((a, b), got) in pairs.iter().zip(ops.fe_sub(&pairs).unwrap()) {
         assert_eq!(got, Some(*a - b));
     }
-    let chain = ops.fp_mul_chain(&[(pairs[0].0, pairs[0].1, 10)]).unwrap();
+    let chain = ops.fe_mul_chain(&[(pairs[0].0, pairs[0].1, 10)]).unwrap();
     assert_eq!(chain[0], Some(pairs[0].0 * pairs[0].1.pow([10u64])));
     let g = G1Projective::generator();
     let p = g * Fr::rand(&mut rng);

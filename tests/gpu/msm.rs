@@ -7,7 +7,7 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::{Field, One, Zero};
 use common::{default_engine, gpu_engine, reference};
-use gpu_msm::config::{DEFAULT_SMALL_MSM_CUTOFF, MAX_WINDOW_BITS, MIN_WINDOW_BITS};
+use gpu_msm::config::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{digits, Backend, GpuMsm, MsmConfig, MsmError};
 
@@ -41,7 +41,7 @@ fn gpu_path_at_threshold_sizes() {
 
 #[test]
 fn default_routing_around_the_cutoff() {
-    let cutoff = DEFAULT_SMALL_MSM_CUTOFF;
+    let cutoff = default_engine().small_msm_cutoff();
     for n in [0, 1, cutoff - 1, cutoff, cutoff + 1] {
         let bases = random_bases(n, 5);
         let scalars = random_scalars(n, 6);

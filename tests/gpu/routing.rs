@@ -84,7 +84,7 @@ fn calibrated_routes_around_both_crossovers() {
 #[test]
 fn calibration_for_another_adapter_falls_back_to_defaults() {
     let e = with_calibration(&calibration("some other GPU", 6, Some(40)), "other.json");
-    let cutoff = e.config().small_msm_cutoff;
+    let cutoff = e.small_msm_cutoff();
     assert_eq!(route_of(&e, cutoff - 1), Backend::CpuDoubleAndAdd);
     let want = if e.is_software_adapter() {
         Backend::CpuArkworks
@@ -117,7 +117,7 @@ fn software_adapters_run_only_when_forced() {
         assert!(rep.route.contains("force_backend"), "{}", rep.route);
         let (got, rep) = default.msm_with_report(&bases, &scalars).unwrap();
         assert_eq!(got, reference(&bases, &scalars));
-        if default.is_software_adapter() && n >= default.config().small_msm_cutoff {
+        if default.is_software_adapter() && n >= default.small_msm_cutoff() {
             assert_eq!(rep.backend, Backend::CpuArkworks, "n = {n}");
             assert!(rep.route.contains("software adapter"), "{}", rep.route);
         }

@@ -106,28 +106,28 @@ fn field_ops(ops: &ShaderOps, xs: &[Fq]) {
         .collect();
     check_field(
         "add",
-        ops.fp_add(&pairs).unwrap(),
+        ops.fe_add(&pairs).unwrap(),
         pairs.iter().map(|(a, b)| *a + b),
     );
     check_field(
         "sub",
-        ops.fp_sub(&pairs).unwrap(),
+        ops.fe_sub(&pairs).unwrap(),
         pairs.iter().map(|(a, b)| *a - b),
     );
     check_field(
         "mul",
-        ops.fp_mul(&pairs).unwrap(),
+        ops.fe_mul(&pairs).unwrap(),
         pairs.iter().map(|(a, b)| *a * b),
     );
     check_field(
         "square",
-        ops.fp_square(xs).unwrap(),
+        ops.fe_square(xs).unwrap(),
         xs.iter().map(|a| a.square()),
     );
-    check_field("neg", ops.fp_neg(xs).unwrap(), xs.iter().map(|a| -*a));
+    check_field("neg", ops.fe_neg(xs).unwrap(), xs.iter().map(|a| -*a));
     check_field(
         "from_arkworks",
-        ops.fp_from_arkworks(xs).unwrap(),
+        ops.fe_from_arkworks(xs).unwrap(),
         xs.iter().copied(),
     );
 }
@@ -143,7 +143,7 @@ fn fp_mul_long_chains() {
         .chain([(-Fq::one(), -Fq::one(), 301)])
         .collect();
     for ops in all_ops() {
-        let got = ops.fp_mul_chain(&cases).unwrap();
+        let got = ops.fe_mul_chain(&cases).unwrap();
         check_field(
             "mul chain",
             got,
@@ -245,7 +245,7 @@ fn fp_inverse_by_fermat() {
         xs.extend(boundary_values(ops.arithmetic()));
         check_field(
             "inverse",
-            ops.fp_inverse(&xs).unwrap(),
+            ops.fe_inverse(&xs).unwrap(),
             xs.iter().map(|a| a.inverse().unwrap_or(Fq::zero())),
         );
     }

@@ -42,25 +42,25 @@ use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
 use super::program::{straight_line_fn, Op, Step, StepField};
-use crate::curve::{Fp, GpuCurve};
+use crate::curve::{Fe, GpuCurve};
 
 pub use crate::curve::EdwardsConstants;
 
 /// The curve's constants; panics for a curve without the map (the Edwards profile is
 /// refused for those before anything reaches here: `CurveSpec::edwards`).
-pub fn constants<C: GpuCurve>() -> &'static EdwardsConstants<Fp<C>> {
+pub fn constants<C: GpuCurve>() -> &'static EdwardsConstants<Fe<C>> {
     C::edwards().unwrap_or_else(|| panic!("{} has no twisted Edwards map", C::NAME))
 }
 
 /// The Edwards image (x', y') of a point; `None` where the map is undefined (y = 0 or
 /// u = -1, points of order 2 and 4, never in the prime-order subgroup), and on a curve
 /// without the map. The identity maps to (0, 1).
-pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fp<C>, Fp<C>)> {
+pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fe<C>, Fe<C>)> {
     let k = C::edwards()?;
     if p.is_zero() {
-        return Some((Fp::<C>::zero(), Fp::<C>::one()));
+        return Some((Fe::<C>::zero(), Fe::<C>::one()));
     }
-    let one = Fp::<C>::one();
+    let one = Fe::<C>::one();
     let x1 = p.x - k.alpha;
     let u = k.s * x1;
     let den = p.y * (u + one);
@@ -70,9 +70,9 @@ pub fn to_edwards<C: GpuCurve>(p: &Affine<C>) -> Option<(Fp<C>, Fp<C>)> {
 
 /// The point of an Edwards point (x', y'); `None` for (0, -1), for points off the Edwards
 /// curve, and on a curve without the map.
-pub fn from_edwards<C: GpuCurve>(x: Fp<C>, y: Fp<C>) -> Option<Affine<C>> {
+pub fn from_edwards<C: GpuCurve>(x: Fe<C>, y: Fe<C>) -> Option<Affine<C>> {
     let k = C::edwards()?;
-    let one = Fp::<C>::one();
+    let one = Fe::<C>::one();
     if -x.square() + y.square() != one + k.d * x.square() * y.square() {
         return None;
     }
@@ -87,13 +87,13 @@ pub fn from_edwards<C: GpuCurve>(x: Fp<C>, y: Fp<C>) -> Option<Affine<C>> {
 }
 
 /// Extended coordinates (X, Y, Z, T) = (x', y', 1, x' y') of a projective point.
-pub fn extended<C: GpuCurve>(p: &Projective<C>) -> Option<[Fp<C>; 4]> {
+pub fn extended<C: GpuCurve>(p: &Projective<C>) -> Option<[Fe<C>; 4]> {
     let (x, y) = to_edwards::<C>(&(*p).into())?;
-    Some([x, y, Fp::<C>::one(), x * y])
+    Some([x, y, Fe::<C>::one(), x * y])
 }
 
 /// The precomputed form of a base that the mixed addition reads: (y' - x', y' + x', k x' y').
-pub fn precomputed<C: GpuCurve>(p: &Affine<C>) -> Option<[Fp<C>; 3]> {
+pub fn precomputed<C: GpuCurve>(p: &Affine<C>) -> Option<[Fe<C>; 3]> {
     let (x, y) = to_edwards::<C>(p)?;
     Some([y - x, y + x, C::edwards()?.k * x * y])
 }
@@ -101,7 +101,7 @@ pub fn precomputed<C: GpuCurve>(p: &Affine<C>) -> Option<[Fp<C>; 3]> {
 /// Reads extended coordinates back onto the curve: `None` when Z = 0 (a poisoned or
 /// degenerate value), when X Y != Z T, or when the point is off the curve or has no
 /// preimage.
-pub fn from_extended<C: GpuCurve>(c: [Fp<C>; 4]) -> Option<Projective<C>> {
+pub fn from_extended<C: GpuCurve>(c: [Fe<C>; 4]) -> Option<Projective<C>> {
     let [x, y, z, t] = c;
     if z.is_zero() || x * y != z * t {
         return None;
@@ -278,7 +278,7 @@ pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
 }
 
 /// Runs an Edwards table on the CPU (register K set to k), as the shaders do.
-pub fn interpret<C: GpuCurve>(program: &[Step], regs: &mut [Fp<C>; COUNT]) {
+pub fn interpret<C: GpuCurve>(program: &[Step], regs: &mut [Fe<C>; COUNT]) {
     regs[K as usize] = constants::<C>().k;
     super::program::interpret(program, regs);
 }

@@ -18,7 +18,7 @@ use ark_ff::{Field, One, Zero};
 use rayon::prelude::*;
 
 use super::mul29;
-use crate::curve::{components, from_components, BasePrime, CurveSpec, Fp, GpuCurve, LIMB13_BITS};
+use crate::curve::{components, from_components, CurveSpec, Fe, Fp, GpuCurve, LIMB13_BITS};
 
 pub use crate::config::Arithmetic;
 
@@ -202,7 +202,7 @@ impl CurveProfile {
     }
 
     /// `C`'s shift for this profile: (2^(radix - 64 N), its inverse), in F_p.
-    fn shift<C: GpuCurve>(self) -> (BasePrime<C>, BasePrime<C>) {
+    fn shift<C: GpuCurve>(self) -> (Fp<C>, Fp<C>) {
         self.check_curve::<C>();
         C::consts().shift(self.arithmetic.limb_bits())
     }
@@ -227,7 +227,7 @@ impl CurveProfile {
 
     /// The shaders' Montgomery form of x (each component c as c * R mod p), packed
     /// ([`CurveProfile::element_words`] words).
-    pub fn to_shader_words<C: GpuCurve>(self, x: &Fp<C>) -> Vec<u32> {
+    pub fn to_shader_words<C: GpuCurve>(self, x: &Fe<C>) -> Vec<u32> {
         // c * 2^(R - 64 N) in arkworks is stored as c * 2^R.
         let up = self.shift::<C>().0;
         components::<C>(x)
@@ -238,12 +238,12 @@ impl CurveProfile {
     /// Reads a coordinate in the shaders' Montgomery form ([`CurveProfile::element_words`]
     /// words) back into an arkworks element. `None` when a component is not a reduced value
     /// (>= p) or `w` is not one coordinate's words.
-    pub fn from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Fp<C>> {
+    pub fn from_shader_words<C: GpuCurve>(self, w: &[u32]) -> Option<Fe<C>> {
         if w.len() != self.element_words() {
             return None;
         }
         let down = self.shift::<C>().1;
-        let c: Option<Vec<BasePrime<C>>> = w
+        let c: Option<Vec<Fp<C>>> = w
             .chunks_exact(self.packed_words())
             .map(|w| {
                 let v: Vec<u64> = w
@@ -258,7 +258,7 @@ impl CurveProfile {
     }
 
     /// Coordinates packed one after another, as the shaders store a point.
-    fn coords_to_shader_words<C: GpuCurve>(self, coords: &[Fp<C>]) -> Vec<u32> {
+    fn coords_to_shader_words<C: GpuCurve>(self, coords: &[Fe<C>]) -> Vec<u32> {
         coords
             .iter()
             .flat_map(|c| self.to_shader_words::<C>(c))
@@ -269,9 +269,9 @@ impl CurveProfile {
     fn coords_from_shader_words<C: GpuCurve, const N: usize>(
         self,
         w: &[u32],
-    ) -> Option<[Fp<C>; N]> {
+    ) -> Option<[Fe<C>; N]> {
         let pw = self.element_words();
-        let mut c = [Fp::<C>::zero(); N];
+        let mut c = [Fe::<C>::zero(); N];
         for (i, x) in c.iter_mut().enumerate() {
             *x = self.from_shader_words::<C>(&w[i * pw..(i + 1) * pw])?;
         }
@@ -287,7 +287,7 @@ impl CurveProfile {
         // arkworks is Jacobian (x = X/Z^2, y = Y/Z^3); homogeneous (X Z : Y : Z^3) is the
         // same point.
         let (x, y, z) = if p.is_zero() {
-            (Fp::<C>::zero(), Fp::<C>::one(), Fp::<C>::zero())
+            (Fe::<C>::zero(), Fe::<C>::one(), Fe::<C>::zero())
         } else {
             (p.x * p.z, p.y, p.z.square() * p.z)
         };
@@ -409,7 +409,7 @@ pub(crate) fn u64_words_to_u32(words: &[u64]) -> Vec<u32> {
 
 /// arkworks' internal (Montgomery, radix 2^(64 N)) words of x, component by component:
 /// what the upload sends.
-pub fn arkworks_words<C: GpuCurve>(x: &Fp<C>) -> Vec<u32> {
+pub fn arkworks_words<C: GpuCurve>(x: &Fe<C>) -> Vec<u32> {
     components::<C>(x)
         .flat_map(|c| u64_words_to_u32(C::internal_words(&c)))
         .collect()
@@ -549,18 +549,12 @@ mod tests {
     fn round_trips<C: GpuCurve>(profiles: &[Arithmetic]) {
         use ark_ec::short_weierstrass::Projective;
         let mut rng = ark_std::test_rng();
-        let one = Fp::<C>::one();
-        let mut xs = vec![Fp::<C>::zero(), one, -one, Fp::<C>::from(64u64)];
+        let one = Fe::<C>::one();
+        let mut xs = vec![Fe::<C>::zero(), one, -one, Fe::<C>::from(64u64)];
         // On F_p^2: u, and p - 1 in the second component.
-        xs.extend(from_components::<C>([
-            BasePrime::<C>::zero(),
-            BasePrime::<C>::one(),
-        ]));
-        xs.extend(from_components::<C>([
-            BasePrime::<C>::one(),
-            -BasePrime::<C>::one(),
-        ]));
-        xs.extend((0..50).map(|_| Fp::<C>::rand(&mut rng)));
+        xs.extend(from_components::<C>([Fp::<C>::zero(), Fp::<C>::one()]));
+        xs.extend(from_components::<C>([Fp::<C>::one(), -Fp::<C>::one()]));
+        xs.extend((0..50).map(|_| Fe::<C>::rand(&mut rng)));
         let g = Projective::<C>::generator();
         for &a in profiles {
             let a = on::<C>(a);
@@ -570,7 +564,7 @@ mod tests {
                 assert_eq!(a.from_shader_words::<C>(&w), Some(*x));
             }
             // p itself is not a reduced value, in any component.
-            let p = u64_words_to_u32(BasePrime::<C>::MODULUS.as_ref());
+            let p = u64_words_to_u32(Fp::<C>::MODULUS.as_ref());
             for c in 0..C::spec().degree() as usize {
                 let mut w = vec![0u32; a.element_words()];
                 w[c * p.len()..(c + 1) * p.len()].copy_from_slice(&p);
@@ -668,20 +662,21 @@ mod tests {
                     .collect()
             };
             let bits = a.limb_bits();
-            let value = |limbs: &[u32]| -> BasePrime<C> {
-                let base = BasePrime::<C>::from(1u64 << bits);
-                limbs.iter().rev().fold(BasePrime::<C>::zero(), |acc, &l| {
-                    acc * base + BasePrime::<C>::from(l)
-                })
+            let value = |limbs: &[u32]| -> Fp<C> {
+                let base = Fp::<C>::from(1u64 << bits);
+                limbs
+                    .iter()
+                    .rev()
+                    .fold(Fp::<C>::zero(), |acc, &l| acc * base + Fp::<C>::from(l))
             };
-            let r = BasePrime::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
-            assert_eq!(value(&limbs_of("P")), BasePrime::<C>::zero(), "{a:?}");
+            let r = Fp::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
+            assert_eq!(value(&limbs_of("P")), Fp::<C>::zero(), "{a:?}");
             assert!(limbs_of("P").iter().all(|&l| l < 1 << bits));
             assert_eq!(limbs_of("P").len() as u32, profile.limbs());
             assert_eq!(value(&limbs_of("FP_ONE")), r);
             // The coordinates' constants, component by component (element.rs).
             let e = super::super::element::constants_wgsl(profile);
-            let element = |name: &str| -> Fp<C> {
+            let element = |name: &str| -> Fe<C> {
                 let c = (0..C::spec().degree()).map(|i| {
                     let n = format!("const {name}_C{i}: array<u32");
                     let line = e.lines().find(|l| l.starts_with(&n)).expect(name);
@@ -694,12 +689,11 @@ mod tests {
                 });
                 from_components::<C>(c).unwrap()
             };
-            let rf = Fp::<C>::from_base_prime_field(r);
+            let rf = Fe::<C>::from_base_prime_field(r);
             assert_eq!(element("CURVE_B"), C::COEFF_B * rf);
-            assert_eq!(element("CURVE_B3"), C::COEFF_B * Fp::<C>::from(3u64) * rf);
+            assert_eq!(element("CURVE_B3"), C::COEFF_B * Fe::<C>::from(3u64) * rf);
             assert_eq!(element("FE_ONE"), rf);
-            let ark = BasePrime::<C>::from(2u64)
-                .pow([64 * BasePrime::<C>::MODULUS.as_ref().len() as u64]);
+            let ark = Fp::<C>::from(2u64).pow([64 * Fp::<C>::MODULUS.as_ref().len() as u64]);
             assert_eq!(value(&limbs_of("R_CONVERT")) * ark, r * r);
             let np0: u32 = h
                 .lines()
@@ -708,7 +702,7 @@ mod tests {
                 .trim_end_matches("u;")
                 .parse()
                 .unwrap();
-            let p0 = BasePrime::<C>::MODULUS.as_ref()[0] as u32;
+            let p0 = Fp::<C>::MODULUS.as_ref()[0] as u32;
             let mask = (1u32 << bits) - 1;
             assert_eq!(p0.wrapping_mul(np0) & mask, mask, "{a:?}");
         }
