@@ -9,7 +9,7 @@
 //! group, and the calibration file names it (the engine routes by a file only for its group).
 //!
 //! Flags of earlier versions, all still there: [--max-log 16] [--gpu-max-log L]
-//!     [--dd-max N] [--reps 5] [--adapter NAME] [--out calibration.json]
+//!     [--dd-max N] [--reps 5] [--adapter NAME] [--out FILE]
 //!     [--chart crossover.svg]
 //!
 //! Sizes: 2, 3, 4, 6, 8, 12, ... (powers of two and 1.5 times them) up to 2^max-log. Each
@@ -41,6 +41,15 @@ fn median_us(reps: usize, mut f: impl FnMut()) -> f64 {
         .collect();
     v.sort();
     v[v.len() / 2].as_secs_f64() * 1e6
+}
+
+/// The calibration file of group `name` ("BN254 G2" writes calibration-bn254-g2.json): one
+/// file per group, so that sweeping a second group keeps the first one's file.
+fn default_out(name: &str) -> PathBuf {
+    if name == "BLS12-377 G1" {
+        return "calibration.json".into();
+    }
+    format!("calibration-{}.json", name.to_lowercase().replace(' ', "-")).into()
 }
 
 fn cell(v: Option<f64>) -> String {
@@ -107,7 +116,8 @@ fn run<C: GpuCurve>(cli: &CrossoverCli) {
     let gpu_max_log = cli.gpu_max_log.unwrap_or(max_log);
     let dd_max = cli.dd_max;
     let reps = cli.reps as usize;
-    let (out, chart) = (cli.out.clone(), cli.chart.clone());
+    let out = cli.out.clone().unwrap_or_else(|| default_out(C::NAME));
+    let chart = cli.chart.clone();
     let engine = match GpuMsm::<C>::with_config(MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,

@@ -287,9 +287,10 @@ pub struct CrossoverCli {
     /// Runs per cell (the median is kept)
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub reps: u64,
-    /// Calibration file to write (JSON)
-    #[arg(long, default_value = "calibration.json")]
-    pub out: PathBuf,
+    /// Calibration file to write (JSON) [default: calibration.json on BLS12-377 G1,
+    /// calibration-<curve>-<group>.json on another group, e.g. calibration-bn254-g2.json]
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Chart to write (SVG)
     #[arg(long, default_value = "crossover.svg")]
     pub chart: PathBuf,
