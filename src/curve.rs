@@ -56,9 +56,8 @@ pub trait GpuCurve:
     /// it). Measured per group with `examples/cutoff.rs` on a 2-core x86_64 machine, one
     /// thread: the first n where arkworks 0.6's `VariableBaseMSM::msm` beats our
     /// double-and-add, the median over three runs (docs/PERF.md, "Small-MSM cutoff per
-    /// group"). Below it double-and-add
-    /// is the fastest path we have; from it on a bucket method wins, so the work goes to the
-    /// GPU.
+    /// group"). Below it double-and-add is the fastest path we have; from it on a bucket
+    /// method wins, so the work goes to the GPU.
     const SMALL_MSM_CUTOFF: usize;
 
     /// arkworks' internal words of x in the prime field: its Montgomery form x 2^(64 N)
