@@ -192,13 +192,18 @@ pub trait TestCurve: gpu_msm::GpuCurve {
 
 /// An engine of `C` forced onto the GPU path, with default calibration.
 fn curve_engine<C: gpu_msm::GpuCurve>() -> GpuMsm<C> {
+    forced_engine(MsmConfig::default())
+}
+
+/// An engine of `C` with `config`, forced onto the GPU path with default calibration.
+pub fn forced_engine<C: gpu_msm::GpuCurve>(config: MsmConfig) -> GpuMsm<C> {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
     let config = MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,
-        ..Default::default()
+        ..config
     };
     match GpuMsm::<C>::with_config(config) {
         Ok(e) => e,

@@ -451,17 +451,13 @@ fn c16_buckets<C: GpuCurve>() -> u64 {
 /// Whole MSMs in the portable 13-bit profile, the other profile of a group without the
 /// Edwards map (every group but BLS12-377 G1, whose Limbs13 runs in `msm.rs`).
 fn limbs13_msms<C: GpuCurve>() {
-    let config = MsmConfig {
+    let e = crate::common::forced_engine::<C>(MsmConfig {
         arithmetic: Some(Arithmetic::Limbs13),
-        force_backend: Some(gpu_msm::Backend::Gpu),
-        calibration: gpu_msm::CalibrationSource::Defaults,
         // lavapipe compiles a pipeline at its first dispatch: BLS12-381 G2's Limbs13 shift
         // stage (shifted copies) took past the 120 s default there, a Timeout, not a sum.
         gpu_timeout: std::time::Duration::from_secs(600),
         ..Default::default()
-    };
-    let e = GpuMsm::<C>::with_config(config)
-        .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"));
+    });
     assert_eq!(e.arithmetic(), Some(Arithmetic::Limbs13));
     whole_msms(&e);
 }
