@@ -303,6 +303,13 @@ impl<C: GpuCurve> GpuMsm<C> {
         self.gpu().map(|g| g.adapter_memory())
     }
 
+    /// The most bytes one storage binding (and one buffer) holds on this engine's device:
+    /// what a call's largest array, its buckets at a wide window, must fit (`None` without
+    /// a GPU).
+    pub fn max_binding_bytes(&self) -> Option<u64> {
+        self.gpu().map(|g| g.max_binding_bytes())
+    }
+
     /// The current GPU context (`None` without a GPU).
     fn gpu(&self) -> Option<Arc<GpuContext>> {
         self.gpu.as_ref().map(|c| c.current())

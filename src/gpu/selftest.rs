@@ -20,20 +20,20 @@ use crate::error::{MsmError, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 enum ShaderFn {
-    FpAdd = 0,
-    FpSub = 1,
-    FpMul = 2,
-    FpNeg = 3,
-    FpFromArkworks = 4,
-    FpSquare = 5,
-    FpMulChain = 6,
+    FeAdd = 0,
+    FeSub = 1,
+    FeMul = 2,
+    FeNeg = 3,
+    FeFromArkworks = 4,
+    FeSquare = 5,
+    FeMulChain = 6,
     PointAdd = 7,
     PointAddMixed = 8,
     PointDouble = 9,
     PointNeg = 10,
     PointMulSmall = 11,
     PointIdentity = 12,
-    FpInverse = 13,
+    FeInverse = 13,
     UploadIsValid = 14,
 }
 
@@ -242,17 +242,17 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
 
     /// a + b per pair. `None` marks an unreduced result.
     pub fn fe_add(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_pairs(ShaderFn::FpAdd, pairs)
+        self.fe_pairs(ShaderFn::FeAdd, pairs)
     }
 
     /// a - b per pair.
     pub fn fe_sub(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_pairs(ShaderFn::FpSub, pairs)
+        self.fe_pairs(ShaderFn::FeSub, pairs)
     }
 
     /// a * b per pair (Montgomery multiplication).
     pub fn fe_mul(&self, pairs: &[(Fe<C>, Fe<C>)]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_pairs(ShaderFn::FpMul, pairs)
+        self.fe_pairs(ShaderFn::FeMul, pairs)
     }
 
     /// a * b^k per case, as k chained multiplications on the GPU.
@@ -267,7 +267,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
                 )
             })
             .collect();
-        self.field_op(ShaderFn::FpMulChain, cases)
+        self.field_op(ShaderFn::FeMulChain, cases)
     }
 
     /// A one-operand field function per element.
@@ -281,17 +281,17 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
 
     /// a^2 per element.
     pub fn fe_square(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_unary(ShaderFn::FpSquare, xs)
+        self.fe_unary(ShaderFn::FeSquare, xs)
     }
 
     /// -a per element.
     pub fn fe_neg(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_unary(ShaderFn::FpNeg, xs)
+        self.fe_unary(ShaderFn::FeNeg, xs)
     }
 
     /// a^-1 per element (0 for 0), by Fermat.
     pub fn fe_inverse(&self, xs: &[Fe<C>]) -> Result<Vec<Option<Fe<C>>>> {
-        self.fe_unary(ShaderFn::FpInverse, xs)
+        self.fe_unary(ShaderFn::FeInverse, xs)
     }
 
     /// Loads `bases` as a resident set (upload and convert stage) and reads back each base's
@@ -329,7 +329,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             .iter()
             .map(|a| self.case(&arkworks_words::<C>(a), &[], 0))
             .collect();
-        self.field_op(ShaderFn::FpFromArkworks, cases)
+        self.field_op(ShaderFn::FeFromArkworks, cases)
     }
 
     fn point_pairs(
