@@ -23,9 +23,7 @@ fn config(self_test: SelfTest, pipeline_cache: PipelineCacheDir) -> MsmConfig {
 }
 
 fn engine(config: MsmConfig) -> GpuMsm {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
+    common::runtime_dir();
     GpuMsm::with_config(config)
         .unwrap_or_else(|e| panic!("GPU tests need a wgpu adapter (mesa-vulkan-drivers): {e}"))
 }

@@ -10,11 +10,16 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::VariableBaseMSM;
 use gpu_msm::{Arithmetic, CalibrationSource, GpuMsm, MsmConfig, MsmError};
 
-fn build(config: MsmConfig) -> GpuMsm {
+/// Sets `XDG_RUNTIME_DIR` where it is unset: Mesa's software Vulkan warns without it.
+/// Every test that opens an adapter calls it first.
+pub fn runtime_dir() {
     if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        // Mesa's software Vulkan warns without it; harmless to set for tests.
         std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
     }
+}
+
+fn build(config: MsmConfig) -> GpuMsm {
+    runtime_dir();
     match GpuMsm::with_config(config) {
         Ok(e) => e,
         // Fail, never skip: the message names the package to install.
@@ -197,9 +202,7 @@ fn curve_engine<C: gpu_msm::GpuCurve>() -> GpuMsm<C> {
 
 /// An engine of `C` with `config`, forced onto the GPU path with default calibration.
 pub fn forced_engine<C: gpu_msm::GpuCurve>(config: MsmConfig) -> GpuMsm<C> {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
+    runtime_dir();
     let config = MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         calibration: CalibrationSource::Defaults,

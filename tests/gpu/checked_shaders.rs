@@ -26,9 +26,7 @@ fn checked_limbs32_edwards_agrees_with_arkworks() {
 }
 
 fn checked_profile(a: Arithmetic) {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
+    crate::common::runtime_dir();
     let engine = match GpuMsm::with_config(MsmConfig {
         force_backend: Some(gpu_msm::Backend::Gpu),
         shader_runtime_checks: true,

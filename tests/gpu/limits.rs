@@ -27,9 +27,7 @@ fn odd_limits() -> wgpu::Limits {
 }
 
 fn engine(limits: wgpu::Limits, arithmetic: Option<Arithmetic>) -> Result<GpuMsm, MsmError> {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
+    crate::common::runtime_dir();
     GpuMsm::with_config(MsmConfig {
         limits: Some(limits),
         arithmetic,

@@ -13,6 +13,7 @@ mod common;
 mod bad_inputs;
 mod checked_shaders;
 mod curves;
+mod g2_reliability;
 mod gpu_sort;
 mod limits;
 mod msm;

@@ -25,9 +25,7 @@ const SMALL_BUDGET: u64 = 4 << 20;
 
 /// An engine forced to the GPU path, with `config`'s budget, self-test and loss policy.
 fn engine(config: MsmConfig) -> GpuMsm {
-    if std::env::var_os("XDG_RUNTIME_DIR").is_none() {
-        std::env::set_var("XDG_RUNTIME_DIR", std::env::temp_dir());
-    }
+    common::runtime_dir();
     GpuMsm::with_config(MsmConfig {
         force_backend: Some(Backend::Gpu),
         calibration: CalibrationSource::Defaults,
