@@ -34,11 +34,18 @@ fn main() {
 fn run<E: GpuPairing>(cli: &Groth16Cli) {
     let (log_c, proofs) = (cli.log_constraints, cli.proofs as usize);
     let t = Instant::now();
-    let g1 = common::announced_engine::<E::G1Config>(cli.engine.config());
+    // Each engine opens a device with a memory budget of its own: half the configured
+    // budget each, so that the two together hold no more than it.
+    let mut g1_config = cli.engine.config();
+    g1_config.memory_budget = match g1_config.memory_budget {
+        gpu_msm::MemoryBudget::Fraction(f) => gpu_msm::MemoryBudget::Fraction(f / 2.0),
+        gpu_msm::MemoryBudget::Bytes(b) => gpu_msm::MemoryBudget::Bytes(b / 2),
+    };
+    let g1 = common::announced_engine::<E::G1Config>(g1_config.clone());
     // The G2 engine takes the same options but the profile where it would be Edwards (no
     // G2 has the map: the adapter's default instead) and the window (G2's buckets are
     // twice G1's bytes).
-    let mut g2_config = cli.engine.config();
+    let mut g2_config = g1_config;
     if g2_config.arithmetic == Some(gpu_msm::Arithmetic::Limbs32Edwards) {
         g2_config.arithmetic = None;
     }

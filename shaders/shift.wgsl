@@ -10,10 +10,10 @@
 // profile's stored form (stored_words_from_xy). A stored identity is copied as it is. A
 // result with Z = 0, x = 0 or y = 0 is stored as zeros and sets the status word to that
 // base's index, and the host stores the set without copies, so that no call ever adds such
-// a copy. No multiple of a G1 point other than the identity has one of them (x = 0 or
-// y = 0 is a point of order 2, 3 or 4 in either model, and a copy of a non-identity G1
-// base is never the identity), so a set of G1 bases never falls back; what they catch are
-// bases of small order outside G1: in short Weierstrass the identity (Z = 0) and the
+// a copy. No multiple of a point of the prime-order subgroup (G1 or G2) other than the
+// identity has one of them (x = 0 or y = 0 is a point of order 2, 3 or 4 in either model,
+// and a copy of a non-identity base of the subgroup is never the identity), so a set of
+// such bases never falls back; what they catch are bases of small order outside it: in short Weierstrass the identity (Z = 0) and the
 // points of order 2 (y = 0), which the complete formulas would add with an exceptional
 // case; in the Edwards model its exceptional case (Z = 0, or x = y = 0 once poisoned), its
 // identity (0, 1) and the points of order 2 and 4. A Z of 0 counts as 1 in the products.

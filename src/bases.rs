@@ -29,9 +29,9 @@ struct Inner<C: GpuCurve> {
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
     part_len: usize,
-    /// The indices of the bases outside G1, once known (at load with
+    /// The indices of the bases outside the subgroup, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
-    outside_g1: OnceLock<Vec<usize>>,
+    outside_subgroup: OnceLock<Vec<usize>>,
 }
 
 impl<C: GpuCurve> Clone for Bases<C> {
@@ -43,19 +43,19 @@ impl<C: GpuCurve> Clone for Bases<C> {
 }
 
 impl<C: GpuCurve> Bases<C> {
-    /// A set (its parts all stored with the same shifted copies); `in_g1`: every base was
-    /// checked to be in G1.
+    /// A set (its parts all stored with the same shifted copies); `in_subgroup`: every base was
+    /// checked to be in the subgroup.
     pub(crate) fn new(
         device: u64,
         host: Vec<Affine<C>>,
         parts: Vec<StoredBases>,
         part_len: usize,
-        in_g1: bool,
+        in_subgroup: bool,
     ) -> Self {
         debug_assert!(parts.windows(2).all(|p| p[0].shift() == p[1].shift()));
-        let outside_g1 = OnceLock::new();
-        if in_g1 {
-            let _ = outside_g1.set(Vec::new());
+        let outside_subgroup = OnceLock::new();
+        if in_subgroup {
+            let _ = outside_subgroup.set(Vec::new());
         }
         Self {
             inner: Arc::new(Inner {
@@ -63,15 +63,15 @@ impl<C: GpuCurve> Bases<C> {
                 host,
                 parts,
                 part_len: part_len.max(1),
-                outside_g1,
+                outside_subgroup,
             }),
         }
     }
 
-    /// The indices of the bases outside G1, found once (a scalar multiplication by r per
+    /// The indices of the bases outside the subgroup, found once (a scalar multiplication by r per
     /// base) and kept.
-    pub(crate) fn outside_g1(&self) -> &[usize] {
-        self.inner.outside_g1.get_or_init(|| {
+    pub(crate) fn outside_subgroup(&self) -> &[usize] {
+        self.inner.outside_subgroup.get_or_init(|| {
             (0..self.len())
                 .into_par_iter()
                 .filter(|&i| !self.inner.host[i].is_in_correct_subgroup_assuming_on_curve())
@@ -79,9 +79,9 @@ impl<C: GpuCurve> Bases<C> {
         })
     }
 
-    /// [`Bases::outside_g1`] if already known.
-    pub(crate) fn outside_g1_if_known(&self) -> Option<&[usize]> {
-        self.inner.outside_g1.get().map(Vec::as_slice)
+    /// [`Bases::outside_subgroup`] if already known.
+    pub(crate) fn outside_subgroup_if_known(&self) -> Option<&[usize]> {
+        self.inner.outside_subgroup.get().map(Vec::as_slice)
     }
 
     /// Bases per device part: calls longer than this run in slices, one per part.

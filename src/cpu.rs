@@ -1,8 +1,8 @@
 //! CPU paths: the small-MSM double-and-add, arkworks' MSM, and the final window reduction.
 //!
 //! Every path computes the sum of k_i P_i with each scalar taken as its integer in [0, r).
-//! For bases in G1 any integer congruent to k_i gives the same point (r P = 0); for a base
-//! on the curve but outside G1 only this one is the sum the scalars define, and it is what
+//! For bases in the subgroup any integer congruent to k_i gives the same point (r P = 0); for a base
+//! on the curve but outside the subgroup only this one is the sum the scalars define, and it is what
 //! the GPU computes too, so the answer does not depend on the route.
 
 use ark_ec::short_weierstrass::{Affine, Projective};
@@ -33,17 +33,17 @@ pub fn double_and_add<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Pr
 /// arkworks' `VariableBaseMSM::msm` (lengths equal), with the scalars' integers in [0, r).
 ///
 /// arkworks multiplies a scalar k close to r (r - k below 2^64) as -(r - k): the same point
-/// for a base in G1, but for a base outside G1 it differs from k P by r P. This adds r S
+/// for a base in the subgroup, but for a base outside the subgroup it differs from k P by r P. This adds r S
 /// back, S the sum of those scalars' bases: one addition per such base and one
 /// multiplication by r, nothing when there is none or when the caller knows every base is
-/// in G1 (`in_g1`, after a subgroup check).
+/// in the subgroup (`in_subgroup`, after a subgroup check).
 pub fn arkworks_msm<C: GpuCurve>(
     bases: &[Affine<C>],
     scalars: &[Fr<C>],
-    in_g1: bool,
+    in_subgroup: bool,
 ) -> Projective<C> {
     let sum = Projective::<C>::msm_unchecked(bases, scalars);
-    if in_g1 {
+    if in_subgroup {
         return sum;
     }
     let negated = bases
@@ -70,8 +70,8 @@ fn arkworks_negates<F: PrimeField>(k: &F) -> bool {
 }
 
 /// k P by double-and-add over the bits of the integer k: the integer multiple for every
-/// point on the curve. (arkworks' own scalar multiplication on G1 reduces k mod r and uses
-/// the GLV endomorphism, which agrees only inside G1.)
+/// point on the curve. (arkworks' own scalar multiplication reduces k mod r and uses
+/// the GLV endomorphism, which agrees only inside the subgroup.)
 pub fn mul_integer<C: GpuCurve>(p: Projective<C>, k: impl BigInteger) -> Projective<C> {
     let mut acc = Projective::<C>::zero();
     for bit in (0..k.num_bits()).rev() {
@@ -96,7 +96,7 @@ pub fn window_reduction<C: GpuCurve>(window_sums: &[Projective<C>], c: u32) -> P
 }
 
 /// Reference MSM for tests: sum of k_i * P_i by independent scalar multiplications of the
-/// integers k_i in [0, r) (exact on every point of the curve, G1 or not).
+/// integers k_i in [0, r) (exact on every point of the curve, in the subgroup or not).
 pub fn naive_msm<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<C> {
     bases
         .iter()
@@ -130,9 +130,9 @@ mod tests {
     }
 
     /// Outside G1 arkworks' MSM differs from the integer sum for scalars close to r; the
-    /// corrected one does not, and inside G1 both agree with arkworks.
+    /// corrected one does not, and inside the subgroup both agree with arkworks.
     #[test]
-    fn the_arkworks_path_takes_scalars_as_integers_outside_g1() {
+    fn the_arkworks_path_takes_scalars_as_integers_outside_the_subgroup() {
         use ark_bls12_377::Fq;
         use ark_ff::{Field, One};
         let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
@@ -170,7 +170,7 @@ mod tests {
             assert_eq!(naive_msm(&bases, &scalars), want);
             assert_eq!(arkworks_msm(&bases, &scalars, false), want);
         }
-        // arkworks alone takes r - 1 as -1: wrong outside G1 (order 3: (r - 1) P = P).
+        // arkworks alone takes r - 1 as -1: wrong outside the subgroup (order 3: (r - 1) P = P).
         let (b, s) = ([order3], [minus(1)]);
         assert_ne!(G1Projective::msm(&b, &s).unwrap(), double_and_add(&b, &s));
         // Inside G1 the shortcut is exact.

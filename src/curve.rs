@@ -1,26 +1,32 @@
 //! The curve groups the engine computes on ([`GpuCurve`]), and what its shaders need to know
 //! of each ([`CurveSpec`]): every value derived from arkworks' own parameters. The one value
-//! given by hand is the Edwards map's root alpha of x^3 + b, which [`CurveConsts::new`]
-//! checks and a test compares with the cofactor's parity.
+//! given by hand are the Edwards map's root alpha of x^3 + b, which [`CurveConsts::new`]
+//! checks and a test compares with the cofactor's parity, and each group's measured
+//! small-MSM cutoff ([`GpuCurve::SMALL_MSM_CUTOFF`]).
 //!
 //! A group qualifies when it is a short Weierstrass curve y^2 = x^3 + b (a = 0) over a prime
-//! field F_p of at most 16 limbs of 29 bits or over F_p^2 = F_p[u] / (u^2 - beta) with a
-//! small integer beta, and has a scalar field of four 64-bit words: BLS12-377, BLS12-381 and
-//! BN254's G1 and G2. Where b is a small integer (the G1s) the formulas multiply by 3b with
-//! additions, elsewhere (the G2s) by a constant. The twisted Edwards profile needs a
-//! rational point of order 2 ([`crate::gpu::edwards::has_two_torsion`]): of these, only
-//! BLS12-377's G1 has one.
+//! field F_p of at most 16 limbs of 29 bits (p below 2^464) or over F_p^2 = F_p[u] /
+//! (u^2 - beta) with a small integer beta, and has a scalar field of four 64-bit words:
+//! BLS12-377, BLS12-381 and BN254's G1 and G2 (not BW6-761, whose p needs 27 limbs and whose
+//! r needs six words: the `gpu_curve!` line fails to compile on the trait bounds). Where b
+//! is a small integer (the G1s) the formulas multiply by 3b with additions, elsewhere (the
+//! G2s) by a constant. The twisted Edwards profile needs a rational point of order 2
+//! ([`crate::gpu::edwards::has_two_torsion`]): of these, only BLS12-377's G1 has one.
 //!
 //! At the bottom of the crate: it depends on arkworks alone, and the shader generation
 //! (`gpu::shader`), the digits and the engine read it.
 //!
 //! # Adding a curve
-//! 1. Its arkworks crate in Cargo.toml, and one `gpu_curve!` line below per group (alpha:
-//!    the root of x^3 + b where the group has a point of order 2, else `None`; a G2 must be
-//!    over F_p^2 with a small non-residue, and gets no Edwards profile).
-//! 2. The lists of curves the tests run: `gpu::field::every_profile` (naga validates every
-//!    module of every profile), `curve.rs`' and `field.rs`' unit tests (constants against
-//!    arkworks), `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
+//! 0. Check that it qualifies (above): a = 0, p below 2^464, r in four words.
+//! 1. Its arkworks crate in the root Cargo.toml's `[workspace.dependencies]`, the root
+//!    package's `[dependencies]` and `examples/Cargo.toml`, and one `gpu_curve!` line below
+//!    per group (alpha: the root of x^3 + b where the group has a point of order 2, else
+//!    `None`; a G2 must be over F_p^2 with a small non-residue, and gets no Edwards
+//!    profile; `cutoff:` a provisional value until step 4).
+//! 2. The lists of groups the tests run: `every_profile` in `src/gpu/shader/field.rs` (naga
+//!    validates every module of every profile), `curve.rs`' and `field.rs`' unit tests
+//!    (constants against arkworks), `edwards.rs`' (`two_torsion_of_every_group_...`),
+//!    `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
 //!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device, the Edwards
 //!    refusal), with its shared engine in `tests/common/mod.rs` (`test_curves!`) and its
 //!    provers in `tests/gpu/provers.rs`.
@@ -28,8 +34,13 @@
 //!    `GroupArg` and `on_curve!`), and where the curve has a pairing the Groth16 prover's
 //!    `GpuPairing` (`examples/provers/groth16.rs`) and the matches of `examples/groth16.rs`
 //!    and `examples/kzg.rs`.
+//! 4. Its cutoff measured: `cargo run --release --example cutoff -- --curve C --group G`,
+//!    three runs, the median (docs/PERF.md, "Small-MSM cutoff per group").
 //!
-//! Nothing else names a curve: sizes, constants, formulas and window counts come from here.
+//! Nothing else in the engine names a curve: sizes, constants, formulas and window counts
+//! come from here. Outside it, two tools stay on BLS12-377 G1: `mul29.rs`' own step
+//! program (`program`, `LIMBS`: what `examples/mul_ops.rs` counts) and `registers.rs`' count
+//! of registers per formula (the `op_counts` example prints it for that group only).
 
 use std::sync::OnceLock;
 

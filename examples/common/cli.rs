@@ -123,9 +123,9 @@ pub struct EngineArgs {
     /// H200 [default: the high-performance adapter, or GPU_MSM_ADAPTER]
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
-    /// Arithmetic profile of the shaders [default: limbs32-edwards where the adapter has
-    /// 64-bit integers and binds 2^16 Edwards bases (lavapipe too), limbs32 where it has
-    /// 64-bit integers but binds less, else limbs13]
+    /// Arithmetic profile of the shaders [default: limbs32-edwards on BLS12-377 G1 where
+    /// the adapter has 64-bit integers and binds 2^16 Edwards bases (lavapipe too), limbs32
+    /// where it has 64-bit integers otherwise, else limbs13]
     #[arg(long, value_enum)]
     pub arithmetic: Option<ArithmeticArg>,
     /// Let the engine route each MSM (on a software adapter that means the CPU) instead of

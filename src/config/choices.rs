@@ -14,7 +14,8 @@ pub enum Backend {
     Gpu,
 }
 
-/// The field arithmetic a device's shaders run, chosen per adapter at engine creation.
+/// The field arithmetic a device's shaders run, chosen per adapter and curve group at engine
+/// creation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Arithmetic {
     /// Limbs of 13 bits, one per u32 (`shaders/field.wgsl`; on BLS12-377 30 limbs,
@@ -31,8 +32,9 @@ pub enum Arithmetic {
     /// written out as straight-line code generated from the same step tables: no
     /// run-time-indexed arrays.
     Limbs32,
-    /// The [`Arithmetic::Limbs32`] field with the buckets on the twisted Edwards form of G1
-    /// (`src/gpu/shader/edwards.rs`): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
+    /// The [`Arithmetic::Limbs32`] field with the buckets on the twisted Edwards form of
+    /// BLS12-377 G1, the one group here with a point of order 2 (`src/gpu/shader/edwards.rs`;
+    /// refused on the others): bases precomputed on the device as (y - x, y + x, 2dxy), mixed
     /// additions of 7 multiplications instead of 11, additions 9 instead of 12. Window sums
     /// map back to short Weierstrass on the host.
     Limbs32Edwards,

@@ -53,7 +53,11 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
 ///
 /// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
 /// 1.4 M-point Limbs32 slice at its 128 MiB binding, then the default) took about 7 s, and a 2^26-point MSM on an H200
-/// is estimated (not measured) under 2 s. A wait past it means a hung or lost GPU.
+/// is estimated (not measured) under 2 s. A wait past it means a hung or lost GPU, with one
+/// exception measured on a software adapter: lavapipe compiles a pipeline at its first
+/// dispatch, and BLS12-381 G2's Limbs13 shift stage took longer than this there (a
+/// `Timeout`, never a sum; a slow machine's first G2 calls may want a longer
+/// `gpu_timeout`).
 pub const DEFAULT_GPU_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// After a failed attempt to replace a lost device ([`DeviceLoss::Recreate`]), the next
@@ -178,7 +182,7 @@ pub struct MsmConfig {
     /// Without a calibration, MSMs with fewer points than this run on the CPU
     /// (double-and-add) and the others on the GPU, or on arkworks' CPU MSM when the adapter
     /// is a software one or there is none ([`crate::routing`]). A calibration for the
-    /// adapter replaces this rule. Default `None`: the group's own,
+    /// adapter and the engine's curve group replaces this rule. Default `None`: the group's own,
     /// [`crate::GpuCurve::SMALL_MSM_CUTOFF`] (12 on BLS12-377 G1), as
     /// [`crate::GpuMsm::small_msm_cutoff`] says.
     pub small_msm_cutoff: Option<usize>,
@@ -202,18 +206,18 @@ pub struct MsmConfig {
     /// examples force [`Backend::Gpu`] so that the shaders run on a software adapter too).
     /// `None` (the default) routes each call.
     pub force_backend: Option<Backend>,
-    /// The shaders' arithmetic profile. `None` (the default) picks per adapter
-    /// ([`Arithmetic::auto`]): 29-bit limbs with 64-bit products and twisted Edwards buckets
-    /// ([`Arithmetic::Limbs32Edwards`]) where the adapter has `SHADER_INT64` and binds 2^16
-    /// Edwards bases (lavapipe does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` but
-    /// binds fewer, else 13-bit
+    /// The shaders' arithmetic profile. `None` (the default) picks per adapter and curve
+    /// group ([`Arithmetic::auto`]): 29-bit limbs with 64-bit products and twisted Edwards
+    /// buckets ([`Arithmetic::Limbs32Edwards`]) on a group with the Edwards map (BLS12-377
+    /// G1) where the adapter has `SHADER_INT64` and binds 2^16 Edwards bases (lavapipe
+    /// does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` otherwise, else 13-bit
     /// limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,
-    /// Check every base for membership in the prime-order subgroup G1 before any work
+    /// Check every base for membership in the group's prime-order subgroup before any work
     /// (off by default: arkworks' checked deserialization already guarantees it, and the
     /// check is a scalar multiplication by r per base: 3.4 s at 2^16 on 2 cores, docs/PERF.md).
-    /// Without it, a base outside G1 gives either the integer sum (every scalar taken as its
+    /// Without it, a base outside the subgroup gives either the integer sum (every scalar taken as its
     /// integer in [0, r), on every path) or [`MsmError::BaseNotInSubgroup`], never another
     /// point; with it, the CPU path skips the correction that sum needs on arkworks' MSM
     /// (`cpu::arkworks_msm`).
@@ -234,7 +238,10 @@ pub struct MsmConfig {
     /// lowered to it in both. Tests set it low to force slicing on small inputs.
     pub max_slice_points: Option<usize>,
     /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
-    /// the adapter's). Concurrent calls wait for room instead of over-allocating.
+    /// the adapter's). Concurrent calls wait for room instead of over-allocating. The
+    /// budget is the engine's (and its `reconfigured` engines'): engines of other curve
+    /// groups on the same adapter (a Groth16 prover's G1 and G2) each open a device with a
+    /// budget of their own, so give each a share that sums to what the adapter may hold.
     pub memory_budget: MemoryBudget,
     /// The limits the device is requested with (default `None`: the adapter's own). Each
     /// must be within the adapter's, else [`MsmError::InvalidConfig`] at creation. Lower

@@ -62,8 +62,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         let range = src.offset()..src.offset() + bases.len();
         let outside = match subgroup {
-            true => Some(set.outside_g1()),
-            false => set.outside_g1_if_known(),
+            true => Some(set.outside_subgroup()),
+            false => set.outside_subgroup_if_known(),
         };
         if let Some(i) = outside.and_then(|o| o.iter().find(|i| range.contains(i))) {
             if subgroup {

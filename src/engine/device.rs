@@ -275,6 +275,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             self_test_time: None,
             created: crate::report::Startup::default(),
             hooks: Arc::default(),
+            read_copies_always: Default::default(),
             curve: std::marker::PhantomData,
         }
     }

@@ -30,8 +30,6 @@ pub(super) struct Hooks {
     pub(super) lose_in_recreation: AtomicBool,
     /// The host-list stages' known-answer test expects a wrong sum.
     pub(super) fail_host_list_self_test: AtomicBool,
-    /// Every call on a held part with shifted copies reads them (when they fit).
-    pub(super) always_read_copies: AtomicBool,
 }
 
 #[cfg(feature = "fault-injection")]
@@ -73,11 +71,13 @@ impl<C: GpuCurve> GpuMsm<C> {
             .store(true, Ordering::Release);
     }
 
-    /// Test hook: every later call on a resident part with shifted copies reads them (where
-    /// they fit), even where the cost model finds the call's own window cheaper: how the
-    /// tests run every shape of copies on small sets. Shared with reconfigured engines.
+    /// Test hook: every later call of this engine on a resident part with shifted copies
+    /// reads them (where they fit), even where the cost model finds the call's own window
+    /// cheaper: how the tests run every shape of copies on small sets. This engine's alone,
+    /// not its reconfigured engines' (a test sets it on a `reconfigured` copy of a shared
+    /// engine, so that the tests sharing that engine keep the cost model's choice).
     pub fn always_read_copies(&self) {
-        self.hooks.always_read_copies.store(true, Ordering::Release);
+        self.read_copies_always.store(true, Ordering::Release);
     }
 
     /// Test hook: the next replacement device is lost while its known-answer test runs.

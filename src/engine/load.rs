@@ -18,7 +18,7 @@ use crate::gpu::{GpuContext, Shift};
 impl<C: GpuCurve> GpuMsm<C> {
     /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
     /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
-    /// outside G1 is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
+    /// outside the subgroup is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
     /// form on the device once, in parts whose calls fit beside the set. While a lost device
     /// is not replaced, the set stays on the host and calls upload it; when the GPU is
     /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
@@ -32,7 +32,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// computed on the device, and every call on the device's bucket sort over the set runs
     /// at the set's window size ([`Bases::precomputed_window_bits`]). A factor of 0, or above
     /// the window count, is [`MsmError::InvalidConfig`]. A set with a base of small order
-    /// outside G1, whose copy would be the identity or no point of the stored form, is
+    /// outside the subgroup, whose copy would be the identity or no point of the stored form, is
     /// stored without copies ([`Bases::precomputed_copies`] is then 1). On an engine without
     /// a device now the set is stored on the host only, as `load_bases` does.
     pub fn load_bases_with(&self, bases: &[Affine<C>], options: LoadOptions) -> Result<Bases<C>> {
@@ -43,7 +43,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         // its bases once there is a device again.
         let on_device = matches!(self.device_ready()?, DeviceState::Ready);
         let gpu = self.gpu().filter(|g| on_device && !g.is_lost());
-        let in_g1 = self.config.validate_subgroup;
+        let in_subgroup = self.config.validate_subgroup;
         let Some(g) = gpu else {
             let part_len = self
                 .config
@@ -55,7 +55,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 bases.to_vec(),
                 Vec::new(),
                 part_len,
-                in_g1,
+                in_subgroup,
             ));
         };
         let (c, copies) = self.precompute_shape(&g, bases.len(), options)?;
@@ -72,7 +72,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 .map_err(|e| Self::on_device(&g, e))?;
             Ok(parts.map(|p| (p, part_len)))
         };
-        // A part whose copies failed (a base of small order outside G1): the whole set
+        // A part whose copies failed (a base of small order outside the subgroup): the whole set
         // without copies (one shape per set), in the parts a set without copies gets.
         let (parts, part_len) = match store(shift)? {
             Some(stored) => stored,
@@ -83,7 +83,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             bases.to_vec(),
             parts,
             part_len,
-            in_g1,
+            in_subgroup,
         ))
     }
 

@@ -12,12 +12,12 @@
 //! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
 //! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
-//! | `checks.rs` | lengths, ownership and base checks (on the curve, in G1) |
+//! | `checks.rs` | lengths, ownership and base checks (on the curve, in the prime-order subgroup) |
 //! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
 //! | `complete.rs` | submission, the wait, and the window sums checked and reduced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,6 +76,9 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     created: Startup,
     /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
+    /// Test hook: calls read a held set's shifted copies whatever the cost model says
+    /// (`always_read_copies`); this engine's alone.
+    read_copies_always: AtomicBool,
     /// The curve group (no value of it).
     curve: std::marker::PhantomData<fn() -> C>,
 }
@@ -131,6 +134,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             self_test_time: None,
             created: Startup::default(),
             hooks: Arc::default(),
+            read_copies_always: AtomicBool::new(false),
             curve: std::marker::PhantomData,
         };
         if let Some(g) = gpu {
@@ -188,6 +192,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             self_test_time: self.self_test_time,
             created: self.created,
             hooks: Arc::clone(&self.hooks),
+            read_copies_always: AtomicBool::new(false),
             curve: std::marker::PhantomData,
         };
         if let Some(g) = engine.gpu() {

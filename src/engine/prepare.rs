@@ -90,10 +90,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         if n == 0 {
             return Ok(done(Projective::<C>::zero(), report, start));
         }
-        let in_g1 = self.check_call_bases(src, bases, backend)?;
+        let in_subgroup = self.check_call_bases(src, bases, backend)?;
         if backend != Backend::Gpu {
             let t = Instant::now();
-            let r = cpu_msm(backend, bases, scalars, in_g1);
+            let r = cpu_msm(backend, bases, scalars, in_subgroup);
             report.phases.window_reduction = t.elapsed();
             return Ok(done(r, report, start));
         }
@@ -244,7 +244,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             .filter(|part| gpu.holds(part))
             .map_or(Shift::NONE, |part| part.shift());
         let (costs, bits) = (gpu.profile.add_costs(), C::spec().scalar_bits);
-        let forced = self.hooks.always_read_copies.load(Ordering::Acquire);
+        let forced = self.read_copies_always.load(Ordering::Acquire);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.
         let (c, shift) = match held.window_bits() {
             Some(set_c)
@@ -375,17 +375,17 @@ fn done<'a, C: GpuCurve>(
     Prepared::Done(sum, Box::new(report))
 }
 
-/// An MSM on a CPU path (equal lengths; `in_g1`: every base is known to be in G1).
+/// An MSM on a CPU path (equal lengths; `in_subgroup`: every base is known to be in the subgroup).
 fn cpu_msm<C: GpuCurve>(
     backend: Backend,
     bases: &[Affine<C>],
     scalars: &[Fr<C>],
-    in_g1: bool,
+    in_subgroup: bool,
 ) -> Projective<C> {
     if backend == Backend::CpuDoubleAndAdd {
         let _s = tracing::info_span!("gpu_msm.double_and_add").entered();
         return cpu::double_and_add(bases, scalars);
     }
     let _s = tracing::info_span!("gpu_msm.arkworks_msm").entered();
-    cpu::arkworks_msm(bases, scalars, in_g1)
+    cpu::arkworks_msm(bases, scalars, in_subgroup)
 }

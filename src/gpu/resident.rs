@@ -132,7 +132,7 @@ impl GpuContext {
     /// bases are stored as the profile's identity (never placed). The caller has checked the
     /// bases on the host (the convert stage's own check, whose status this does not read,
     /// repeats it). `Ok(None)` when a base's copy is not a point of the stored form (one of
-    /// small order outside G1): nothing is kept, and the caller may store the set without
+    /// small order outside the subgroup): nothing is kept, and the caller may store the set without
     /// copies. The copies of two bases are compared with the host's (`check_copies`); a
     /// difference is [`MsmError::Gpu`]. Each wait lasts at
     /// most `timeout`.

@@ -60,6 +60,11 @@ impl Arithmetic {
 /// An arithmetic profile on one curve group: what the shaders are generated for, the sizes
 /// of the values they store, and the conversions between arkworks' values and the shaders'
 /// words. Cheap to copy.
+///
+/// # Panics
+/// The conversions (`to_shader_words::<C>` and the others generic over `C`) panic when `C`
+/// is not the profile's curve group: a caller's mistake in the types, not bad input (an
+/// engine's profile, [`crate::GpuMsm::profile`], is its own group's).
 #[derive(Clone, Copy)]
 pub struct CurveProfile {
     /// The field arithmetic and bucket model.
