@@ -4,8 +4,9 @@
 //! sub, mul, square, neg, inverse and the upload's conversion on random and edge values,
 //! the complete additions on the identity, P + P and P + (-P), and the upload check.
 //! BLS12-377 G1's are `shader_ops.rs`'. Each runs on a device of its own whose MSM stages
-//! are not compiled (`ShaderOps::open`). Then whole MSMs per group on a shared engine, and in
-//! the 13-bit profile on an engine of its own per group (ignored by default).
+//! are not compiled (`ShaderOps::open`). Then whole MSMs per group on a shared engine (the
+//! BLS12 G2s without shifted copies unless `GPU_MSM_FULL_TESTS=1`), and in the 13-bit
+//! profile on an engine of its own per group (ignored by default).
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup, PrimeGroup};
@@ -274,16 +275,27 @@ fn point_functions<C: GpuCurve>(profiles: &[Arithmetic]) {
 
 const WEIERSTRASS: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs32];
 
+/// The profiles a G1's point functions run in: Limbs13 by default, the profile the default
+/// whole MSMs (on the shared engines, Limbs32 on lavapipe) do not reach; both with
+/// `GPU_MSM_FULL_TESTS=1` (each point function is a pipeline of its own, the largest share
+/// of these tests' compiles on lavapipe).
+fn g1_point_profiles() -> &'static [Arithmetic] {
+    match crate::common::full_tests() {
+        true => &WEIERSTRASS,
+        false => &[Arithmetic::Limbs13],
+    }
+}
+
 #[test]
 fn bn254_g1_functions_match_arkworks() {
     field_functions::<ark_bn254::g1::Config>(&WEIERSTRASS);
-    point_functions::<ark_bn254::g1::Config>(&WEIERSTRASS);
+    point_functions::<ark_bn254::g1::Config>(g1_point_profiles());
 }
 
 #[test]
 fn bls12_381_g1_functions_match_arkworks() {
     field_functions::<ark_bls12_381::g1::Config>(&WEIERSTRASS);
-    point_functions::<ark_bls12_381::g1::Config>(&WEIERSTRASS);
+    point_functions::<ark_bls12_381::g1::Config>(g1_point_profiles());
 }
 
 /// F_p^2 on the G2s, each function a pipeline of its own (seconds each to compile on
@@ -348,8 +360,10 @@ fn reference<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Projective<
 /// BLS12-377's: sizes around 32, every adversarial scalar vector on bases with the identity,
 /// a duplicate and a P, -P pair, window sizes where a 255-bit scalar field needs one window
 /// more than BLS12-377's 253 bits (3, 5, 15) and others, resident sets (whole and a prefix),
-/// a batch, and a call in slices, on engine `e` (a group's shared one, or another profile's).
-fn whole_msms<C: GpuCurve>(e: &GpuMsm<C>) {
+/// a batch, and a call in slices, on engine `e` (a group's shared one, or another profile's);
+/// with `copies`, sets loaded with shifted copies too (the shift stage: on lavapipe the
+/// largest of a G2's first-dispatch compiles).
+fn whole_msms<C: GpuCurve>(e: &GpuMsm<C>, copies: bool) {
     use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
     let name = &format!("{} {:?}", C::NAME, e.arithmetic().expect("a GPU engine"));
     for n in [1usize, 2, 31, 32, 33] {
@@ -409,32 +423,8 @@ fn whole_msms<C: GpuCurve>(e: &GpuMsm<C>) {
     let other: Vec<Fr<C>> = random_scalars(n, 4);
     let sums = e.batch_msm(&set, &[&scalars, &other]).unwrap();
     assert_eq!(sums, vec![want, reference(&bases, &other)], "{name}: batch");
-    // Shifted copies (the shift stage doubles each base c W' times per copy): at c = 5,
-    // where BLS12-381's 255 bits need 52 windows and BLS12-377's 253 bits 51, and at c = 15
-    // (18 against 17), with copies that fold the windows unevenly; the report's windows of
-    // buckets are the curve's.
-    let bits = C::spec().scalar_bits();
-    // The copies are read even where the call's own window would cost less (at c = 15 on
-    // 64 points): a test hook.
-    e.always_read_copies();
-    for (c, k) in [(5u32, 3u32), (15, 2)] {
-        let options = gpu_msm::LoadOptions {
-            precompute: gpu_msm::Precompute::Factor(k),
-            window_bits: Some(c),
-        };
-        let copies = e.load_bases_with(&bases, options).unwrap();
-        assert_eq!(copies.precomputed_window_bits(), Some(c), "{name}");
-        let (got, rep) = e.msm_with_report(&copies, &scalars).unwrap();
-        assert_eq!(got, want, "{name}: c = {c}, {k} copies: {}", rep.route);
-        assert!(rep.precomputed_copies > 1, "{name}: c = {c}: {}", rep.route);
-        let w = gpu_msm::digits::bucket_windows(c, rep.precomputed_copies, bits);
-        assert_eq!(rep.num_windows, w, "{name}: c = {c}");
-        let (got, _) = e.msm_with_report(&copies, &other).unwrap();
-        assert_eq!(
-            got,
-            reference(&bases, &other),
-            "{name}: c = {c}, {k} copies"
-        );
+    if copies {
+        shifted_copies(e, &bases, &scalars, &other);
     }
     // In slices of 24 points: three calls summed on the host.
     let sliced = e
@@ -446,6 +436,40 @@ fn whole_msms<C: GpuCurve>(e: &GpuMsm<C>) {
     let (got, rep) = sliced.msm_with_report(&bases, &scalars).unwrap();
     assert!(rep.route.contains("slices"), "{name}: {}", rep.route);
     assert_eq!(got, want, "{name}: sliced");
+}
+
+/// Sets of `bases` loaded with shifted copies (the shift stage doubles each base c W' times
+/// per copy) at c = 5, where BLS12-381's 255 bits need 52 windows and BLS12-377's 253 bits
+/// 51, and at c = 15 (18 against 17), with copies that fold the windows unevenly; the
+/// report's windows of buckets are the curve's.
+fn shifted_copies<C: GpuCurve>(
+    e: &GpuMsm<C>,
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
+    other: &[Fr<C>],
+) {
+    let name = &format!("{} {:?}", C::NAME, e.arithmetic().expect("a GPU engine"));
+    let (want, bits) = (reference(bases, scalars), C::spec().scalar_bits());
+    // The copies are read even where the call's own window would cost less (at c = 15 on
+    // 64 points): a test hook, set on an engine of the shared one's device so that the
+    // other tests on it keep the cost model's choice.
+    let e = &e.reconfigured(e.config().clone()).unwrap();
+    e.always_read_copies();
+    for (c, k) in [(5u32, 3u32), (15, 2)] {
+        let options = gpu_msm::LoadOptions {
+            precompute: gpu_msm::Precompute::Factor(k),
+            window_bits: Some(c),
+        };
+        let copies = e.load_bases_with(bases, options).unwrap();
+        assert_eq!(copies.precomputed_window_bits(), Some(c), "{name}");
+        let (got, rep) = e.msm_with_report(&copies, scalars).unwrap();
+        assert_eq!(got, want, "{name}: c = {c}, {k} copies: {}", rep.route);
+        assert!(rep.precomputed_copies > 1, "{name}: c = {c}: {}", rep.route);
+        let w = gpu_msm::digits::bucket_windows(c, rep.precomputed_copies, bits);
+        assert_eq!(rep.num_windows, w, "{name}: c = {c}");
+        let (got, _) = e.msm_with_report(&copies, other).unwrap();
+        assert_eq!(got, reference(bases, other), "{name}: c = {c}, {k} copies");
+    }
 }
 
 /// Bytes of the buckets of a c = 16 call of `C` (16 windows of 2^15 points of three packed
@@ -466,34 +490,42 @@ fn limbs13_msms<C: GpuCurve>() {
         ..Default::default()
     });
     assert_eq!(e.arithmetic(), Some(Arithmetic::Limbs13));
-    whole_msms(&e);
+    whole_msms(&e, true);
 }
 
 #[test]
 fn bn254_g1_msms_match_arkworks() {
-    whole_msms(ark_bn254::g1::Config::engine());
+    whole_msms(ark_bn254::g1::Config::engine(), true);
 }
 
 #[test]
 fn bls12_381_g1_msms_match_arkworks() {
-    whole_msms(ark_bls12_381::g1::Config::engine());
+    whole_msms(ark_bls12_381::g1::Config::engine(), true);
 }
 
 #[test]
 fn bn254_g2_msms_match_arkworks() {
-    whole_msms(ark_bn254::g2::Config::engine());
+    whole_msms(ark_bn254::g2::Config::engine(), true);
 }
 
+/// BLS12-381 and BLS12-377 G2 (a 2-minute engine each on a fresh lavapipe): the matrix
+/// without shifted copies by default (their shift stage is the largest first-dispatch
+/// compile), with them under `GPU_MSM_FULL_TESTS=1`. BN254 G2 runs the copies on the same
+/// generic code.
 #[test]
-#[ignore = "a G2 of 381 bits: a 2-minute engine on lavapipe; run with --ignored"]
 fn bls12_381_g2_msms_match_arkworks() {
-    whole_msms(ark_bls12_381::g2::Config::engine());
+    whole_msms(
+        ark_bls12_381::g2::Config::engine(),
+        crate::common::full_tests(),
+    );
 }
 
 #[test]
-#[ignore = "a G2 of 377 bits: a 2-minute engine on lavapipe; run with --ignored"]
 fn bls12_377_g2_msms_match_arkworks() {
-    whole_msms(ark_bls12_377::g2::Config::engine());
+    whole_msms(
+        ark_bls12_377::g2::Config::engine(),
+        crate::common::full_tests(),
+    );
 }
 
 /// Ignored by default: the same generic code as BLS12-377 G1's Limbs13 MSMs (`msm.rs`) on
@@ -654,13 +686,14 @@ fn bn254_g2_bad_bases_are_typed_and_bases_outside_g2_agree_on_every_route() {
         let (got, rep) = on(backend, sort).msm_with_report(&mixed, &scalars).unwrap();
         assert_eq!(got, want, "{:?}, {sort:?}: {}", rep.backend, rep.route);
     }
-    e.always_read_copies();
+    let reading = e.reconfigured(e.config().clone()).unwrap();
+    reading.always_read_copies();
     let options = gpu_msm::LoadOptions {
         precompute: gpu_msm::Precompute::Factor(3),
         window_bits: Some(5),
     };
-    let copies = e.load_bases_with(&mixed, options).unwrap();
-    let (got, rep) = e.msm_with_report(&copies, &scalars).unwrap();
+    let copies = reading.load_bases_with(&mixed, options).unwrap();
+    let (got, rep) = reading.msm_with_report(&copies, &scalars).unwrap();
     assert_eq!(got, want, "shifted copies: {}", rep.route);
     let checked = e
         .reconfigured(MsmConfig {

@@ -76,13 +76,6 @@ fn groth16_proofs_verify<E: groth16::GpuPairing>(
     }
 }
 
-/// BLS12-377: the G1 MSMs on the shared engine, B in G2 with arkworks (its G2 engine is
-/// `groth16_on_bls12_377_with_every_msm_on_the_gpu`'s).
-#[test]
-fn groth16_proof_with_gpu_msms_verifies() {
-    groth16_proofs_verify::<Bls12_377>(gpu_engine(), None);
-}
-
 /// BN254: every MSM of the prover (A, B in G1 and G2, H, L) on the GPU.
 #[test]
 fn groth16_on_bn254_with_every_msm_on_the_gpu() {
@@ -92,11 +85,13 @@ fn groth16_on_bn254_with_every_msm_on_the_gpu() {
     groth16_proofs_verify::<ark_bn254::Bn254>(g1, Some(g2));
 }
 
-/// BLS12-377 with its G2 MSM on the GPU too.
+/// BLS12-377: every MSM of the prover on the GPU too, its G1 ones on the shared (Edwards)
+/// engine and B in G2 on the shared BLS12-377 G2 engine; and a prover without a G2 engine
+/// (B in G2 on arkworks).
 #[test]
-#[ignore = "a G2 of 377 bits: a 2-minute engine on lavapipe; run with --ignored"]
 fn groth16_on_bls12_377_with_every_msm_on_the_gpu() {
     use common::TestCurve;
+    groth16_proofs_verify::<Bls12_377>(gpu_engine(), None);
     let g2 = <ark_bls12_377::g2::Config as TestCurve>::engine();
     groth16_proofs_verify::<Bls12_377>(gpu_engine(), Some(g2));
 }
