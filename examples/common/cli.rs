@@ -401,7 +401,7 @@ pub struct KzgCli {
     pub engine: EngineArgs,
 }
 
-/// A Groth16 proof with its G1 MSMs on GpuMsm, verified by ark-groth16.
+/// A Groth16 proof with every MSM of the prover (G1 and G2) on GpuMsm, verified by ark-groth16.
 #[derive(Debug, Parser)]
 #[command(name = "groth16")]
 pub struct Groth16Cli {
