@@ -5,7 +5,7 @@
 use ark_bn254::{Fr, G2Affine, G2Projective};
 use ark_ec::VariableBaseMSM;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{Backend, DeviceLoss, GpuMsm, MsmConfig, MsmError};
+use gpu_msm::{DeviceLoss, GpuMsm, MsmConfig};
 
 use crate::common::TestCurve;
 
@@ -54,37 +54,16 @@ fn bn254_g2_concurrent_calls_of_every_shape_match_arkworks() {
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }
 
-/// A BN254 G2 engine of its own whose device is lost in a call and between calls: the
-/// call in flight fails typed (no sum), the next call makes a new device (and runs the
-/// group's known-answer test on it) and is right, and a set loaded before the loss still
-/// gives the right sums, as does one loaded again.
+/// A BN254 G2 engine of its own whose device is lost in a call and between calls, the G1's
+/// sequence (`reliability::lost_devices_are_recreated`): the call in flight fails typed (no
+/// sum), the next call makes a new device (and runs the group's known-answer test on it)
+/// and is right, and sets loaded before the loss (with shifted copies too) or again after
+/// it give the right sums.
 #[test]
 fn bn254_g2_lost_device_is_recreated_by_the_next_call() {
     let e: GpuMsm<C> = crate::common::forced_engine(MsmConfig {
         device_loss: DeviceLoss::Recreate,
         ..Default::default()
     });
-    let n = 40;
-    let bases = random_bases::<C>(n, 70);
-    let s: Vec<Fr> = random_scalars(n, 71);
-    let want = reference(&bases, &s);
-    let set = e.load_bases(&bases).unwrap();
-    assert_eq!(e.msm(&set, &s).unwrap(), want);
-
-    e.inject_device_loss_in_next_call();
-    match e.msm(&bases, &s) {
-        Err(MsmError::DeviceLost(_)) => {}
-        other => panic!("a call on a lost device returned {other:?}"),
-    }
-    assert_eq!(e.msm(&bases, &s).unwrap(), want);
-    assert_eq!(e.devices_recreated(), 1);
-    let (got, rep) = e.msm_with_report(&set, &s).unwrap();
-    assert_eq!((got, rep.backend), (want, Backend::Gpu));
-    let again = e.load_bases(&bases).unwrap();
-    assert_eq!(e.msm(&again, &s).unwrap(), want);
-
-    e.inject_device_loss();
-    assert_eq!(e.batch_msm(&again, &[&s, &s]).unwrap(), vec![want, want]);
-    assert_eq!(e.devices_recreated(), 2);
-    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    crate::reliability::lost_devices_are_recreated(&e);
 }

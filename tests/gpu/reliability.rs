@@ -196,11 +196,22 @@ fn what_cannot_fit_is_refused_before_any_work() {
 
 #[test]
 fn a_lost_device_is_recreated_by_the_next_call() {
-    let e = with_loss(DeviceLoss::Recreate);
+    lost_devices_are_recreated(&with_loss(DeviceLoss::Recreate));
+}
+
+/// Device losses on engine `e` of any curve group (`DeviceLoss::Recreate`; BN254 G2's in
+/// `g2_reliability.rs`): a validation error, a loss in flight and one between calls, with
+/// one-shot calls, resident sets (plain and with shifted copies, loaded before and after
+/// the loss) and a batch, each against arkworks.
+pub(crate) fn lost_devices_are_recreated<C: gpu_msm::GpuCurve>(e: &GpuMsm<C>) {
+    use gpu_msm::curve::Fr as ScalarOf;
+    let reference = |b: &[ark_ec::short_weierstrass::Affine<C>], s: &[ScalarOf<C>]| {
+        <ark_ec::short_weierstrass::Projective<C> as ark_ec::VariableBaseMSM>::msm(b, s).unwrap()
+    };
     let n = 200;
-    let bases = random_bases(n, 7);
-    let s = random_scalars(n, 8);
-    let s2 = random_scalars(n / 2, 9);
+    let bases = random_bases::<C>(n, 7);
+    let s: Vec<ScalarOf<C>> = random_scalars(n, 8);
+    let s2: Vec<ScalarOf<C>> = random_scalars(n / 2, 9);
     let want = reference(&bases, &s);
     let want2 = reference(&bases[..n / 2], &s2);
     let resident = e.load_bases(&bases).unwrap();
