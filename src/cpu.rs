@@ -1,9 +1,10 @@
 //! CPU paths: the small-MSM double-and-add, arkworks' MSM, and the final window reduction.
 //!
 //! Every path computes the sum of k_i P_i with each scalar taken as its integer in [0, r).
-//! For bases in the subgroup any integer congruent to k_i gives the same point (r P = 0); for a base
-//! on the curve but outside the subgroup only this one is the sum the scalars define, and it is what
-//! the GPU computes too, so the answer does not depend on the route.
+//! For bases in the prime-order subgroup any integer congruent to k_i gives the same point
+//! (r P = 0); for a base on the curve but outside the subgroup only this one is the sum the
+//! scalars define, and it is what the GPU computes too, so the answer does not depend on
+//! the route.
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, VariableBaseMSM};
@@ -33,10 +34,10 @@ pub fn double_and_add<C: GpuCurve>(bases: &[Affine<C>], scalars: &[Fr<C>]) -> Pr
 /// arkworks' `VariableBaseMSM::msm` (lengths equal), with the scalars' integers in [0, r).
 ///
 /// arkworks multiplies a scalar k close to r (r - k below 2^64) as -(r - k): the same point
-/// for a base in the subgroup, but for a base outside the subgroup it differs from k P by r P. This adds r S
-/// back, S the sum of those scalars' bases: one addition per such base and one
-/// multiplication by r, nothing when there is none or when the caller knows every base is
-/// in the subgroup (`in_subgroup`, after a subgroup check).
+/// for a base in the subgroup, but for a base outside the subgroup it differs from k P by
+/// r P. This adds r S back, S the sum of those scalars' bases: one addition per such base
+/// and one multiplication by r, nothing when there is none or when the caller knows every
+/// base is in the subgroup (`in_subgroup`, after a subgroup check).
 pub fn arkworks_msm<C: GpuCurve>(
     bases: &[Affine<C>],
     scalars: &[Fr<C>],

@@ -217,10 +217,10 @@ pub struct MsmConfig {
     /// Check every base for membership in the group's prime-order subgroup before any work
     /// (off by default: arkworks' checked deserialization already guarantees it, and the
     /// check is a scalar multiplication by r per base: 3.4 s at 2^16 on 2 cores, docs/PERF.md).
-    /// Without it, a base outside the subgroup gives either the integer sum (every scalar taken as its
-    /// integer in [0, r), on every path) or [`MsmError::BaseNotInSubgroup`], never another
-    /// point; with it, the CPU path skips the correction that sum needs on arkworks' MSM
-    /// (`cpu::arkworks_msm`).
+    /// Without it, a base outside the subgroup gives either the integer sum (every scalar
+    /// taken as its integer in [0, r), on every path) or [`MsmError::BaseNotInSubgroup`],
+    /// never another point; with it, the CPU path skips the correction that sum needs on
+    /// arkworks' MSM (`cpu::arkworks_msm`).
     pub validate_subgroup: bool,
     /// The known-answer test at engine creation and on a replacement device (on by default:
     /// a device that computes a wrong MSM is refused).

@@ -18,10 +18,11 @@ use crate::gpu::{GpuContext, Shift};
 impl<C: GpuCurve> GpuMsm<C> {
     /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
     /// a coordinate not reduced, is [`MsmError::InvalidBase`]; with `validate_subgroup`, one
-    /// outside the subgroup is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the profile's
-    /// form on the device once, in parts whose calls fit beside the set. While a lost device
-    /// is not replaced, the set stays on the host and calls upload it; when the GPU is
-    /// demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's error).
+    /// outside the subgroup is [`MsmError::BaseNotInSubgroup`]), uploaded and stored in the
+    /// profile's form on the device once, in parts whose calls fit beside the set. While a
+    /// lost device is not replaced, the set stays on the host and calls upload it; when the
+    /// GPU is demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's
+    /// error).
     /// Stores no shifted copies: [`GpuMsm::load_bases_with`] does.
     pub fn load_bases(&self, bases: &[Affine<C>]) -> Result<Bases<C>> {
         self.load_bases_with(bases, LoadOptions::default())
