@@ -546,7 +546,7 @@ fn other_groups_msms_in_limbs13_match_arkworks() {
 /// scalars whose words are not reduced (r and 2r, which `new_unchecked` accepts): every route
 /// gives the integer sum of arkworks' `into_bigint` of each scalar, as `cpu::naive_msm`
 /// computes it: the GPU's bucket sort (whose reduction of the scalars is arkworks'), the
-/// host's bucket lists, arkworks on the CPU and double-and-add. No route differs.
+/// host's bucket lists, SRE, arkworks on the CPU and double-and-add. No route differs.
 #[test]
 fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_route() {
     use ark_bls12_381::{Fq, Fr as Fr381, G1Affine};
@@ -566,6 +566,9 @@ fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_rout
         scalars[i] = ark_ff::Fp::new_unchecked(k);
     }
     bases[3] = -order3;
+    // Repeated scalars (those two among them), which SRE merges.
+    let repeated = scalars[..10].to_vec();
+    scalars[20..30].copy_from_slice(&repeated);
     let want = gpu_msm::cpu::naive_msm(&bases, &scalars);
     let reduced: Vec<Fr381> = scalars
         .iter()
@@ -600,13 +603,40 @@ fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_rout
         let (got, rep) = r.msm_with_report(&bases, &scalars).unwrap();
         assert_eq!(got, want, "{:?}, {sort:?}: {}", rep.backend, rep.route);
     }
+    sre_sum(e, &bases, &scalars, want);
+}
+
+/// The SRE route's sum of `bases` and `scalars` is `want`, with pairs merged.
+fn sre_sum<C: GpuCurve>(
+    e: &GpuMsm<C>,
+    bases: &[Affine<C>],
+    scalars: &[Fr<C>],
+    want: Projective<C>,
+) {
+    let (got, rep) = with_sre(e).msm_with_report(bases, scalars).unwrap();
+    assert_eq!(got, want, "SRE: {}", rep.route);
+    let sre = rep.sre.expect("an SRE report");
+    assert!(
+        sre.applied && sre.stats.pairs > 0,
+        "SRE merged nothing: {sre:?}"
+    );
+}
+
+/// An engine on `e`'s device that searches every call for redundant scalars (SRE).
+fn with_sre<C: GpuCurve>(e: &GpuMsm<C>) -> GpuMsm<C> {
+    use gpu_msm::sre::{SreOptions, SreStrategy};
+    e.reconfigured(MsmConfig {
+        sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
+        ..e.config().clone()
+    })
+    .unwrap()
 }
 
 /// BN254 G2 on bad and odd bases, on every route:
 /// - a coordinate component stored unreduced (c1 of x or c0 of y as c + p: the same value,
 ///   words at or past p) and a point off the curve are `InvalidBase`, one-shot and loaded;
 /// - points of the twist outside G2 (the points of random x's: the cofactor is large) give
-///   the integer sum of `cpu::naive_msm` on every route and with shifted copies, and
+///   the integer sum of `cpu::naive_msm` on every route (SRE too) and with shifted copies, and
 ///   `validate_subgroup` names the first.
 #[test]
 fn bn254_g2_bad_bases_are_typed_and_bases_outside_g2_agree_on_every_route() {
@@ -617,7 +647,11 @@ fn bn254_g2_bad_bases_are_typed_and_bases_outside_g2_agree_on_every_route() {
     let e = C::engine();
     let n = 24;
     let bases = random_bases::<C>(n, 9);
-    let scalars: Vec<FrBn> = random_scalars(n, 10);
+    let mut scalars: Vec<FrBn> = random_scalars(n, 10);
+    // Repeated scalars (on the foreign points below too), which SRE merges.
+    for (to, from) in [(13, 2), (12, 11), (20, 2)] {
+        scalars[to] = scalars[from];
+    }
     let plus_p = |c: Fq| -> Fq {
         let mut w = c.0;
         assert!(
@@ -686,6 +720,7 @@ fn bn254_g2_bad_bases_are_typed_and_bases_outside_g2_agree_on_every_route() {
         let (got, rep) = on(backend, sort).msm_with_report(&mixed, &scalars).unwrap();
         assert_eq!(got, want, "{:?}, {sort:?}: {}", rep.backend, rep.route);
     }
+    sre_sum(e, &mixed, &scalars, want);
     let reading = e.reconfigured(e.config().clone()).unwrap();
     reading.always_read_copies();
     let options = gpu_msm::LoadOptions {
