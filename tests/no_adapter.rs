@@ -64,8 +64,9 @@ fn no_adapter_means_cpu_paths_unless_a_gpu_is_required() {
     routes_around_its_cutoff::<ark_bls12_381::g1::Config>(Some(5));
 }
 
-/// An n-point call on a CPU engine of group C: double-and-add below the cutoff (`set`, or
-/// the group's own), arkworks from it, both equal to arkworks' sum.
+/// Calls of cutoff - 1, cutoff and cutoff + 1 points on a CPU engine of group C:
+/// double-and-add below the cutoff (`set`, or the group's own), arkworks from it, each
+/// equal to arkworks' sum.
 fn routes_around_its_cutoff<C: GpuCurve>(set: Option<usize>) {
     let config = MsmConfig {
         small_msm_cutoff: set,
@@ -77,6 +78,7 @@ fn routes_around_its_cutoff<C: GpuCurve>(set: Option<usize>) {
     for (n, want) in [
         (cutoff - 1, Backend::CpuDoubleAndAdd),
         (cutoff, Backend::CpuArkworks),
+        (cutoff + 1, Backend::CpuArkworks),
     ] {
         let bases = random_bases::<C>(n, 3);
         let scalars = random_scalars(n, 4);
