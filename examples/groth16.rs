@@ -34,23 +34,20 @@ fn main() {
 fn run<E: GpuPairing>(cli: &Groth16Cli) {
     let (log_c, proofs) = (cli.log_constraints, cli.proofs as usize);
     let t = Instant::now();
-    // Each engine opens a device with a memory budget of its own: half the configured
-    // budget each, so that the two together hold no more than it.
-    let mut g1_config = cli.engine.config();
-    g1_config.memory_budget = match g1_config.memory_budget {
-        gpu_msm::MemoryBudget::Fraction(f) => gpu_msm::MemoryBudget::Fraction(f / 2.0),
-        gpu_msm::MemoryBudget::Bytes(b) => gpu_msm::MemoryBudget::Bytes(b / 2),
-    };
+    let g1_config = cli.engine.config();
     let g1 = common::announced_engine::<E::G1Config>(g1_config.clone());
-    // The G2 engine takes the same options but the profile where it would be Edwards (no
-    // G2 has the map: the adapter's default instead) and the window (G2's buckets are
-    // twice G1's bytes).
+    // The G2 engine shares the G1's device and memory budget, with the same options but the
+    // profile where it would be Edwards (no G2 has the map: the adapter's default instead)
+    // and the window (G2's buckets are twice G1's bytes).
     let mut g2_config = g1_config;
     if g2_config.arithmetic == Some(gpu_msm::Arithmetic::Limbs32Edwards) {
         g2_config.arithmetic = None;
     }
     g2_config.window_bits = None;
-    let g2 = common::engine_or_exit::<E::G2Config>(g2_config);
+    let g2 = gpu_msm::GpuMsm::<E::G2Config>::on_device_of(&g1, g2_config).unwrap_or_else(|e| {
+        eprintln!("error: {e}");
+        std::process::exit(1)
+    });
     println!(
         "engines: {} and {}, ready in {:.2?}",
         <E::G1Config as gpu_msm::GpuCurve>::NAME,

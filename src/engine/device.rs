@@ -1,5 +1,6 @@
 //! The engine's device over its life: the cell that holds it (shared with
-//! [`GpuMsm::reconfigured`] engines), whether a call can use it now, its replacement after a
+//! [`GpuMsm::reconfigured`] engines), the line of devices it shares with engines of other
+//! groups ([`GpuMsm::on_device_of`]), whether a call can use it now, its replacement after a
 //! loss ([`DeviceLoss::Recreate`]: tested before any call uses it, backing off after a
 //! failure, never blocking a call without a deadline), and the engine that runs the
 //! known-answer test on a device no call uses yet.
@@ -13,9 +14,10 @@ use super::{GpuMsm, NEXT_DEVICE};
 use crate::config::{
     BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
 };
+use crate::curve::CurveSpec;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
-use crate::gpu::GpuContext;
+use crate::gpu::{GpuContext, SharedDevice};
 use crate::sre::policy::SrePolicy;
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
@@ -44,10 +46,52 @@ pub(super) fn check_one_point_fits(
     Ok(())
 }
 
+/// The device that the engines of several groups share ([`GpuMsm::on_device_of`]) over its
+/// life: the newest one. An engine's replacement after a loss joins it when another engine
+/// on the line has already replaced the lost device, so that they share one device (and one
+/// memory budget) again.
+pub(super) struct DeviceLine {
+    newest: Mutex<SharedDevice>,
+}
+
+impl DeviceLine {
+    pub(super) fn new(first: SharedDevice) -> Arc<Self> {
+        Arc::new(Self {
+            newest: Mutex::new(first),
+        })
+    }
+
+    /// A context for `curve` with `config` on the line's device, or, when that device is
+    /// lost, on a new one that becomes the line's. The device is opened under the line's
+    /// lock (engines that meet the same loss make one device between them), the pipelines
+    /// compiled after it is released. `.1`: whether this call opened the device.
+    pub(super) fn context(
+        &self,
+        config: &MsmConfig,
+        curve: &'static CurveSpec,
+        fits: impl FnOnce(&GpuContext) -> Result<()>,
+    ) -> Result<(GpuContext, bool)> {
+        let (shared, opened) = {
+            let mut newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
+            match newest.is_lost() {
+                true => {
+                    let fresh = SharedDevice::open(config)?;
+                    *newest = fresh.joined();
+                    (fresh, true)
+                }
+                false => (newest.joined(), false),
+            }
+        };
+        Ok((GpuContext::new_on(shared, config, curve, fits)?, opened))
+    }
+}
+
 /// The engine's GPU context, replaced by a new one after a device loss; shared with
 /// [`GpuMsm::reconfigured`] engines.
 pub(super) struct DeviceCell {
     current: RwLock<Arc<GpuContext>>,
+    /// The device's line, shared with the engines of other groups on it.
+    pub(super) line: Arc<DeviceLine>,
     /// How a replacement is made and tested: the configuration of the engine that made the
     /// first device, whichever engine sharing the cell meets the loss.
     policy: MsmConfig,
@@ -84,9 +128,22 @@ pub(super) enum DeviceState {
 }
 
 impl DeviceCell {
+    /// A cell for `gpu`, on a line of its own.
     pub(super) fn new(gpu: Arc<GpuContext>, policy: MsmConfig, may_recreate: bool) -> Self {
+        let line = DeviceLine::new(gpu.shared());
+        Self::on_line(gpu, policy, may_recreate, line)
+    }
+
+    /// A cell for `gpu`, a context on `line`'s device.
+    pub(super) fn on_line(
+        gpu: Arc<GpuContext>,
+        policy: MsmConfig,
+        may_recreate: bool,
+        line: Arc<DeviceLine>,
+    ) -> Self {
         Self {
             current: RwLock::new(gpu),
+            line,
             policy,
             recreation: Mutex::new(Recreation::default()),
             attempt_over: Condvar::new(),
@@ -195,7 +252,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         state.in_progress = true;
         drop(state);
         let attempt = AttemptGuard(cell);
-        let made = self.new_device(&cell.policy);
+        let made = self.new_device(cell);
         let mut state = cell.lock();
         let out = match made {
             Ok(fresh) => {
@@ -219,19 +276,26 @@ impl<C: GpuCurve> GpuMsm<C> {
         out
     }
 
-    /// A replacement device made and tested as `policy` says, before anything uses it.
-    fn new_device(&self, policy: &MsmConfig) -> Result<Arc<GpuContext>> {
+    /// A replacement context made and tested as the cell's policy says, before anything
+    /// uses it: on the device another engine of the line made after the loss, else on a
+    /// new one. A device this attempt opened and that fails the test is dropped as lost; one
+    /// it joined stays for the engines that passed on it.
+    fn new_device(&self, cell: &DeviceCell) -> Result<Arc<GpuContext>> {
         let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
+        let policy = &cell.policy;
         let known_answer = policy.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
-        let fresh = Arc::new(GpuContext::new(policy, <C as GpuCurve>::spec(), fits)?);
+        let (fresh, opened) = cell.line.context(policy, <C as GpuCurve>::spec(), fits)?;
+        let fresh = Arc::new(fresh);
         if !known_answer {
             return Ok(fresh);
         }
         match self.known_answer_test(policy, &fresh, false) {
             Ok(_) => Ok(fresh),
             Err(f) => {
-                fresh.lose();
+                if opened {
+                    fresh.lose();
+                }
                 Err(f.refusal(&fresh.info.name))
             }
         }

@@ -5,6 +5,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
+//! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
 //! | `device.rs` | the device over its life: readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
@@ -44,6 +45,7 @@ mod load;
 mod overlap;
 mod prepare;
 mod route;
+mod share;
 mod slicing;
 
 use device::check_one_point_fits;
@@ -57,7 +59,8 @@ static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 /// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
 /// BN254 and BLS12-381 G1 and the three G2s: `GpuMsm::<ark_bn254::g2::Config>::new()`) on
 /// one wgpu adapter.
-/// Engines of different curves are separate engines, each with its own device.
+/// An engine made by `new` or `with_config` opens a device of its own; engines of several
+/// groups share one device and one memory budget through [`GpuMsm::on_device_of`].
 ///
 /// Build it once (adapter, device and pipeline compilation take time) and share it: it is
 /// `Send + Sync`, and concurrent calls from several threads are allowed. Without any GPU
@@ -124,10 +127,21 @@ impl<C: GpuCurve> GpuMsm<C> {
         let cell = gpu
             .as_ref()
             .map(|g| Arc::new(DeviceCell::new(Arc::clone(g), config.clone(), true)));
-        let mut engine = Self {
+        Self::assemble(config, calibration, cell, adapter).started(gpu, start, tamper)
+    }
+
+    /// A new engine (its own identity and hooks) on `gpu`'s cell, before its known-answer
+    /// test.
+    fn assemble(
+        config: MsmConfig,
+        calibration: Option<Calibration>,
+        gpu: Option<Arc<DeviceCell>>,
+        adapter: AdapterFacts,
+    ) -> Self {
+        Self {
             config,
             calibration,
-            gpu: cell,
+            gpu,
             adapter,
             device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
@@ -136,69 +150,36 @@ impl<C: GpuCurve> GpuMsm<C> {
             hooks: Arc::default(),
             read_copies_always: AtomicBool::new(false),
             curve: std::marker::PhantomData,
-        };
-        if let Some(g) = gpu {
-            engine.run_self_test(&g, tamper)?;
         }
-        engine.created = Startup {
+    }
+
+    /// The engine once its new context `gpu` has passed the known-answer test, with the
+    /// start-up's parts since `start`.
+    fn started(
+        mut self,
+        gpu: Option<Arc<GpuContext>>,
+        start: std::time::Instant,
+        tamper: bool,
+    ) -> Result<Self> {
+        if let Some(g) = gpu {
+            self.run_self_test(&g, tamper)?;
+        }
+        self.created = Startup {
             total: start.elapsed(),
-            device: engine
+            device: self
                 .gpu()
                 .map_or(Duration::ZERO, |g| g.device_creation_time()),
-            pipelines: engine.pipeline_creation_time(),
-            self_test: engine.self_test_time,
+            pipelines: self.pipeline_creation_time(),
+            self_test: self.self_test_time,
             ..Startup::default()
         };
-        Ok(engine)
+        Ok(self)
     }
 
     /// How long the known-answer test took when the engine was created (`None` when it did
     /// not run, or failed and the engine fell back to the CPU).
     pub fn self_test_time(&self) -> Option<Duration> {
         self.self_test_time
-    }
-
-    /// An engine with `config` on this engine's device and pipelines (no new adapter; the
-    /// host-list stages, shared too, are compiled by the first call of either engine that
-    /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
-    /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
-    /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
-    pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
-        config.validate()?;
-        if config.adapter != self.config.adapter
-            || config.shader_runtime_checks != self.config.shader_runtime_checks
-            || config.arithmetic != self.config.arithmetic
-            || config.memory_budget != self.config.memory_budget
-            || config.limits != self.config.limits
-        {
-            return Err(MsmError::InvalidConfig(
-                "reconfigured() keeps the device: adapter choice, shader checks, \
-                 arithmetic, memory budget and limits must match"
-                    .into(),
-            ));
-        }
-        if self.gpu.is_none() && config.demands_gpu() {
-            return Err(MsmError::NoAdapter {
-                detail: "this engine has no GPU adapter".into(),
-            });
-        }
-        let engine = Self {
-            calibration: load_calibration(&config.calibration)?,
-            config,
-            gpu: self.gpu.clone(),
-            adapter: self.adapter.clone(),
-            device: self.device,
-            sre: SrePolicy::default(),
-            self_test_time: self.self_test_time,
-            created: self.created,
-            hooks: Arc::clone(&self.hooks),
-            read_copies_always: AtomicBool::new(false),
-            curve: std::marker::PhantomData,
-        };
-        if let Some(g) = engine.gpu() {
-            check_one_point_fits(&engine.config, &g, false)?;
-        }
-        Ok(engine)
     }
 
     /// The calibration the engine routes by, if one was loaded.

@@ -137,39 +137,30 @@ pub(super) fn scoped<T>(
     out
 }
 
-impl GpuContext {
-    /// Picks the adapter, creates the device, opens its pipeline cache and compiles the
-    /// stages every call uses (the host-list stages wait for their first use).
-    ///
-    /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
-    /// on a software adapter), so that a configuration that cannot work is refused at once:
-    /// it may use everything but the pipelines (limits, layouts, the budget).
-    /// `curve`: the curve group the shaders compute on.
-    pub fn new(
-        config: &MsmConfig,
-        curve: &'static CurveSpec,
-        fits: impl FnOnce(&Self) -> Result<()>,
-    ) -> Result<Self> {
-        let mut ctx = Self::open(config, curve)?;
-        ctx.check_stage_limits()?;
-        fits(&ctx)?;
-        let start = Instant::now();
-        let pipelines = ctx.compile()?;
-        ctx.pipeline_creation = start.elapsed();
-        ctx.save_pipeline_cache();
-        let _ = ctx.pipelines.set(pipelines);
-        Ok(ctx)
-    }
+/// One wgpu device and what every context on it shares: the queue, the memory budget and
+/// its pool, the loss flag and the GPU's progress. Engines of several curve groups on one
+/// device (`GpuMsm::on_device_of`) each compile their own pipelines on it
+/// ([`GpuContext::new_on`]).
+#[derive(Clone)]
+pub(crate) struct SharedDevice {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    timestamps: bool,
+    pool: Arc<Pool>,
+    lost: Arc<AtomicBool>,
+    progress: Arc<AtomicU64>,
+    adapter_memory: u64,
+    /// Choosing the adapter and creating the device (zero for a context that joined it).
+    device_creation: Duration,
+}
 
-    /// A device for the self-test kernels alone ([`super::selftest::ShaderOps::open`]):
-    /// the MSM stages are not compiled, so nothing but those kernels may run on it.
-    pub(crate) fn for_shader_ops(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
-        Self::open(config, curve)
-    }
-
-    /// The adapter and its device, the profile and the pipeline cache: everything but the
-    /// compiled stages.
-    fn open(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
+impl SharedDevice {
+    /// Picks the adapter and creates the device with the memory budget `config` asks for.
+    /// It gets every feature of the adapter's that a profile may need (64-bit integers),
+    /// and its pipeline cache, so that a context of any profile can join it.
+    pub(crate) fn open(config: &MsmConfig) -> Result<Self> {
         let start = Instant::now();
         let adapter = pick_adapter(config)?;
         let info = adapter.get_info();
@@ -177,40 +168,16 @@ impl GpuContext {
             && std::env::var(crate::config::TIMING_ENV)
                 .map(|v| v != "wallclock")
                 .unwrap_or(true);
-        let int64 = adapter.features().contains(wgpu::Features::SHADER_INT64);
         let limits = requested_limits(config, &adapter, &info.name)?;
-        let binding = limits.max_storage_buffer_binding_size;
-        let arithmetic = match config.arithmetic {
-            Some(a) if !adapter.features().contains(a.features()) => {
-                return Err(MsmError::InvalidConfig(format!(
-                    "{a:?} arithmetic needs {:?}, which {} lacks",
-                    a.features(),
-                    info.name
-                )))
-            }
-            Some(a) if a.is_edwards() && !curve.edwards => {
-                return Err(MsmError::InvalidConfig(format!(
-                    "{a:?} arithmetic needs a curve with the twisted Edwards map, which {} \
-                     lacks (it has no point of order 2)",
-                    curve.name
-                )))
-            }
-            Some(a) => a,
-            None => Arithmetic::auto(int64, binding, curve),
-        };
-        let profile = arithmetic.on(curve);
         let adapter_memory = adapter_memory(&adapter);
         let budget = match config.memory_budget {
             MemoryBudget::Fraction(f) => (adapter_memory as f64 * f) as u64,
             MemoryBudget::Bytes(b) => b,
         };
-        let mut required_features = arithmetic.features();
+        let mut required_features =
+            adapter.features() & (Arithmetic::Limbs32.features() | wgpu::Features::PIPELINE_CACHE);
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
-        }
-        let cache_dir = super::pipeline_cache::directory(&config.pipeline_cache);
-        if cache_dir.is_some() && adapter.features().contains(wgpu::Features::PIPELINE_CACHE) {
-            required_features |= wgpu::Features::PIPELINE_CACHE;
         }
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("gpu-msm"),
@@ -230,52 +197,175 @@ impl GpuContext {
             tracing::warn!(target: "gpu_msm", ?reason, %message, "device lost");
             flag.store(true, Ordering::Release);
         });
-
-        let mut ctx = Self {
+        Ok(Self {
             device,
             queue,
             info,
-            runtime_checks: config.shader_runtime_checks,
-            profile,
-            pipelines: std::sync::OnceLock::new(),
-            timestamps,
-            pipeline_creation: Duration::ZERO,
             pool: Pool::new(budget, SizeCaps::of(&limits)),
-            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
+            limits,
+            timestamps,
             lost,
-            invalid_next: AtomicBool::new(false),
-            adapter_memory,
-            next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: Arc::default(),
-            host_list_stages_checked: std::sync::OnceLock::new(),
-            host_list_stages_checking: std::sync::Mutex::new(()),
-            disk_cache: None,
-            device_creation: Duration::ZERO,
-            // The known-answer test dispatches every stage it compiles at once; without it,
-            // stages a call never runs would be compiled for nothing.
-            warm_up: config.self_test != crate::config::SelfTest::Off,
-        };
-        ctx.disk_cache = cache_dir.and_then(|dir| {
-            super::pipeline_cache::DiskCache::open(
-                &ctx.device,
-                &ctx.info,
-                profile,
-                ctx.runtime_checks,
-                &dir,
-            )
-        });
-        ctx.device_creation = start.elapsed();
-        Ok(ctx)
+            adapter_memory,
+            device_creation: start.elapsed(),
+        })
     }
 
-    /// Drops the device, as a driver reset would lose it (a test hook, and what a call does
-    /// to a device that did not finish in time). It counts as lost at once, before wgpu's
-    /// callback says so, so that every error it causes from now on is read as the loss.
+    /// Whether the device was lost.
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    /// The same device for another context to join: its device-creation time is zero.
+    pub(crate) fn joined(&self) -> Self {
+        Self {
+            device_creation: Duration::ZERO,
+            ..self.clone()
+        }
+    }
+
+    /// Drops the device (see [`GpuContext::lose`]).
     pub(crate) fn lose(&self) {
         self.lost.store(true, Ordering::Release);
         self.device.destroy();
         // wgpu reports the loss at the next poll.
         let _ = self.device.poll(wgpu::PollType::Poll);
+    }
+}
+
+/// The profile `config` asks for on `curve` (its own choice for the adapter when unset),
+/// or why the device cannot run it.
+fn arithmetic_for(
+    config: &MsmConfig,
+    shared: &SharedDevice,
+    curve: &'static CurveSpec,
+) -> Result<Arithmetic> {
+    let features = shared.device.features();
+    match config.arithmetic {
+        Some(a) if !features.contains(a.features()) => Err(MsmError::InvalidConfig(format!(
+            "{a:?} arithmetic needs {:?}, which {} lacks",
+            a.features(),
+            shared.info.name
+        ))),
+        Some(a) if a.is_edwards() && !curve.edwards => Err(MsmError::InvalidConfig(format!(
+            "{a:?} arithmetic needs a curve with the twisted Edwards map, which {} lacks (it \
+             has no point of order 2)",
+            curve.name
+        ))),
+        Some(a) => Ok(a),
+        None => Ok(Arithmetic::auto(
+            features.contains(wgpu::Features::SHADER_INT64),
+            shared.limits.max_storage_buffer_binding_size,
+            curve,
+        )),
+    }
+}
+
+impl GpuContext {
+    /// Picks the adapter, creates the device, opens its pipeline cache and compiles the
+    /// stages every call uses (the host-list stages wait for their first use).
+    ///
+    /// `fits` runs on the context before the pipelines are compiled (the slow part: seconds
+    /// on a software adapter), so that a configuration that cannot work is refused at once:
+    /// it may use everything but the pipelines (limits, layouts, the budget).
+    /// `curve`: the curve group the shaders compute on.
+    pub fn new(
+        config: &MsmConfig,
+        curve: &'static CurveSpec,
+        fits: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<Self> {
+        Self::new_on(SharedDevice::open(config)?, config, curve, fits)
+    }
+
+    /// [`GpuContext::new`] on a device that is already open (`shared`), whose memory budget
+    /// it shares: `config`'s profile, shader checks, window and pipeline cache are this
+    /// context's own; its adapter choice, limits and budget are the device's.
+    pub(crate) fn new_on(
+        shared: SharedDevice,
+        config: &MsmConfig,
+        curve: &'static CurveSpec,
+        fits: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<Self> {
+        let mut ctx = Self::on(shared, config, curve)?;
+        ctx.check_stage_limits()?;
+        fits(&ctx)?;
+        let start = Instant::now();
+        let pipelines = ctx.compile()?;
+        ctx.pipeline_creation = start.elapsed();
+        ctx.save_pipeline_cache();
+        let _ = ctx.pipelines.set(pipelines);
+        Ok(ctx)
+    }
+
+    /// A device for the self-test kernels alone ([`super::selftest::ShaderOps::open`]):
+    /// the MSM stages are not compiled, so nothing but those kernels may run on it.
+    pub(crate) fn for_shader_ops(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
+        Self::on(SharedDevice::open(config)?, config, curve)
+    }
+
+    /// The device this context runs on, for another context to join
+    /// ([`GpuContext::new_on`]; its device-creation time is zero).
+    pub(crate) fn shared(&self) -> SharedDevice {
+        SharedDevice {
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+            info: self.info.clone(),
+            limits: self.device.limits(),
+            timestamps: self.timestamps,
+            pool: Arc::clone(&self.pool),
+            lost: Arc::clone(&self.lost),
+            progress: Arc::clone(&self.progress),
+            adapter_memory: self.adapter_memory,
+            device_creation: Duration::ZERO,
+        }
+    }
+
+    /// A context on `shared` for `curve`: the profile and the pipeline cache, everything
+    /// but the compiled stages.
+    fn on(shared: SharedDevice, config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
+        let profile = arithmetic_for(config, &shared, curve)?.on(curve);
+        let cache_dir = super::pipeline_cache::directory(&config.pipeline_cache);
+        let disk_cache = cache_dir.and_then(|dir| {
+            super::pipeline_cache::DiskCache::open(
+                &shared.device,
+                &shared.info,
+                profile,
+                config.shader_runtime_checks,
+                &dir,
+            )
+        });
+        Ok(Self {
+            device: shared.device,
+            queue: shared.queue,
+            info: shared.info,
+            runtime_checks: config.shader_runtime_checks,
+            profile,
+            pipelines: std::sync::OnceLock::new(),
+            timestamps: shared.timestamps,
+            pipeline_creation: Duration::ZERO,
+            pool: shared.pool,
+            id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
+            lost: shared.lost,
+            invalid_next: AtomicBool::new(false),
+            adapter_memory: shared.adapter_memory,
+            next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
+            progress: shared.progress,
+            host_list_stages_checked: std::sync::OnceLock::new(),
+            host_list_stages_checking: std::sync::Mutex::new(()),
+            disk_cache,
+            device_creation: shared.device_creation,
+            // The known-answer test dispatches every stage it compiles at once; without it,
+            // stages a call never runs would be compiled for nothing.
+            warm_up: config.self_test != crate::config::SelfTest::Off,
+        })
+    }
+
+    /// Drops the device, as a driver reset would lose it (a test hook, and what a call does
+    /// to a device that did not finish in time). It counts as lost at once, before wgpu's
+    /// callback says so, so that every error it causes from now on is read as the loss.
+    /// Every context on the device (`GpuContext::shared`) is lost with it.
+    pub(crate) fn lose(&self) {
+        self.shared().lose();
     }
 
     /// Test hook: the next call's submission also asks for a buffer that cannot exist

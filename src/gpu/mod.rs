@@ -52,6 +52,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use device::SharedDevice;
 pub(crate) use layout::{Job, JobBases, JobPlan};
 pub(crate) use pipelines::HostListCheck;
 use pipelines::Pipelines;

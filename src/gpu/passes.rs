@@ -85,6 +85,7 @@ impl GpuContext {
             *g = Some(*slot);
         }
         let key = GroupKey {
+            context: self.id,
             stage,
             level: binds.level,
             given,

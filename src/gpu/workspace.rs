@@ -60,11 +60,13 @@ impl SizeCaps {
     }
 }
 
-/// What a cached bind group binds besides the workspace's buffers: its stage, its level's
-/// parameter block and the slots the pass gives by name (with the stored bases' buffer id,
-/// the key of [`Workspace::group`]).
+/// What a cached bind group binds besides the workspace's buffers: the context whose
+/// pipelines it was made for (contexts of several curve groups share a device's pool, and
+/// with it its workspaces), its stage, its level's parameter block and the slots the pass
+/// gives by name (with the stored bases' buffer id, the key of [`Workspace::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct GroupKey {
+    pub(crate) context: u64,
     pub(crate) stage: StageId,
     pub(crate) level: usize,
     pub(crate) given: [Option<Slot>; 4],

@@ -1,6 +1,6 @@
-//! Concurrency and device loss on a G2 (BN254's, the G2 the default run builds): the same
-//! generic engine code as BLS12-377 G1's `reliability.rs`, on coordinates of F_p^2, with
-//! the group's own known-answer test and resident sets.
+//! A G2 (BN254's, the G2 the default run builds) under concurrency, device loss and a device
+//! shared with a G1: the same generic engine code as BLS12-377 G1's `reliability.rs`, on
+//! coordinates of F_p^2, with the group's own known-answer test and resident sets.
 
 use ark_bn254::{Fr, G2Affine, G2Projective};
 use ark_ec::VariableBaseMSM;
@@ -54,16 +54,59 @@ fn bn254_g2_concurrent_calls_of_every_shape_match_arkworks() {
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }
 
-/// A BN254 G2 engine of its own whose device is lost in a call and between calls, the G1's
-/// sequence (`reliability::lost_devices_are_recreated`): the call in flight fails typed (no
-/// sum), the next call makes a new device (and runs the group's known-answer test on it)
-/// and is right, and sets loaded before the loss (with shifted copies too) or again after
-/// it give the right sums.
+/// A BN254 G2 engine on the device of a BN254 G1 engine of their own (how a prover holds
+/// the two, `GpuMsm::on_device_of`):
+/// - one memory budget: a set either loads counts in both engines' usage, and calls that
+///   alternate between the groups, one-shot and resident, take each other's idle
+///   workspaces and are right;
+/// - a configuration that would need another device is refused;
+/// - the G2's device is lost in a call and between calls, the G1's sequence
+///   (`reliability::lost_devices_are_recreated`): the call in flight fails typed (no sum),
+///   the next call makes a new device (and runs the group's known-answer test on it) and is
+///   right, and sets loaded before the loss (with shifted copies too) or again after it give
+///   the right sums;
+/// - the G1 engine, on the lost device all along, joins the G2's newest device at its next
+///   call instead of opening one of its own.
 #[test]
-fn bn254_g2_lost_device_is_recreated_by_the_next_call() {
-    let e: GpuMsm<C> = crate::common::forced_engine(MsmConfig {
+fn bn254_g2_on_a_g1_device_shares_its_budget_and_its_replacements() {
+    type G1 = ark_bn254::g1::Config;
+    let g1: GpuMsm<G1> = crate::common::forced_engine(MsmConfig {
         device_loss: DeviceLoss::Recreate,
         ..Default::default()
     });
-    crate::reliability::lost_devices_are_recreated(&e);
+    let g2 = GpuMsm::<C>::on_device_of(&g1, g1.config().clone()).unwrap();
+    let other_budget = MsmConfig {
+        memory_budget: gpu_msm::MemoryBudget::Bytes(1 << 28),
+        ..g1.config().clone()
+    };
+    assert!(matches!(
+        GpuMsm::<C>::on_device_of(&g1, other_budget),
+        Err(gpu_msm::MsmError::InvalidConfig(_))
+    ));
+
+    let resident = |e: &GpuMsm<C>| e.memory_usage().unwrap().resident;
+    let (b1, s1) = (random_bases::<G1>(40, 70), random_scalars::<Fr>(40, 71));
+    let want1 = ark_bn254::G1Projective::msm(&b1, &s1).unwrap();
+    let set1 = g1.load_bases(&b1).unwrap();
+    assert!(resident(&g2) > 0);
+    assert_eq!(resident(&g2), g1.memory_usage().unwrap().resident);
+    let (b2, s2) = (random_bases::<C>(40, 72), random_scalars::<Fr>(40, 73));
+    let want2 = reference(&b2, &s2);
+    // Each engine's first set: the same number on each of the two contexts, which the
+    // bind groups cached in a shared workspace must tell apart.
+    let set2 = g2.load_bases(&b2).unwrap();
+    for _ in 0..2 {
+        assert_eq!(g1.msm(&set1, &s1).unwrap(), want1);
+        assert_eq!(g2.msm(&set2, &s2).unwrap(), want2);
+        assert_eq!(g2.msm(&b2[..], &s2).unwrap(), want2);
+        assert_eq!(g1.msm(&b1[..], &s1).unwrap(), want1);
+    }
+
+    crate::reliability::lost_devices_are_recreated(&g2);
+    assert_eq!(g1.msm(&set1, &s1).unwrap(), want1);
+    assert_eq!(g1.devices_recreated(), 1);
+    let _again = g1.load_bases(&b1).unwrap();
+    assert!(resident(&g2) > 0, "the G1 engine joined the G2's device");
+    assert_eq!(resident(&g2), g1.memory_usage().unwrap().resident);
+    assert_eq!(g2.msm(&b2[..], &s2).unwrap(), want2);
 }

@@ -1,0 +1,115 @@
+//! Engines that share a device: [`GpuMsm::reconfigured`] (the same group, its pipelines
+//! too) and [`GpuMsm::on_device_of`] (any group, its own pipelines on the same device and
+//! memory budget).
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use super::device::{check_one_point_fits, DeviceCell};
+use super::{load_calibration, GpuMsm};
+use crate::config::{MsmConfig, SelfTest};
+use crate::curve::GpuCurve;
+use crate::error::{MsmError, Result};
+use crate::gpu::GpuContext;
+use crate::sre::policy::SrePolicy;
+
+impl<C: GpuCurve> GpuMsm<C> {
+    /// An engine with `config` on this engine's device and pipelines (no new adapter; the
+    /// host-list stages, shared too, are compiled by the first call of either engine that
+    /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
+    /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
+    /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
+    pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
+        config.validate()?;
+        self.same_device(&config, "reconfigured() keeps the device and its pipelines")?;
+        if config.shader_runtime_checks != self.config.shader_runtime_checks
+            || config.arithmetic != self.config.arithmetic
+        {
+            return Err(MsmError::InvalidConfig(
+                "reconfigured() keeps the pipelines: shader checks and arithmetic must match \
+                 (GpuMsm::on_device_of compiles others on the same device)"
+                    .into(),
+            ));
+        }
+        let engine = Self {
+            calibration: load_calibration(&config.calibration)?,
+            config,
+            gpu: self.gpu.clone(),
+            adapter: self.adapter.clone(),
+            device: self.device,
+            sre: SrePolicy::default(),
+            self_test_time: self.self_test_time,
+            created: self.created,
+            hooks: Arc::clone(&self.hooks),
+            read_copies_always: AtomicBool::new(false),
+            curve: std::marker::PhantomData,
+        };
+        if let Some(g) = engine.gpu() {
+            check_one_point_fits(&engine.config, &g, false)?;
+        }
+        Ok(engine)
+    }
+
+    /// An engine of group `C` with `config` on `other`'s device, of any group: how a prover
+    /// holds its G1 and G2 engines on one GPU. The two share the device, its queue and its
+    /// memory budget (each call and resident set of either counts against it, and
+    /// [`GpuMsm::memory_usage`] of either shows both); the new engine compiles its own
+    /// pipelines and runs its own known-answer test (`config.self_test`) on the device.
+    /// After a device loss, the first engine to replace it opens the new device and the
+    /// others join it ([`crate::DeviceLoss::Recreate`]).
+    ///
+    /// `config` must keep `other`'s adapter choice, memory budget and limits (the device's);
+    /// its profile, window, routing, shader checks and pipeline cache are its own. Without a
+    /// GPU on `other`, the engine runs on the CPU (or, if `config` demands the GPU,
+    /// [`MsmError::NoAdapter`]).
+    ///
+    /// ```no_run
+    /// use gpu_msm::{GpuMsm, MsmConfig};
+    /// let g1 = GpuMsm::<ark_bn254::g1::Config>::new()?;
+    /// let g2 = GpuMsm::<ark_bn254::g2::Config>::on_device_of(&g1, MsmConfig::default())?;
+    /// # Ok::<(), gpu_msm::MsmError>(())
+    /// ```
+    pub fn on_device_of<D: GpuCurve>(other: &GpuMsm<D>, config: MsmConfig) -> Result<Self> {
+        let start = std::time::Instant::now();
+        config.validate()?;
+        other.same_device(&config, "on_device_of() shares the device")?;
+        let calibration = load_calibration(&config.calibration)?;
+        let Some(cell) = &other.gpu else {
+            let cpu = Self::assemble(config, calibration, None, other.adapter.clone());
+            return cpu.started(None, start, false);
+        };
+        let known_answer = config.self_test != SelfTest::Off;
+        let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
+        let (gpu, _) = cell.line.context(&config, C::spec(), fits)?;
+        let gpu = Arc::new(gpu);
+        let line = Arc::clone(&cell.line);
+        let cell = DeviceCell::on_line(Arc::clone(&gpu), config.clone(), true, line);
+        let engine = Self::assemble(
+            config,
+            calibration,
+            Some(Arc::new(cell)),
+            other.adapter.clone(),
+        );
+        engine.started(Some(gpu), start, false)
+    }
+
+    /// [`MsmError::InvalidConfig`] unless `config` keeps what this engine's device was made
+    /// with (adapter choice, memory budget, limits); [`MsmError::NoAdapter`] if it demands
+    /// a GPU this engine lacks.
+    fn same_device(&self, config: &MsmConfig, what: &str) -> Result<()> {
+        if config.adapter != self.config.adapter
+            || config.memory_budget != self.config.memory_budget
+            || config.limits != self.config.limits
+        {
+            return Err(MsmError::InvalidConfig(format!(
+                "{what}: adapter choice, memory budget and limits must match"
+            )));
+        }
+        if self.gpu.is_none() && config.demands_gpu() {
+            return Err(MsmError::NoAdapter {
+                detail: "this engine has no GPU adapter".into(),
+            });
+        }
+        Ok(())
+    }
+}
