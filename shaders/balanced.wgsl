@@ -152,10 +152,12 @@ struct Run {
 }
 
 // The items handed up a tree step (at most WORKGROUP_SIZE / 2 a step): item k's head and
-// tail keys at 2k and 2k + 1, their sums at the same places (WORKGROUP_SIZE keys and points:
-// 4 (POINT_WORDS + 1) WORKGROUP_SIZE bytes, which src/gpu/capacity.rs checks).
+// tail keys at 2k and 2k + 1, its head's sum at k, then its tail's in the same place once
+// the head was read (WORKGROUP_SIZE keys and WORKGROUP_SIZE / 2 points: 4 (WORKGROUP_SIZE +
+// POINT_WORDS WORKGROUP_SIZE / 2) bytes, which src/gpu/capacity.rs checks; a G2 over a
+// 381-bit field fits 16 KiB).
 var<workgroup> up_keys: array<u32, WORKGROUP_SIZE>;
-var<workgroup> up_sums: array<PointWords, WORKGROUP_SIZE>;
+var<workgroup> up_sums: array<PointWords, WORKGROUP_SIZE / 2u>;
 
 const FOLD_STEPS: u32 = 2u * CARRY_FANIN;
 
@@ -173,7 +175,8 @@ fn fold_input(first_item: u32, end: u32, step: u32) -> Run {
     return run;
 }
 
-// A right lane of a tree step hands its runs up as item `slot`.
+// A right lane of a tree step hands its runs up as item `slot`: the keys and the head's sum
+// (its tail's sum, `acc`, follows once the head was read).
 fn hand_up(slot: u32, head_key: u32, head: Point, key: u32, acc: Point) {
     var item_head = Run(key, acc);
     var tail_key = NO_KEY;
@@ -183,14 +186,13 @@ fn hand_up(slot: u32, head_key: u32, head: Point, key: u32, acc: Point) {
     }
     up_keys[2u * slot] = item_head.key;
     up_keys[2u * slot + 1u] = tail_key;
-    up_sums[2u * slot] = point_to_words(item_head.sum);
-    up_sums[2u * slot + 1u] = point_to_words(acc);
+    up_sums[slot] = point_to_words(item_head.sum);
 }
 
 // One loop with one point addition in it (a call site is thousands of instructions:
-// curve.wgsl): FOLD_STEPS steps over the lane's items' halves, then the tree steps, two
-// barriers each (every lane runs the same steps, with no early exit, so the barriers stay
-// in uniform control flow).
+// curve.wgsl): FOLD_STEPS steps over the lane's items' halves, then the tree steps, four
+// barriers each, around the head's hand-up and the tail's (every lane runs the same steps,
+// with no early exit, so the barriers stay in uniform control flow).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>,
@@ -205,7 +207,8 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
     let steps = FOLD_STEPS + countTrailingZeros(WORKGROUP_SIZE);
     for (var step = 0u; step < steps; step++) {
         // The next run, if any; on a tree step, the taken item's tail key when it has two
-        // runs (its sum stays at `slot` until the next step's first barrier).
+        // runs (its sum replaces the head's at `slot`, and stays there until the next
+        // step's first barrier).
         var next = Run(NO_KEY, acc);
         var tail_key = NO_KEY;
         var slot = 0u;
@@ -214,16 +217,23 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
         } else {
             let stride = 1u << (step - FOLD_STEPS);
             slot = lane / (2u * stride);
+            let right = lane % (2u * stride) == stride;
             // The previous step's left lanes have read their slots.
             workgroupBarrier();
-            if (lane % (2u * stride) == stride) {
+            if (right) {
                 hand_up(slot, head_key, head, key, acc);
             }
             workgroupBarrier();
             if (lane % (2u * stride) == 0u && up_keys[2u * slot] != NO_KEY) {
-                next = Run(up_keys[2u * slot], point_from_words(up_sums[2u * slot]));
+                next = Run(up_keys[2u * slot], point_from_words(up_sums[slot]));
                 tail_key = up_keys[2u * slot + 1u];
             }
+            // The heads are read: the tails' sums take their places.
+            workgroupBarrier();
+            if (right) {
+                up_sums[slot] = point_to_words(acc);
+            }
+            workgroupBarrier();
         }
         // The next run joins the one being summed (the addition) or ends it.
         let adds = next.key != NO_KEY && next.key == key;
@@ -242,7 +252,7 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
         if (tail_key != NO_KEY) {
             end_run(&head_key, &head, key, sum);
             key = tail_key;
-            sum = point_from_words(up_sums[2u * slot + 1u]);
+            sum = point_from_words(up_sums[slot]);
         }
         acc = sum;
     }

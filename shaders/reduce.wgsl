@@ -147,7 +147,8 @@ fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
     store_partial(w * params.segments + s, running, a);
 }
 
-var<workgroup> tree: array<PointWords, WORKGROUP_SIZE>;
+// The points a tree step hands down: lane half + i's at i (half <= WORKGROUP_SIZE / 2).
+var<workgroup> tree: array<PointWords, WORKGROUP_SIZE / 2u>;
 
 // reduce_windows' points, by the step's choice.
 const W_RUN: u32 = 0u;
@@ -237,8 +238,9 @@ fn window_point(i: u32, running: Point, wt: Point, z: Point, v: Point) -> Point 
 
 // One loop with one point addition in it: the lane's steps (window_step), then the tree over
 // the lanes that hold items (min(m, WORKGROUP_SIZE) of them, the others keep the identity):
-// log2 of that many steps, none for m = 1, a barrier at the start of each (every lane runs
-// the same steps). Lane 0 ends with the window's sum.
+// log2 of that many steps, none for m = 1, each halving the lanes: the upper half writes
+// its sums between two barriers and the lower half adds them (every lane runs the same
+// steps). Lane 0 ends with the window's sum.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                   @builtin(local_invocation_index) lane: u32) {
@@ -273,13 +275,15 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                 y = load_partial(st.load, w * params.segments + st.item);
             }
         } else {
-            if (step == own_steps) {
-                tree[lane] = point_to_words(v);
+            let half = lanes >> (step - own_steps + 1u);
+            // The previous step's lower half has read its points.
+            workgroupBarrier();
+            if (lane >= half && lane < 2u * half) {
+                tree[lane - half] = point_to_words(v);
             }
             workgroupBarrier();
-            let half = lanes >> (step - own_steps + 1u);
             if (lane < half) {
-                y = point_from_words(tree[lane + half]);
+                y = point_from_words(tree[lane]);
                 adds = true;
             }
         }
@@ -293,9 +297,6 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
                 z = p;
             } else {
                 v = p;
-            }
-            if (step >= own_steps) {
-                tree[lane] = point_to_words(v);
             }
         }
     }

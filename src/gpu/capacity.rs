@@ -12,22 +12,22 @@ use crate::digits::MAX_MERGE_LEVELS;
 use crate::error::{MsmError, Result};
 
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
-/// WORKGROUP_SIZE keys and points); reduce_windows' (WORKGROUP_SIZE points) and the scan's
-/// (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry point's
-/// arrays with naga and checks this figure against the largest. BLS12-381 and BLS12-377
-/// G2's 72-word points take 18 688 bytes, past WebGPU's default 16 KiB (desktop Vulkan
-/// adapters give more, and lavapipe runs them): an adapter with 16 KiB refuses their engines with
-/// [`MsmError::InvalidConfig`] (issue 21's notes: smaller trees for large points).
+/// WORKGROUP_SIZE keys and WORKGROUP_SIZE / 2 points, a tree step handing up an item's head
+/// and then its tail in the same place); reduce_windows' (WORKGROUP_SIZE / 2 points) and the
+/// scan's (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry
+/// point's arrays with naga and checks this figure against the largest. The G2s over
+/// 381-bit fields (72-word points) take 9 472 bytes, within WebGPU's default 16 KiB; an
+/// adapter with less refuses an engine with [`MsmError::InvalidConfig`].
 pub(crate) fn workgroup_bytes(profile: CurveProfile) -> u32 {
-    WORKGROUP_SIZE * 4 * (profile.point_words() as u32 + 1)
+    4 * (WORKGROUP_SIZE + WORKGROUP_SIZE / 2 * profile.point_words() as u32)
 }
 
 impl GpuContext {
     /// [`MsmError::InvalidConfig`] unless every MSM stage fits the device's per-stage
     /// limits: storage and uniform buffers per stage, invocations per workgroup, and the
-    /// workgroup memory of the carry's tree (`shaders/balanced.wgsl`, a key and a point per
-    /// invocation), which bounds the reduction's (`shaders/reduce.wgsl`, a point per
-    /// invocation) and the scan's (a word per invocation).
+    /// workgroup memory of the carry's tree (`shaders/balanced.wgsl`, a key per invocation
+    /// and a point per two), which bounds the reduction's (`shaders/reduce.wgsl`, a point
+    /// per two invocations) and the scan's (a word per invocation).
     pub(super) fn check_stage_limits(&self) -> Result<()> {
         let limits = self.device.limits();
         let refuse = |what: String| {
