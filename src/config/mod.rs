@@ -43,7 +43,8 @@ pub const TIMING_ENV: &str = "GPU_MSM_TIMING";
 /// Environment variable that overrides [`AdapterChoice::name_contains`].
 pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
 
-/// Share of the adapter's memory an engine may hold by default
+/// Share of the adapter's memory a device (its engines: `reconfigured` ones and those of
+/// other groups made by `GpuMsm::on_device_of`) may hold by default
 /// ([`MemoryBudget::Fraction`]): the rest is left to the prover and other programs on the
 /// same GPU.
 pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
@@ -52,13 +53,22 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
 /// to finish a submission or map a buffer, or for room in the memory budget.
 ///
 /// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
-/// 1.4 M-point Limbs32 slice at its 128 MiB binding, then the default) took about 7 s, and a 2^26-point MSM on an H200
-/// is estimated (not measured) under 2 s. A wait past it means a hung or lost GPU, with one
-/// exception measured on a software adapter: lavapipe compiles a pipeline at its first
-/// dispatch, and BLS12-381 G2's Limbs13 shift stage took longer than this there (a
-/// `Timeout`, never a sum; a slow machine's first G2 calls may want a longer
-/// `gpu_timeout`).
+/// 1.4 M-point Limbs32 slice at its 128 MiB binding, then the default) took about 7 s, and
+/// a 2^26-point MSM on an H200 is estimated (not measured) under 2 s. A wait past it means
+/// a hung or lost GPU. A driver that compiles a pipeline at its first dispatch (lavapipe:
+/// BLS12-381 G2's Limbs13 shift stage took longer than this there) does so in the
+/// warm-up that follows each compile, under [`FIRST_DISPATCH_TIMEOUT`], except at the
+/// creation of an engine whose `self_test` is `Off`, which skips that warm-up: its first
+/// calls compile the stages they run, inside their waits.
 pub const DEFAULT_GPU_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long the first dispatches of newly compiled pipelines may go without progress (the
+/// warm-up after each compile: at an engine's creation, a replacement device's, and the
+/// first use of the host-list and shift stages), in which a driver that compiles at first
+/// dispatch (lavapipe: LLVM, one stage after another) compiles them. Past it the device is
+/// taken to be hung ([`crate::MsmError::Timeout`]). A compile at pipeline creation, as most
+/// GPU drivers do, has no deadline: wgpu's call does not return before it is done.
+pub const FIRST_DISPATCH_TIMEOUT: Duration = Duration::from_secs(1200);
 
 /// After a failed attempt to replace a lost device ([`DeviceLoss::Recreate`]), the next
 /// attempt waits this long; each further failure doubles the wait, up to
@@ -68,9 +78,9 @@ pub const RECREATE_BACKOFF_MIN: Duration = Duration::from_secs(1);
 /// The longest wait between two attempts to replace a lost device.
 pub const RECREATE_BACKOFF_MAX: Duration = Duration::from_secs(60);
 
-/// How much device memory an engine may hold at once: resident bases, the buffers of calls
-/// in flight and idle pooled buffers. Calls that do not fit wait for others to finish
-/// ([`crate::gpu::pool`]).
+/// How much device memory the engines of a device may hold at once: resident bases, the
+/// buffers of calls in flight and idle pooled buffers. Calls that do not fit wait for
+/// others to finish ([`crate::gpu::pool`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MemoryBudget {
     /// This share (in (0, 1]) of what the adapter offers: its largest device-local memory
@@ -239,9 +249,11 @@ pub struct MsmConfig {
     pub max_slice_points: Option<usize>,
     /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
     /// the adapter's). Concurrent calls wait for room instead of over-allocating. The
-    /// budget is the engine's (and its `reconfigured` engines'): engines of other curve
-    /// groups on the same adapter (a Groth16 prover's G1 and G2) each open a device with a
-    /// budget of their own, so give each a share that sums to what the adapter may hold.
+    /// budget is the device's: its `reconfigured` engines and the engines of other curve
+    /// groups made on it by [`crate::GpuMsm::on_device_of`] (a Groth16 prover's G1 and G2)
+    /// share it, and must ask for the same. Engines made by `with_config` each open a
+    /// device with a budget of its own: give each a share that sums to what the adapter may
+    /// hold.
     pub memory_budget: MemoryBudget,
     /// The limits the device is requested with (default `None`: the adapter's own). Each
     /// must be within the adapter's, else [`MsmError::InvalidConfig`] at creation. Lower

@@ -73,7 +73,7 @@ impl GpuContext {
     pub(super) fn compile(&self) -> Result<Pipelines> {
         let ids: Vec<StageId> = msm_stages().filter(|id| !id.def().on_first_use).collect();
         Ok(Pipelines {
-            ready: self.compile_stages(&ids)?,
+            ready: self.compile_stages(&ids, self.warm_up)?,
             on_first_use: OnceLock::new(),
             building: Mutex::new(()),
             first_use_time: OnceLock::new(),
@@ -86,8 +86,7 @@ impl GpuContext {
     pub(crate) fn build_shift_stage(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
         self.build_once(&p.shift, timeout, "to compile the shift stage", || {
-            let modules = self.shader_modules(&[StageId::Shift])?;
-            let built = self.compile_parallel(&[StageId::Shift], &modules, &|_, _| {})?;
+            let built = self.compile_stages(&[StageId::Shift], true)?;
             Ok(built[&StageId::Shift].clone())
         })
     }
@@ -104,7 +103,7 @@ impl GpuContext {
             || {
                 let start = Instant::now();
                 let ids: Vec<StageId> = msm_stages().filter(|id| id.def().on_first_use).collect();
-                let built = self.compile_stages(&ids)?;
+                let built = self.compile_stages(&ids, true)?;
                 let _ = p.first_use_time.set(start.elapsed());
                 Ok(built)
             },
@@ -144,12 +143,18 @@ impl GpuContext {
     }
 
     /// Compiles `ids`, on as many threads as the machine has cores: drivers compile one
-    /// pipeline on one thread, and a software adapter spends seconds on each. Each pipeline
-    /// is then dispatched once as soon as it exists (`super::warm_up`) when the
-    /// known-answer test will dispatch them all anyway.
-    fn compile_stages(&self, ids: &[StageId]) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
+    /// pipeline on one thread, and a software adapter spends seconds on each. With `warm`,
+    /// each pipeline is then dispatched once as soon as it exists, and the dispatches are
+    /// waited for (`super::warm_up`): at creation when the known-answer test will dispatch
+    /// them all anyway, and always for the stages compiled on their first use, which the
+    /// call that waits for them runs next.
+    fn compile_stages(
+        &self,
+        ids: &[StageId],
+        warm: bool,
+    ) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
         let modules = self.shader_modules(ids)?;
-        if !self.warm_up {
+        if !warm {
             return self.compile_parallel(ids, &modules, &|_, _| {});
         }
         super::warm_up::while_compiling(self, |made| self.compile_parallel(ids, &modules, made))

@@ -1,8 +1,10 @@
 //! The warm-up: each new pipeline dispatched once, as soon as it exists, over zeroed
-//! buffers. A driver that compiles a pipeline at its first dispatch rather than at its
-//! creation (lavapipe: LLVM, about 3 s per stage that adds points on a fresh machine, one
-//! stage after another on its queue thread) then compiles each stage while the next ones
-//! are still being created, instead of in the known-answer test's first call.
+//! buffers, and those dispatches waited for before the pipelines are handed out. A driver
+//! that compiles a pipeline at its first dispatch rather than at its creation (lavapipe:
+//! LLVM, about 3 s per stage that adds points on a fresh machine, one stage after another
+//! on its queue thread) then compiles each stage while the next ones are still being
+//! created, and within the compile's deadline ([`FIRST_DISPATCH_TIMEOUT`]), not inside the
+//! first call's wait, whose deadline (`MsmConfig::gpu_timeout`) is for a hung GPU.
 //!
 //! Every count in the zeroed parameters is zero, so each thread of every stage returns at
 //! once or touches only workgroup memory or the first words of these buffers: a rule every
@@ -13,7 +15,8 @@ use std::sync::mpsc;
 use super::device::scoped;
 use super::stages::{Access, Stage, StageId};
 use super::GpuContext;
-use crate::error::Result;
+use crate::config::FIRST_DISPATCH_TIMEOUT;
+use crate::error::{MsmError, Result};
 
 /// A scoped thread's result; its panic goes on in the caller.
 pub(super) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
@@ -21,7 +24,8 @@ pub(super) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 }
 
 /// Runs `compile` with a thread beside it that dispatches every pipeline `compile` hands to
-/// its callback (a submission may wait for the driver, so the compiling threads do not).
+/// its callback (a submission may wait for the driver, so the compiling threads do not),
+/// then waits for those dispatches.
 pub(super) fn while_compiling<T>(
     gpu: &GpuContext,
     compile: impl FnOnce(&(dyn Fn(StageId, &wgpu::ComputePipeline) + Sync)) -> Result<T>,
@@ -31,19 +35,40 @@ pub(super) fn while_compiling<T>(
     std::thread::scope(|scope| {
         let warmer = scope.spawn(|| {
             scoped(&gpu.device, "pipeline warm-up", || {
+                let mut last = None;
                 for (id, p) in rx {
-                    warm.dispatch(gpu, id, &p);
+                    last = Some(warm.dispatch(gpu, id, &p));
                 }
-                Ok(())
+                Ok(last)
             })
         });
         let out = compile(&|id, p| {
             let _ = tx.send((id, p.clone()));
         });
         drop(tx);
-        join(warmer)?;
-        out
+        let last = join(warmer)?;
+        let out = out?;
+        if let Some(last) = last {
+            compiled_at_first_dispatch(gpu, last)?;
+        }
+        Ok(out)
     })
+}
+
+/// Waits for the warm-up's dispatches up to the `last`, in which a driver that compiles at
+/// first dispatch compiles the new pipelines (and for what was queued before them: on a
+/// device shared with other engines, their calls): at most [`FIRST_DISPATCH_TIMEOUT`]
+/// without progress, past which the device is taken to be hung and dropped.
+fn compiled_at_first_dispatch(gpu: &GpuContext, last: wgpu::SubmissionIndex) -> Result<()> {
+    gpu.wait_for(last, FIRST_DISPATCH_TIMEOUT)
+        .map_err(|e| match e {
+            MsmError::Timeout(_) => MsmError::Timeout(format!(
+                "the first dispatches of new pipelines (where a driver may compile them) did not \
+             end within {FIRST_DISPATCH_TIMEOUT:?} (FIRST_DISPATCH_TIMEOUT); the device is \
+             taken to be hung and was dropped"
+            )),
+            e => e,
+        })
 }
 
 /// The zeroed buffers every warm-up dispatch binds.
@@ -85,7 +110,12 @@ impl WarmUp {
     }
 
     /// Submits one workgroup of `id`'s pipeline over these buffers.
-    fn dispatch(&self, gpu: &GpuContext, id: StageId, pipeline: &wgpu::ComputePipeline) {
+    fn dispatch(
+        &self,
+        gpu: &GpuContext,
+        id: StageId,
+        pipeline: &wgpu::ComputePipeline,
+    ) -> wgpu::SubmissionIndex {
         let mut storage = self.storage.iter();
         let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("warm-up"),
@@ -105,6 +135,6 @@ impl WarmUp {
             pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
-        gpu.queue.submit([encoder.finish()]);
+        gpu.queue.submit([encoder.finish()])
     }
 }
