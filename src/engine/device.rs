@@ -64,25 +64,24 @@ impl DeviceLine {
     /// A context for `curve` with `config` on the line's device, or, when that device is
     /// lost, on a new one that becomes the line's. The device is opened under the line's
     /// lock (engines that meet the same loss make one device between them), the pipelines
-    /// compiled after it is released. `.1`: whether this call opened the device.
+    /// compiled after it is released.
     pub(super) fn context(
         &self,
         config: &MsmConfig,
         curve: &'static CurveSpec,
         fits: impl FnOnce(&GpuContext) -> Result<()>,
-    ) -> Result<(GpuContext, bool)> {
-        let (shared, opened) = {
+    ) -> Result<GpuContext> {
+        let shared = {
             let mut newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
-            match newest.is_lost() {
-                true => {
-                    let fresh = SharedDevice::open(config)?;
-                    *newest = fresh.joined();
-                    (fresh, true)
-                }
-                false => (newest.joined(), false),
+            if newest.is_lost() {
+                let fresh = SharedDevice::open(config)?;
+                *newest = fresh.joined();
+                fresh
+            } else {
+                newest.joined()
             }
         };
-        Ok((GpuContext::new_on(shared, config, curve, fits)?, opened))
+        GpuContext::new_on(shared, config, curve, fits)
     }
 }
 
@@ -93,7 +92,8 @@ pub(super) struct DeviceCell {
     /// The device's line, shared with the engines of other groups on it.
     pub(super) line: Arc<DeviceLine>,
     /// How a replacement is made and tested: the configuration of the engine that made the
-    /// first device, whichever engine sharing the cell meets the loss.
+    /// cell (with `with_config`, or `on_device_of`), whichever engine sharing the cell
+    /// (its `reconfigured` ones) meets the loss.
     policy: MsmConfig,
     recreation: Mutex<Recreation>,
     /// Signalled when a replacement attempt ends.
@@ -278,26 +278,21 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// A replacement context made and tested as the cell's policy says, before anything
     /// uses it: on the device another engine of the line made after the loss, else on a
-    /// new one. A device this attempt opened and that fails the test is dropped as lost; one
-    /// it joined stays for the engines that passed on it.
+    /// new one. A context that fails the test is dropped; its device stays, for the other
+    /// engines that passed on it and for the next attempt (a fresh device would run the
+    /// same shaders on the same adapter).
     fn new_device(&self, cell: &DeviceCell) -> Result<Arc<GpuContext>> {
         let _s = tracing::info_span!("gpu_msm.recreate_device").entered();
         let policy = &cell.policy;
         let known_answer = policy.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(policy, g, known_answer);
-        let (fresh, opened) = cell.line.context(policy, <C as GpuCurve>::spec(), fits)?;
-        let fresh = Arc::new(fresh);
+        let fresh = Arc::new(cell.line.context(policy, <C as GpuCurve>::spec(), fits)?);
         if !known_answer {
             return Ok(fresh);
         }
         match self.known_answer_test(policy, &fresh, false) {
             Ok(_) => Ok(fresh),
-            Err(f) => {
-                if opened {
-                    fresh.lose();
-                }
-                Err(f.refusal(&fresh.info.name))
-            }
+            Err(f) => Err(f.refusal(&fresh)),
         }
     }
 
@@ -344,7 +339,9 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
     }
 
-    /// How many devices the engine has made after losing one ([`DeviceLoss::Recreate`]).
+    /// How many times the engine has replaced its lost device ([`DeviceLoss::Recreate`]):
+    /// with a device it opened, or with the one another engine on its device made first
+    /// ([`GpuMsm::on_device_of`]).
     pub fn devices_recreated(&self) -> u64 {
         self.gpu
             .as_ref()

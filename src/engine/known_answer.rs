@@ -65,25 +65,34 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    /// The error an engine's creation (or a device's replacement) reports: a call that does
-    /// not fit is the configuration's fault ([`MsmError::InvalidConfig`]); anything else
-    /// refuses the device ([`MsmError::SelfTestFailed`]).
-    pub(crate) fn refusal(self, adapter: &str) -> MsmError {
+    /// The error an engine's creation (or a device's replacement) on `gpu` reports: a call
+    /// that does not fit is the configuration's fault ([`MsmError::InvalidConfig`]), or,
+    /// beside resident sets (of engines sharing the device, `GpuMsm::on_device_of`), a
+    /// lack of room now ([`MsmError::InputTooLarge`]); anything else refuses the device
+    /// ([`MsmError::SelfTestFailed`]).
+    pub(crate) fn refusal(self, gpu: &GpuContext) -> MsmError {
         let detail = match self {
             Failure::Config(error) => return error,
             Failure::Call {
                 detail,
                 error: MsmError::InputTooLarge(why),
             } => {
-                return MsmError::InvalidConfig(format!(
-                    "the known-answer test's call ({detail}) does not fit: {why}"
-                ))
+                let resident = gpu.memory_usage().resident;
+                return match resident {
+                    0 => MsmError::InvalidConfig(format!(
+                        "the known-answer test's call ({detail}) does not fit: {why}"
+                    )),
+                    _ => MsmError::InputTooLarge(format!(
+                        "the known-answer test's call ({detail}) does not fit beside the \
+                         {resident} bytes of resident bases on the device: {why}"
+                    )),
+                };
             }
             Failure::Wrong(detail) => detail,
             Failure::Call { detail, error } => format!("{detail}: {error}"),
         };
         MsmError::SelfTestFailed {
-            adapter: adapter.to_string(),
+            adapter: gpu.adapter_name().to_string(),
             detail,
         }
     }
@@ -156,7 +165,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let policy = self.config.clone();
         let detail = match self
             .known_answer_test(&policy, gpu, tamper)
-            .map_err(|f| f.refusal(self.adapter_name()))
+            .map_err(|f| f.refusal(gpu))
         {
             Ok(t) => {
                 self.self_test_time = Some(t);

@@ -7,7 +7,7 @@
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
 //! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
-//! | `device.rs` | the device over its life: readiness, replacement after a loss |
+//! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
 //! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
@@ -52,8 +52,9 @@ use device::check_one_point_fits;
 use device::DeviceCell;
 use faults::Hooks;
 
-/// Identities of devices (and of CPU-only engines), so that a [`Bases`] is used only where
-/// it was loaded.
+/// Identities of the owners of resident sets: an engine and its `reconfigured` ones share
+/// one, every other engine (`on_device_of` ones too, on the same device) has its own, so
+/// that a [`Bases`] is used only by the engines that loaded it.
 static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 
 /// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
@@ -69,6 +70,7 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     config: MsmConfig,
     gpu: Option<Arc<DeviceCell>>,
     adapter: AdapterFacts,
+    /// The owner of the sets this engine loads ([`NEXT_DEVICE`]).
     device: u64,
     /// Crossovers for routing, when configured.
     calibration: Option<Calibration>,

@@ -59,9 +59,22 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// others join it ([`crate::DeviceLoss::Recreate`]).
     ///
     /// `config` must keep `other`'s adapter choice, memory budget and limits (the device's);
-    /// its profile, window, routing, shader checks and pipeline cache are its own. Without a
+    /// its profile (`arithmetic`: `None` picks the group's; `Limbs32Edwards` on a group
+    /// without the Edwards map, every G2, is [`MsmError::InvalidConfig`]), window, routing,
+    /// shader checks, pipeline cache, `gpu_timeout` and `device_loss` are its own. Without a
     /// GPU on `other`, the engine runs on the CPU (or, if `config` demands the GPU,
     /// [`MsmError::NoAdapter`]).
+    ///
+    /// What sharing means for calls:
+    /// - one queue: a call's wait includes the work queued before it by every engine on the
+    ///   device, so give them the same `gpu_timeout` (a short one can take the device for
+    ///   hung while the other engine's long call runs, and a timeout drops the device for
+    ///   both);
+    /// - one budget: sets loaded by either engine leave less room for the other's calls
+    ///   (a resident part that no longer fits beside them is [`MsmError::InputTooLarge`]),
+    ///   and a known-answer test that finds no room fails with it too;
+    /// - sets are the engine's own: [`crate::Bases`] of one engine passed to another of the
+    ///   same group on the device is [`MsmError::ForeignBases`].
     ///
     /// ```no_run
     /// use gpu_msm::{GpuMsm, MsmConfig};
@@ -80,7 +93,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         let known_answer = config.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (gpu, _) = cell.line.context(&config, C::spec(), fits)?;
+        let gpu = cell.line.context(&config, C::spec(), fits)?;
         let gpu = Arc::new(gpu);
         let line = Arc::clone(&cell.line);
         let cell = DeviceCell::on_line(Arc::clone(&gpu), config.clone(), true, line);

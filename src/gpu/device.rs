@@ -1,5 +1,6 @@
 //! The adapter and its device: choosing the adapter, what memory it offers, creating the
-//! device and its context, error scopes, and losing a device on purpose.
+//! device (`SharedDevice`, which contexts of several curve groups may share) and a context
+//! on it, error scopes, and losing a device on purpose.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! | `device.rs` | adapter choice, device creation, error scopes, losing a device |
+//! | `device.rs` | adapter choice, device creation (`SharedDevice`: what contexts of several curve groups share), error scopes, losing a device |
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |

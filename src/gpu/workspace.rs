@@ -18,6 +18,9 @@ use super::stages::StageId;
 /// Smallest size class, in bytes (also a multiple of every copy and map alignment).
 pub const MIN_CLASS_BYTES: u64 = 256;
 
+/// Most bind groups a workspace keeps (a call of one context makes a few dozen).
+const MAX_CACHED_GROUPS: usize = 1024;
+
 /// The size class of a request: the next power of two, at least [`MIN_CLASS_BYTES`].
 pub fn size_class(bytes: u64) -> u64 {
     bytes.max(MIN_CLASS_BYTES).next_power_of_two()
@@ -195,6 +198,11 @@ impl Workspace {
         }
         self.groups
             .retain(|(k, id), _| *k != key || *id == bases_id);
+        // Groups of contexts that are gone (engines dropped, devices replaced) are never
+        // asked for again: a bound keeps them from piling up.
+        if self.groups.len() >= MAX_CACHED_GROUPS {
+            self.groups.clear();
+        }
         let g = make(self);
         self.groups.insert((key, bases_id), g.clone());
         g

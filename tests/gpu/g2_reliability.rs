@@ -1,4 +1,4 @@
-//! A G2 (BN254's, the G2 the default run builds) under concurrency, device loss and a device
+//! A G2 (BN254's, the quickest to build) under concurrency, device loss and a device
 //! shared with a G1: the same generic engine code as BLS12-377 G1's `reliability.rs`, on
 //! coordinates of F_p^2, with the group's own known-answer test and resident sets.
 
@@ -54,8 +54,10 @@ fn bn254_g2_concurrent_calls_of_every_shape_match_arkworks() {
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }
 
-/// A BN254 G2 engine on the device of a BN254 G1 engine of their own (how a prover holds
-/// the two, `GpuMsm::on_device_of`):
+/// A BN254 G2 engine on the device of a BLS12-377 G1 engine, both made for this test
+/// (`GpuMsm::on_device_of`, as a prover holds its G1 and G2 engines; here two curves, and
+/// the Edwards profile beside a Weierstrass one, so that nothing of one context fits the
+/// other by chance):
 /// - one memory budget: a set either loads counts in both engines' usage, and calls that
 ///   alternate between the groups, one-shot and resident, take each other's idle
 ///   workspaces and are right;
@@ -68,8 +70,8 @@ fn bn254_g2_concurrent_calls_of_every_shape_match_arkworks() {
 /// - the G1 engine, on the lost device all along, joins the G2's newest device at its next
 ///   call instead of opening one of its own.
 #[test]
-fn bn254_g2_on_a_g1_device_shares_its_budget_and_its_replacements() {
-    type G1 = ark_bn254::g1::Config;
+fn bn254_g2_on_a_bls12_377_g1_device_shares_its_budget_and_its_replacements() {
+    type G1 = ark_bls12_377::g1::Config;
     let g1: GpuMsm<G1> = crate::common::forced_engine(MsmConfig {
         device_loss: DeviceLoss::Recreate,
         ..Default::default()
@@ -85,8 +87,11 @@ fn bn254_g2_on_a_g1_device_shares_its_budget_and_its_replacements() {
     ));
 
     let resident = |e: &GpuMsm<C>| e.memory_usage().unwrap().resident;
-    let (b1, s1) = (random_bases::<G1>(40, 70), random_scalars::<Fr>(40, 71));
-    let want1 = ark_bn254::G1Projective::msm(&b1, &s1).unwrap();
+    let (b1, s1) = (
+        random_bases::<G1>(40, 70),
+        random_scalars::<ark_bls12_377::Fr>(40, 71),
+    );
+    let want1 = ark_bls12_377::G1Projective::msm(&b1, &s1).unwrap();
     let set1 = g1.load_bases(&b1).unwrap();
     assert!(resident(&g2) > 0);
     assert_eq!(resident(&g2), g1.memory_usage().unwrap().resident);
