@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
 use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
-use super::{GpuMsm, NEXT_DEVICE};
+use super::GpuMsm;
 use crate::config::{
     BucketSort, DeviceLoss, MsmConfig, SelfTest, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN,
 };
@@ -18,7 +18,6 @@ use crate::curve::CurveSpec;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, SharedDevice};
-use crate::sre::policy::SrePolicy;
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
 /// memory budget at `config`'s window size (the cost model's for one point without one),
@@ -320,23 +319,8 @@ impl<C: GpuCurve> GpuMsm<C> {
             self_test: SelfTest::Off,
             ..policy.clone()
         };
-        Self {
-            gpu: Some(Arc::new(DeviceCell::new(
-                Arc::clone(gpu),
-                config.clone(),
-                false,
-            ))),
-            config,
-            calibration: None,
-            adapter: self.adapter.clone(),
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
-            sre: SrePolicy::default(),
-            self_test_time: None,
-            created: crate::report::Startup::default(),
-            hooks: Arc::default(),
-            read_copies_always: Default::default(),
-            curve: std::marker::PhantomData,
-        }
+        let cell = DeviceCell::new(Arc::clone(gpu), config.clone(), false);
+        Self::assemble(config, None, Some(Arc::new(cell)), self.adapter.clone())
     }
 
     /// How many times the engine has replaced its lost device ([`DeviceLoss::Recreate`]):

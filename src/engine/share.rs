@@ -2,7 +2,6 @@
 //! too) and [`GpuMsm::on_device_of`] (any group, its own pipelines on the same device and
 //! memory budget).
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use super::device::{check_one_point_fits, DeviceCell};
@@ -11,7 +10,6 @@ use crate::config::{MsmConfig, SelfTest};
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::gpu::GpuContext;
-use crate::sre::policy::SrePolicy;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// An engine with `config` on this engine's device and pipelines (no new adapter; the
@@ -21,7 +19,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
-        self.same_device(&config, "reconfigured() keeps the device and its pipelines")?;
+        self.check_device_settings(&config, "reconfigured() keeps the device and its pipelines")?;
         if config.shader_runtime_checks != self.config.shader_runtime_checks
             || config.arithmetic != self.config.arithmetic
         {
@@ -31,19 +29,14 @@ impl<C: GpuCurve> GpuMsm<C> {
                     .into(),
             ));
         }
-        let engine = Self {
-            calibration: load_calibration(&config.calibration)?,
-            config,
-            gpu: self.gpu.clone(),
-            adapter: self.adapter.clone(),
-            device: self.device,
-            sre: SrePolicy::default(),
-            self_test_time: self.self_test_time,
-            created: self.created,
-            hooks: Arc::clone(&self.hooks),
-            read_copies_always: AtomicBool::new(false),
-            curve: std::marker::PhantomData,
-        };
+        let calibration = load_calibration(&config.calibration)?;
+        let mut engine =
+            Self::assemble(config, calibration, self.gpu.clone(), self.adapter.clone());
+        // The same owner of resident sets, start-up and test hooks as this engine.
+        engine.device = self.device;
+        engine.self_test_time = self.self_test_time;
+        engine.created = self.created;
+        engine.hooks = Arc::clone(&self.hooks);
         if let Some(g) = engine.gpu() {
             check_one_point_fits(&engine.config, &g, false)?;
         }
@@ -85,7 +78,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub fn on_device_of<D: GpuCurve>(other: &GpuMsm<D>, config: MsmConfig) -> Result<Self> {
         let start = std::time::Instant::now();
         config.validate()?;
-        other.same_device(&config, "on_device_of() shares the device")?;
+        other.check_device_settings(&config, "on_device_of() shares the device")?;
         let calibration = load_calibration(&config.calibration)?;
         let Some(cell) = &other.gpu else {
             let cpu = Self::assemble(config, calibration, None, other.adapter.clone());
@@ -109,7 +102,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// [`MsmError::InvalidConfig`] unless `config` keeps what this engine's device was made
     /// with (adapter choice, memory budget, limits); [`MsmError::NoAdapter`] if it demands
     /// a GPU this engine lacks.
-    fn same_device(&self, config: &MsmConfig, what: &str) -> Result<()> {
+    fn check_device_settings(&self, config: &MsmConfig, what: &str) -> Result<()> {
         if config.adapter != self.config.adapter
             || config.memory_budget != self.config.memory_budget
             || config.limits != self.config.limits

@@ -8,7 +8,7 @@ use super::shader::field::WORKGROUP_SIZE;
 use super::slots::Slot;
 use super::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use super::stages::{Binding, Source, StageId};
-use super::workspace::{GroupKey, Workspace};
+use super::workspace::{BindGroupKey, Workspace};
 use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::curve::GpuCurve;
 
@@ -84,7 +84,7 @@ impl GpuContext {
         for (g, (_, slot)) in given.iter_mut().zip(binds.given) {
             *g = Some(*slot);
         }
-        let key = GroupKey {
+        let key = BindGroupKey {
             context: self.id,
             stage,
             level: binds.level,

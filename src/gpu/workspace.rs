@@ -68,7 +68,7 @@ impl SizeCaps {
 /// with it its workspaces), its stage, its level's parameter block and the slots the pass
 /// gives by name (with the stored bases' buffer id, the key of [`Workspace::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct GroupKey {
+pub(crate) struct BindGroupKey {
     pub(crate) context: u64,
     pub(crate) stage: StageId,
     pub(crate) level: usize,
@@ -78,7 +78,7 @@ pub(crate) struct GroupKey {
 /// The buffers, cached bind groups and timestamp queries of one call in flight.
 pub(crate) struct Workspace {
     buffers: HashMap<Slot, wgpu::Buffer>,
-    groups: HashMap<(GroupKey, u64), wgpu::BindGroup>,
+    groups: HashMap<(BindGroupKey, u64), wgpu::BindGroup>,
     /// Set when the staging buffer is mapped for writing.
     staging_mapped: Arc<AtomicBool>,
     pub(crate) queries: Option<wgpu::QuerySet>,
@@ -189,7 +189,7 @@ impl Workspace {
     /// released set of bases alive.
     pub(crate) fn group(
         &mut self,
-        key: GroupKey,
+        key: BindGroupKey,
         bases_id: u64,
         make: impl FnOnce(&Self) -> wgpu::BindGroup,
     ) -> wgpu::BindGroup {
