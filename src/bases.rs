@@ -24,7 +24,10 @@ pub struct Bases<C: GpuCurve = ark_bls12_377::g1::Config> {
 
 struct Inner<C: GpuCurve> {
     device: u64,
-    host: Vec<Affine<C>>,
+    /// The host copy: `all[range]` (a share of a set on several devices keeps its range of
+    /// the set's copy, not a copy of its own).
+    all: Arc<Vec<Affine<C>>>,
+    range: Range<usize>,
     /// The device copy in parts of `part_len` bases (one part unless the set exceeds what
     /// one call can bind); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
@@ -32,6 +35,10 @@ struct Inner<C: GpuCurve> {
     /// The indices of the bases outside the subgroup, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
     outside_subgroup: OnceLock<Vec<usize>>,
+    /// On an engine on several devices (`MsmConfig::devices`): the set's shares, each a
+    /// set of its own on one device (its index among the engine's devices), over
+    /// consecutive ranges of the bases; empty otherwise.
+    shares: Vec<(usize, Bases<C>)>,
 }
 
 impl<C: GpuCurve> Clone for Bases<C> {
@@ -47,10 +54,22 @@ impl<C: GpuCurve> Bases<C> {
     /// checked to be in the subgroup.
     pub(crate) fn new(
         device: u64,
-        host: Vec<Affine<C>>,
+        host: HostBases<C>,
         parts: Vec<StoredBases>,
         part_len: usize,
         in_subgroup: bool,
+    ) -> Self {
+        Self::with_shares(device, host, parts, part_len, in_subgroup, Vec::new())
+    }
+
+    /// A set on several devices: its `shares`, each on the device of its index.
+    pub(crate) fn with_shares(
+        device: u64,
+        host: HostBases<C>,
+        parts: Vec<StoredBases>,
+        part_len: usize,
+        in_subgroup: bool,
+        shares: Vec<(usize, Bases<C>)>,
     ) -> Self {
         debug_assert!(parts.windows(2).all(|p| p[0].shift() == p[1].shift()));
         let outside_subgroup = OnceLock::new();
@@ -60,21 +79,35 @@ impl<C: GpuCurve> Bases<C> {
         Self {
             inner: Arc::new(Inner {
                 device,
-                host,
+                all: host.all,
+                range: host.range,
                 parts,
                 part_len: part_len.max(1),
                 outside_subgroup,
+                shares,
             }),
         }
+    }
+
+    /// The shares of a set on several devices: (device index, its set), in the order of
+    /// their ranges; empty on one device.
+    pub(crate) fn shares(&self) -> &[(usize, Bases<C>)] {
+        &self.inner.shares
+    }
+
+    /// Where this set's bases start in the set it is a share of (0 for a whole set).
+    pub(crate) fn start(&self) -> usize {
+        self.inner.range.start
     }
 
     /// The indices of the bases outside the subgroup, found once (a scalar multiplication by r per
     /// base) and kept.
     pub(crate) fn outside_subgroup(&self) -> &[usize] {
         self.inner.outside_subgroup.get_or_init(|| {
+            let host = self.points();
             (0..self.len())
                 .into_par_iter()
-                .filter(|&i| !self.inner.host[i].is_in_correct_subgroup_assuming_on_curve())
+                .filter(|&i| !host[i].is_in_correct_subgroup_assuming_on_curve())
                 .collect()
         })
     }
@@ -106,7 +139,10 @@ impl<C: GpuCurve> Bases<C> {
 
     /// The shifted copies every device part holds.
     pub(crate) fn shift(&self) -> crate::gpu::Shift {
-        self.part(0).map_or(crate::gpu::Shift::NONE, |p| p.shift())
+        match self.inner.shares.first() {
+            Some((_, share)) => share.shift(),
+            None => self.part(0).map_or(crate::gpu::Shift::NONE, |p| p.shift()),
+        }
     }
 
     /// The number of device parts.
@@ -121,22 +157,28 @@ impl<C: GpuCurve> Bases<C> {
 
     /// Number of bases.
     pub fn len(&self) -> usize {
-        self.inner.host.len()
+        self.inner.range.len()
     }
 
     /// Whether there are no bases.
     pub fn is_empty(&self) -> bool {
-        self.inner.host.is_empty()
+        self.inner.range.is_empty()
     }
 
     /// The bases, as loaded.
     pub fn points(&self) -> &[Affine<C>] {
-        &self.inner.host
+        &self.inner.all[self.inner.range.clone()]
     }
 
-    /// Bytes the set holds on the device (zero on an engine without a GPU).
+    /// Bytes the set holds on its devices (zero on an engine without a GPU).
     pub fn device_bytes(&self) -> u64 {
-        self.inner.parts.iter().map(|r| r.bytes()).sum()
+        let shares: u64 = self
+            .inner
+            .shares
+            .iter()
+            .map(|(_, s)| s.device_bytes())
+            .sum();
+        shares + self.inner.parts.iter().map(|r| r.bytes()).sum::<u64>()
     }
 
     /// The device identity of the engine that loaded the set.
@@ -157,6 +199,26 @@ impl<C: GpuCurve> std::fmt::Debug for Bases<C> {
             .field("device_bytes", &self.device_bytes())
             .field("precomputed_copies", &self.precomputed_copies())
             .finish()
+    }
+}
+
+/// A set's host copy: `all[range]`, shared by the shares of a set on several devices.
+pub(crate) struct HostBases<C: GpuCurve> {
+    pub all: Arc<Vec<Affine<C>>>,
+    pub range: Range<usize>,
+}
+
+impl<C: GpuCurve> HostBases<C> {
+    /// A whole set's copy of `points`.
+    pub(crate) fn copy(points: &[Affine<C>]) -> Self {
+        Self {
+            range: 0..points.len(),
+            all: Arc::new(points.to_vec()),
+        }
+    }
+
+    pub(crate) fn points(&self) -> &[Affine<C>] {
+        &self.all[self.range.clone()]
     }
 }
 

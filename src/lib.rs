@@ -51,15 +51,15 @@ pub mod sre;
 pub use bases::{Bases, BasesRef, MsmBases};
 pub use calibration::{Calibration, CalibrationSource};
 pub use config::{
-    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, LoadOptions, MemoryBudget, MsmConfig,
-    PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions, MemoryBudget,
+    MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
 };
 pub use curve::GpuCurve;
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::field::CurveProfile;
 pub use gpu::pool::MemoryUsage;
-pub use report::{Backend, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
+pub use report::{Backend, DeviceRun, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).
 pub use wgpu;

@@ -150,6 +150,27 @@ pub struct MsmReport {
     pub host_time: Duration,
     /// Phase times.
     pub phases: PhaseTimes,
+    /// On an engine on several devices (`MsmConfig::devices`), what each device ran of the
+    /// call, in the order of their points; empty on one device.
+    pub devices: Vec<DeviceRun>,
+}
+
+/// What one device of an engine on several ran of a call ([`MsmReport::devices`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceRun {
+    /// The device's index among the engine's ([`crate::GpuMsm::device_names`]).
+    pub device: usize,
+    /// Its adapter's name.
+    pub adapter: String,
+    /// The call's points it ran (its share), in the call's numbering.
+    pub points: std::ops::Range<usize>,
+    /// Its path and why (its own call's route).
+    pub route: String,
+    /// How long its share took, from the split to its sum.
+    pub time: Duration,
+    /// Why it ran this share though the share was another device's (that device failed
+    /// or was lost, or the set's share was not on it); `None` for its own share.
+    pub rerun: Option<String>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -207,6 +228,17 @@ impl fmt::Display for MsmReport {
         writeln!(f, "curve        {}", self.curve)?;
         writeln!(f, "backend      {:?} on {}", self.backend, self.adapter)?;
         writeln!(f, "route        {}", self.route)?;
+        for d in &self.devices {
+            let rerun = d
+                .rerun
+                .as_ref()
+                .map_or(String::new(), |r| format!(" ({r})"));
+            writeln!(
+                f,
+                "device {:<5} {}: points {:?} in {:.2?}{rerun}; {}",
+                d.device, d.adapter, d.points, d.time, d.route
+            )?;
+        }
         writeln!(f, "n            {}", self.n)?;
         if let Some(c) = self.window_bits {
             let copies = match self.precomputed_copies {

@@ -6,17 +6,20 @@
 //! | `mod.rs` | `MsmConfig`, its options and tuning constants, and its validation |
 //! | `choices.rs` | the choices other modules re-export: `Backend`, `Arithmetic`, SRE's options, `CalibrationSource` |
 //! | `load.rs` | how a resident set is stored: `LoadOptions`, `Precompute` |
+//! | `devices.rs` | which devices one engine runs on: `Devices`, `MIN_DEVICE_SHARE` |
 
 use std::time::Duration;
 
 use crate::error::{MsmError, Result};
 
 mod choices;
+mod devices;
 mod load;
 
 pub use choices::{
     Arithmetic, Backend, CalibrationSource, SreOptions, SreStrategy, PAPER_EARLY_STOP,
 };
+pub use devices::{Devices, MIN_DEVICE_SHARE};
 pub use load::{LoadOptions, Precompute};
 
 /// Smallest window size, in bits, that the engine accepts.
@@ -274,6 +277,9 @@ pub struct MsmConfig {
     /// [`PipelineCacheDir::UserCache`]), on adapters with `wgpu::Features::PIPELINE_CACHE`
     /// (Vulkan); elsewhere it is not used.
     pub pipeline_cache: PipelineCacheDir,
+    /// The devices the engine opens and splits each call across. Default
+    /// [`Devices::One`]: the adapter `adapter` picks.
+    pub devices: Devices,
 }
 
 /// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
@@ -313,6 +319,7 @@ impl Default for MsmConfig {
             device_loss: DeviceLoss::default(),
             gpu_timeout: DEFAULT_GPU_TIMEOUT,
             pipeline_cache: PipelineCacheDir::default(),
+            devices: Devices::One,
         }
     }
 }
@@ -320,6 +327,7 @@ impl Default for MsmConfig {
 impl MsmConfig {
     /// Checks the values; called by [`crate::GpuMsm::with_config`].
     pub fn validate(&self) -> Result<()> {
+        self.devices.validate()?;
         if let Some(c) = self.window_bits {
             if !(MIN_WINDOW_BITS..=MAX_WINDOW_BITS).contains(&c) {
                 return Err(MsmError::InvalidConfig(format!(

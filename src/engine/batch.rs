@@ -33,6 +33,18 @@ impl<C: GpuCurve> GpuMsm<C> {
         for (k, s) in scalars.iter().enumerate() {
             self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
         }
+        if let Some(several) = &self.several {
+            if !bases.shares().is_empty() {
+                return self.split_batch(several, bases, scalars);
+            }
+            // A set kept on the host (loaded while every device was lost): each vector
+            // split as a one-shot call.
+            return scalars
+                .iter()
+                .enumerate()
+                .map(|(k, s)| self.msm_of(BasesRef::Resident(bases), s).map_err(at(k)))
+                .collect();
+        }
         if bases.parts() > 1 || !self.holds(bases) {
             // Bases in several device parts, or not on this device: each vector runs as its
             // own call (sliced where it must be, the slices overlapped), one after the other.

@@ -17,6 +17,7 @@ use crate::config::{
 use crate::curve::CurveSpec;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
+use crate::gpu::adapters::AdapterKey;
 use crate::gpu::{GpuContext, SharedDevice};
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
@@ -51,11 +52,23 @@ pub(super) fn check_one_point_fits(
 /// memory budget) again.
 pub(super) struct DeviceLine {
     newest: Mutex<SharedDevice>,
+    /// The adapter a replacement is made on, when it must be the same one (a device of an
+    /// engine on several: `MsmConfig::devices`); else the configuration's choice.
+    pinned: Option<AdapterKey>,
 }
 
 impl DeviceLine {
     pub(super) fn new(first: SharedDevice) -> Arc<Self> {
         Arc::new(Self {
+            newest: Mutex::new(first),
+            pinned: None,
+        })
+    }
+
+    /// A line whose replacements are made on `first`'s adapter.
+    pub(super) fn pinned(first: SharedDevice) -> Arc<Self> {
+        Arc::new(Self {
+            pinned: Some(AdapterKey::of(first.info())),
             newest: Mutex::new(first),
         })
     }
@@ -73,7 +86,10 @@ impl DeviceLine {
         let shared = {
             let mut newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
             if newest.is_lost() {
-                let fresh = SharedDevice::open(config)?;
+                let fresh = match &self.pinned {
+                    Some(key) => SharedDevice::open_on(key.find()?, config, Instant::now())?,
+                    None => SharedDevice::open(config)?,
+                };
                 *newest = fresh.joined();
                 fresh
             } else {

@@ -80,6 +80,13 @@ impl<C: GpuCurve> GpuMsm<C> {
         self.read_copies_always.store(true, Ordering::Release);
     }
 
+    /// Test hook: the engine of device k of an engine on several
+    /// ([`crate::MsmConfig::devices`]), so that a test sets its hooks (device 0's are this
+    /// engine's own); `None` past the last device or on one device.
+    pub fn device_engine(&self, k: usize) -> Option<&GpuMsm<C>> {
+        self.several.as_ref()?.device(k)
+    }
+
     /// Test hook: the next replacement device is lost while its known-answer test runs.
     pub fn lose_next_recreation_during_its_self_test(&self) {
         self.hooks.lose_in_recreation.store(true, Ordering::Release);

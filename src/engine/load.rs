@@ -8,7 +8,7 @@ use super::checks::check_bases;
 use super::device::DeviceState;
 use super::prepare::window_bits;
 use super::GpuMsm;
-use crate::bases::{slice_ranges, Bases};
+use crate::bases::{slice_ranges, Bases, HostBases};
 use crate::config::{LoadOptions, Precompute, MAX_PRECOMPUTED_WINDOW_BITS};
 use crate::curve::GpuCurve;
 use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts};
@@ -38,8 +38,23 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// a device now the set is stored on the host only, as `load_bases` does.
     pub fn load_bases_with(&self, bases: &[Affine<C>], options: LoadOptions) -> Result<Bases<C>> {
         let _s = tracing::info_span!("gpu_msm.load_bases", n = bases.len()).entered();
-        check_bases(bases, self.config.validate_subgroup)?;
         self.check_options(options)?;
+        if let Some(several) = &self.several {
+            return self.load_on_several(several, bases, options);
+        }
+        check_bases(bases, self.config.validate_subgroup)?;
+        self.load_checked(HostBases::copy(bases), options)
+    }
+
+    /// [`GpuMsm::load_bases_with`] of bases already checked (`host`), on this engine's
+    /// device.
+    pub(super) fn load_checked(
+        &self,
+        host: HostBases<C>,
+        options: LoadOptions,
+    ) -> Result<Bases<C>> {
+        let all = std::sync::Arc::clone(&host.all);
+        let bases = &all[host.range.clone()];
         // A lost device not replaced now: the set lives on the host, and calls on it upload
         // its bases once there is a device again.
         let on_device = matches!(self.device_ready()?, DeviceState::Ready);
@@ -53,7 +68,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 .max(1);
             return Ok(Bases::new(
                 self.device,
-                bases.to_vec(),
+                host,
                 Vec::new(),
                 part_len,
                 in_subgroup,
@@ -79,13 +94,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             Some(stored) => stored,
             None => store(Shift::NONE)?.expect("a set without copies is always stored"),
         };
-        Ok(Bases::new(
-            self.device,
-            bases.to_vec(),
-            parts,
-            part_len,
-            in_subgroup,
-        ))
+        Ok(Bases::new(self.device, host, parts, part_len, in_subgroup))
     }
 
     /// [`MsmError::InvalidConfig`] for a window size outside 2 to

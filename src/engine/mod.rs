@@ -10,6 +10,7 @@
 //! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
+//! | `several.rs` | an engine on several devices (`MsmConfig::devices`): creation, calls and batches split by points, sets placed in shares, a failed share rerun |
 //! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
 //! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
@@ -45,12 +46,14 @@ mod load;
 mod overlap;
 mod prepare;
 mod route;
+mod several;
 mod share;
 mod slicing;
 
 use device::check_one_point_fits;
-use device::DeviceCell;
+use device::{DeviceCell, DeviceLine};
 use faults::Hooks;
+use several::Several;
 
 /// Identities of the owners of resident sets: an engine and its `reconfigured` ones share
 /// one, every other engine (`on_device_of` ones too, on the same device) has its own, so
@@ -84,6 +87,9 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     /// Test hook: calls read a held set's shifted copies whatever the cost model says
     /// (`always_read_copies`); this engine's alone.
     read_copies_always: AtomicBool,
+    /// The engines of its devices, on several (`MsmConfig::devices`): device 0's shares this
+    /// engine's cell, identity and hooks.
+    several: Option<Arc<Several<C>>>,
     /// The curve group (no value of it).
     curve: std::marker::PhantomData<fn() -> C>,
 }
@@ -104,12 +110,27 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// [`GpuMsm::with_config`]; `tamper`: the known-answer test expects a wrong sum (a test
     /// hook for its failure path).
     fn create(config: MsmConfig, tamper: bool) -> Result<Self> {
-        let start = std::time::Instant::now();
         config.validate()?;
+        match config.devices.several() {
+            true => Self::create_several(config, tamper),
+            false => Self::create_one(config, None, tamper),
+        }
+    }
+
+    /// An engine on one device: on `adapter` (a device of an engine on several, whose
+    /// replacements are made on the same adapter), else on the one `config` picks.
+    fn create_one(config: MsmConfig, adapter: Option<wgpu::Adapter>, tamper: bool) -> Result<Self> {
+        let start = std::time::Instant::now();
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (gpu, adapter) = match GpuContext::new(&config, C::spec(), fits) {
+        let pinned = adapter.is_some();
+        let made = match adapter {
+            None => GpuContext::new(&config, C::spec(), fits),
+            Some(a) => crate::gpu::SharedDevice::open_on(a, &config, start)
+                .and_then(|d| GpuContext::new_on(d, &config, C::spec(), fits)),
+        };
+        let (gpu, adapter) = match made {
             Ok(g) => {
                 let facts = AdapterFacts::Gpu {
                     name: g.adapter_name().to_string(),
@@ -126,9 +147,18 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             Err(e) => return Err(e),
         };
-        let cell = gpu
-            .as_ref()
-            .map(|g| Arc::new(DeviceCell::new(Arc::clone(g), config.clone(), true)));
+        let cell = gpu.as_ref().map(|g| {
+            let line = match pinned {
+                true => DeviceLine::pinned(g.shared()),
+                false => DeviceLine::new(g.shared()),
+            };
+            Arc::new(DeviceCell::on_line(
+                Arc::clone(g),
+                config.clone(),
+                true,
+                line,
+            ))
+        });
         Self::assemble(config, calibration, cell, adapter).started(gpu, start, tamper)
     }
 
@@ -151,6 +181,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             created: Startup::default(),
             hooks: Arc::default(),
             read_copies_always: AtomicBool::new(false),
+            several: None,
             curve: std::marker::PhantomData,
         }
     }
@@ -337,8 +368,29 @@ impl<C: GpuCurve> GpuMsm<C> {
             backend = tracing::field::Empty
         );
         let _call = span.enter();
-        let src = bases.bases_ref();
+        self.msm_of(bases.bases_ref(), scalars)
+    }
+
+    /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several, else on
+    /// this engine's device.
+    fn msm_of(
+        &self,
+        src: BasesRef<'_, C>,
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport)> {
         self.validate(src, scalars)?;
+        match &self.several {
+            Some(several) => self.split_msm(several, src, scalars),
+            None => self.msm_here(src, scalars),
+        }
+    }
+
+    /// An MSM on this engine's device (or its CPU paths), sliced where it must be.
+    fn msm_here(
+        &self,
+        src: BasesRef<'_, C>,
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport)> {
         let n = scalars.len();
         // The path is decided once for the whole call, slices included.
         let route = self.route_call(n)?;

@@ -221,6 +221,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             dispatches: 0,
             host_time: Duration::ZERO,
             phases: PhaseTimes::default(),
+            devices: Vec::new(),
         }
     }
 

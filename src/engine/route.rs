@@ -23,13 +23,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             let why = "n = 0: the empty sum is the zero point; nothing ran";
             return Ok((Backend::CpuDoubleAndAdd, why.into()));
         }
-        let (backend, why) = routing::route(
-            n,
-            &self.config,
-            self.small_msm_cutoff(),
-            self.calibration.as_ref(),
-            (&self.adapter, C::NAME),
-        );
+        let (backend, why) = self.routed(n);
         if backend != Backend::Gpu {
             return Ok((backend, why));
         }
@@ -37,6 +31,17 @@ impl<C: GpuCurve> GpuMsm<C> {
             DeviceState::Ready => (backend, why),
             DeviceState::OnCpu(lost) => (Backend::CpuArkworks, format!("{why}; {lost}")),
         })
+    }
+
+    /// The routing's choice for an n-point call (n > 0), whatever the device's state.
+    pub(super) fn routed(&self, n: usize) -> (Backend, String) {
+        routing::route(
+            n,
+            &self.config,
+            self.small_msm_cutoff(),
+            self.calibration.as_ref(),
+            (&self.adapter, C::NAME),
+        )
     }
 
     /// Whether this engine's calls may plan their buckets on the host (SRE,

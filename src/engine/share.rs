@@ -30,6 +30,10 @@ impl<C: GpuCurve> GpuMsm<C> {
             ));
         }
         let calibration = load_calibration(&config.calibration)?;
+        if let Some(several) = &self.several {
+            // Each device's engine reconfigured, under a new facade.
+            return Self::over_each(several, config, calibration, |d, one| d.reconfigured(one));
+        }
         let mut engine =
             Self::assemble(config, calibration, self.gpu.clone(), self.adapter.clone());
         // The same owner of resident sets, start-up and test hooks as this engine.
@@ -80,6 +84,12 @@ impl<C: GpuCurve> GpuMsm<C> {
         config.validate()?;
         other.check_device_settings(&config, "on_device_of() shares the device")?;
         let calibration = load_calibration(&config.calibration)?;
+        if let Some(several) = &other.several {
+            // An engine on each of `other`'s devices, under a facade of its own.
+            return Self::over_each(several, config, calibration, |d, one| {
+                Self::on_device_of(d, one)
+            });
+        }
         let Some(cell) = &other.gpu else {
             let cpu = Self::assemble(config, calibration, None, other.adapter.clone());
             return cpu.started(None, start, false);
@@ -106,9 +116,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         if config.adapter != self.config.adapter
             || config.memory_budget != self.config.memory_budget
             || config.limits != self.config.limits
+            || config.devices != self.config.devices
         {
             return Err(MsmError::InvalidConfig(format!(
-                "{what}: adapter choice, memory budget and limits must match"
+                "{what}: adapter choice, memory budget, limits and devices must match"
             )));
         }
         if self.gpu.is_none() && config.demands_gpu() {

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::adapters::pick_adapter;
 use super::pool::Pool;
 use super::shader::field::Arithmetic;
 use super::workspace::SizeCaps;
 use super::{GpuContext, WORKSPACE_BASES_ID};
-use crate::config::{MemoryBudget, MsmConfig, PowerPreference};
+use crate::config::{MemoryBudget, MsmConfig};
 use crate::curve::CurveSpec;
 use crate::error::{MsmError, Result};
 
@@ -56,43 +57,6 @@ fn vulkan_device_heap(adapter: &wgpu::Adapter) -> Option<u64> {
 )))]
 fn vulkan_device_heap(_adapter: &wgpu::Adapter) -> Option<u64> {
     None
-}
-
-pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-        backends: wgpu::Backends::PRIMARY,
-        ..wgpu::InstanceDescriptor::new_without_display_handle_from_env()
-    });
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
-    let seen: Vec<String> = adapters
-        .iter()
-        .map(|a| {
-            let i = a.get_info();
-            format!("{} ({:?})", i.name, i.backend)
-        })
-        .collect();
-    if let Some(filter) = config.adapter_filter() {
-        let want = filter.to_lowercase();
-        return adapters
-            .into_iter()
-            .find(|a| a.get_info().name.to_lowercase().contains(&want))
-            .ok_or_else(|| MsmError::NoAdapter {
-                detail: format!("no adapter name contains {filter:?}; seen: {seen:?}"),
-            });
-    }
-    let power_preference = match config.adapter.power_preference {
-        PowerPreference::HighPerformance => wgpu::PowerPreference::HighPerformance,
-        PowerPreference::LowPower => wgpu::PowerPreference::LowPower,
-    };
-    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference,
-        force_fallback_adapter: false,
-        compatible_surface: None,
-        apply_limit_buckets: false,
-    }))
-    .map_err(|e| MsmError::NoAdapter {
-        detail: format!("{e}; seen: {seen:?}"),
-    })
 }
 
 /// Waits for a popped error scope and turns a captured error into `MsmError::Gpu`.
@@ -163,7 +127,15 @@ impl SharedDevice {
     /// and its pipeline cache, so that a context of any profile can join it.
     pub(crate) fn open(config: &MsmConfig) -> Result<Self> {
         let start = Instant::now();
-        let adapter = pick_adapter(config)?;
+        Self::open_on(pick_adapter(config)?, config, start)
+    }
+
+    /// [`SharedDevice::open`] on `adapter` (chosen since `start`).
+    pub(crate) fn open_on(
+        adapter: wgpu::Adapter,
+        config: &MsmConfig,
+        start: Instant,
+    ) -> Result<Self> {
         let info = adapter.get_info();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
             && std::env::var(crate::config::TIMING_ENV)
@@ -210,6 +182,11 @@ impl SharedDevice {
             adapter_memory,
             device_creation: start.elapsed(),
         })
+    }
+
+    /// The adapter's facts.
+    pub(crate) fn info(&self) -> &wgpu::AdapterInfo {
+        &self.info
     }
 
     /// Whether the device was lost.

@@ -3,6 +3,7 @@
 //!
 //! | file | concern |
 //! |---|---|
+//! | `adapters.rs` | choosing adapters: `MsmConfig::adapter`'s, an engine's on several devices (`Devices`), the same one again after a loss |
 //! | `device.rs` | adapter choice, device creation (`SharedDevice`: what contexts of several curve groups share), error scopes, losing a device |
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
@@ -25,6 +26,7 @@
 //! | `testing.rs` | read-back helpers for the tests |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 
+pub(crate) mod adapters;
 mod capacity;
 pub mod counts;
 mod device;

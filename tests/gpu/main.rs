@@ -22,6 +22,7 @@ mod provers;
 mod reliability;
 mod resident;
 mod routing;
+mod several;
 mod shader_ops;
 mod soak;
 mod sre;

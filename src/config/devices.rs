@@ -1,0 +1,62 @@
+//! Which devices one engine runs on ([`Devices`]), and the smallest share of a call a device
+//! is given.
+
+use crate::error::{MsmError, Result};
+
+/// The devices an engine opens ([`super::MsmConfig::devices`]). With more than one, a call
+/// is split across them by points (`src/engine/several.rs`): each device runs the MSM of its
+/// share, and the host adds the shares' sums.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Devices {
+    /// One device, on the adapter [`super::MsmConfig::adapter`] picks (the default).
+    #[default]
+    One,
+    /// A device on every hardware adapter (discrete, integrated or virtual GPU; not a
+    /// software one) that passes the known-answer test; an adapter that fails it, or whose
+    /// device cannot be made, is left out (a `tracing` warning says why). An adapter that two
+    /// backends list (Vulkan and DX12 on Windows) counts once. None at all is as
+    /// [`Devices::One`] without an adapter: the CPU paths, unless the GPU is demanded
+    /// ([`crate::MsmError::NoAdapter`]).
+    AllHardware,
+    /// `(name, count)`: `count` devices on the adapters whose name contains `name`
+    /// (case-insensitive), spread over them in turn (device j on the j-th match, modulo
+    /// their number): `("H200", 8)` on a node of 8 H200s opens one device on each, and
+    /// `("llvmpipe", 3)` opens three on lavapipe's one adapter, how the tests split calls.
+    /// Every device must be made and pass the known-answer test (else the engine is not
+    /// made). [`super::ADAPTER_ENV`] does not apply.
+    Named(Vec<(String, usize)>),
+}
+
+/// The fewest points a device is given when a call is split: an n-point call runs on at
+/// most `max(1, n / MIN_DEVICE_SHARE)` devices, since a smaller share would cost its device
+/// a call's fixed work (a submission, the reduction of every window, a read-back) for
+/// little. A resident set is placed the same way when loaded.
+pub const MIN_DEVICE_SHARE: usize = 1 << 12;
+
+impl Devices {
+    /// [`MsmError::InvalidConfig`] for a `Named` list that is empty, names an empty string
+    /// or asks for zero devices.
+    pub(super) fn validate(&self) -> Result<()> {
+        let Devices::Named(list) = self else {
+            return Ok(());
+        };
+        if list.is_empty() {
+            return Err(MsmError::InvalidConfig(
+                "Devices::Named needs at least one (name, count)".into(),
+            ));
+        }
+        for (name, count) in list {
+            if name.trim().is_empty() || *count == 0 {
+                return Err(MsmError::InvalidConfig(format!(
+                    "Devices::Named: ({name:?}, {count}) needs a name and a count of 1 or more"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the engine may open more than one device.
+    pub fn several(&self) -> bool {
+        *self != Devices::One
+    }
+}

@@ -1,0 +1,227 @@
+//! One call split across the devices: its shares (of the points, or of a set's
+//! placement), run at once, their sums added and reports merged; a share whose device failed
+//! rerun on another device, or on the CPU.
+
+use std::time::{Duration, Instant};
+
+use ark_ec::short_weierstrass::Projective;
+use ark_ff::Zero;
+
+use super::{device_fault, Outcome, Several, Share};
+use crate::bases::BasesRef;
+use crate::curve::{Fr, GpuCurve};
+use crate::engine::GpuMsm;
+use crate::error::{MsmError, Result};
+use crate::report::{Backend, DeviceRun, MsmReport};
+
+impl<C: GpuCurve> Several<C> {
+    /// A call's shares: on a set placed on the devices, each device's share of its first n
+    /// points (a lost device's uploaded by a live one); else n host points split.
+    fn shares<'a>(&self, src: BasesRef<'a, C>, n: usize, live: &[usize]) -> Vec<Share<'a, C>> {
+        let points = &src.points()[..n];
+        let set = match src {
+            BasesRef::Resident(b) if !b.shares().is_empty() => b,
+            _ => {
+                let split = self.split(n, live).into_iter();
+                return split
+                    .map(|(device, r)| Share {
+                        device,
+                        bases: BasesRef::Host(&points[r.clone()]),
+                        points: r,
+                        rerun: None,
+                    })
+                    .collect();
+            }
+        };
+        let mut out = Vec::new();
+        for (i, (k, share)) in set.shares().iter().enumerate() {
+            let r = share.start()..(share.start() + share.len()).min(n);
+            if r.is_empty() {
+                continue;
+            }
+            out.push(match live.contains(k) {
+                true => Share {
+                    device: *k,
+                    points: r,
+                    bases: BasesRef::Resident(share),
+                    rerun: None,
+                },
+                false => Share {
+                    device: live[i % live.len()],
+                    bases: BasesRef::Host(&points[r.clone()]),
+                    points: r,
+                    rerun: Some(format!("the set's share is on device {k}, which is lost")),
+                },
+            });
+        }
+        out
+    }
+
+    /// Each share on its device, all at once (a thread for each after the first).
+    fn run(&self, shares: &[Share<'_, C>], scalars: &[Fr<C>]) -> Vec<Outcome<C>> {
+        let one = |sh: &Share<'_, C>| {
+            let t = Instant::now();
+            let out = self.devices[sh.device].msm_of(sh.bases, &scalars[sh.points.clone()]);
+            (out, t.elapsed())
+        };
+        std::thread::scope(|s| {
+            let rest: Vec<_> = shares[1..]
+                .iter()
+                .map(|sh| s.spawn(move || one(sh)))
+                .collect();
+            let mut out = vec![one(&shares[0])];
+            out.extend(
+                rest.into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| panicked())),
+            );
+            out
+        })
+    }
+}
+
+fn panicked<C: GpuCurve>() -> Outcome<C> {
+    let e = MsmError::Gpu("a device's share panicked".into());
+    (Err(e), Duration::ZERO)
+}
+
+impl<C: GpuCurve> GpuMsm<C> {
+    /// An MSM split across the devices: each device's share at once, the sums added. A
+    /// call the routing keeps off the GPU, or with every device lost, runs as on one device
+    /// (device 0's, whose `device_loss` then decides).
+    pub(in crate::engine) fn split_msm(
+        &self,
+        several: &Several<C>,
+        src: BasesRef<'_, C>,
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport)> {
+        let start = Instant::now();
+        let n = scalars.len();
+        if n == 0 || self.routed(n).0 != Backend::Gpu {
+            return self.msm_here(src, scalars);
+        }
+        let live = several.live();
+        let shares = match live.is_empty() {
+            true => Vec::new(),
+            false => several.shares(src, n, &live),
+        };
+        if shares.is_empty() {
+            return self.msm_here(src, scalars);
+        }
+        let outcomes = several.run(&shares, scalars);
+        let (sum, mut report) = self.combine(several, &shares, outcomes, scalars)?;
+        report.n = n;
+        report.resident_bases = matches!(src, BasesRef::Resident(_));
+        report.phases.total = start.elapsed();
+        Ok((sum, report))
+    }
+
+    /// The shares' sums added and their reports merged (counts and phases summed, the
+    /// first share's shape kept); a share that failed for its input fails the call (the
+    /// first such, its indices in the call's numbering), one whose device failed is rerun.
+    pub(super) fn combine(
+        &self,
+        several: &Several<C>,
+        shares: &[Share<'_, C>],
+        outcomes: Vec<Outcome<C>>,
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport)> {
+        for (sh, (out, _)) in shares.iter().zip(&outcomes) {
+            if let Err(e) = out {
+                if !device_fault(e) {
+                    return Err(e.clone().at_offset(sh.points.start));
+                }
+            }
+        }
+        let live = several.live();
+        let healthy: Vec<usize> = shares
+            .iter()
+            .zip(&outcomes)
+            .filter(|(sh, (out, _))| out.is_ok() && live.contains(&sh.device))
+            .map(|(sh, _)| sh.device)
+            .collect();
+        let mut sum = Projective::<C>::zero();
+        let mut merged: Option<MsmReport> = None;
+        let mut runs = Vec::new();
+        for (sh, (out, time)) in shares.iter().zip(outcomes) {
+            let (r, rep, run) = match out {
+                Ok((r, rep)) => {
+                    several.learn(sh.device, sh.points.len(), &rep, time);
+                    let run = several.run_of(sh.device, sh, &rep, time);
+                    (r, rep, run)
+                }
+                Err(e) => self.rerun(several, sh, e, &healthy, scalars)?,
+            };
+            sum += r;
+            runs.push(run);
+            merged = Some(match merged {
+                None => rep,
+                Some(acc) => {
+                    let gpu = acc.backend == Backend::Gpu || rep.backend == Backend::Gpu;
+                    let mut acc = acc.plus_slice(rep);
+                    if gpu {
+                        acc.backend = Backend::Gpu;
+                    }
+                    acc
+                }
+            });
+        }
+        let mut report = merged.expect("at least one share");
+        report.route = format!(
+            "split across {} device(s) by points; device 0's share: {}",
+            runs.len(),
+            report.route
+        );
+        report.devices = runs;
+        Ok((sum, report))
+    }
+
+    /// A share whose device failed (`why`), rerun from its host bases on a device whose
+    /// share succeeded, else on the CPU (unless the configuration demands the GPU: then
+    /// `why` fails the call).
+    fn rerun(
+        &self,
+        several: &Several<C>,
+        sh: &Share<'_, C>,
+        why: MsmError,
+        healthy: &[usize],
+        scalars: &[Fr<C>],
+    ) -> Result<(Projective<C>, MsmReport, DeviceRun)> {
+        let points = &sh.bases.points()[..sh.points.len()];
+        let s = &scalars[sh.points.clone()];
+        let because = format!("device {} failed its share ({why})", sh.device);
+        for &j in healthy.iter().filter(|&&j| j != sh.device) {
+            let t = Instant::now();
+            match several.devices[j].msm_of(BasesRef::Host(points), s) {
+                Ok((r, rep)) => {
+                    let moved = Share {
+                        device: sh.device,
+                        points: sh.points.clone(),
+                        bases: sh.bases,
+                        rerun: Some(format!("{because}: rerun here")),
+                    };
+                    let run = several.run_of(j, &moved, &rep, t.elapsed());
+                    return Ok((r, rep, run));
+                }
+                Err(e) if device_fault(&e) => continue,
+                Err(e) => return Err(e.at_offset(sh.points.start)),
+            }
+        }
+        if self.config.demands_gpu() {
+            return Err(why);
+        }
+        let t = Instant::now();
+        let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));
+        let (r, rep) = self
+            .one_call(BasesRef::Host(points), s, route)
+            .map_err(|e| e.at_offset(sh.points.start))?;
+        let run = DeviceRun {
+            device: sh.device,
+            adapter: "none (the CPU)".into(),
+            points: sh.points.clone(),
+            route: format!("{:?}: {}", rep.backend, rep.route),
+            time: t.elapsed(),
+            rerun: Some(because),
+        };
+        Ok((r, rep, run))
+    }
+}

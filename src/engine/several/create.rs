@@ -1,0 +1,155 @@
+//! Making the devices of an engine on several (at once), the facade over them, and what
+//! the caller asks of them: their names, fixed shares.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{lock, Several};
+use crate::calibration::Calibration;
+use crate::config::{Devices, MsmConfig};
+use crate::curve::GpuCurve;
+use crate::engine::{load_calibration, GpuMsm};
+use crate::error::{MsmError, Result};
+use crate::routing::AdapterFacts;
+
+impl<C: GpuCurve> GpuMsm<C> {
+    /// An engine on the devices `config.devices` names, made at once (a thread each).
+    pub(in crate::engine) fn create_several(config: MsmConfig, tamper: bool) -> Result<Self> {
+        let start = Instant::now();
+        let calibration = load_calibration(&config.calibration)?;
+        let named = matches!(config.devices, Devices::Named(_));
+        let cpu_only = |config: MsmConfig, calibration, detail| {
+            let engine = Self::assemble(config, calibration, None, AdapterFacts::None(detail));
+            engine.started(None, start, false)
+        };
+        let adapters = match crate::gpu::adapters::adapters_for(&config) {
+            Ok(a) => a,
+            Err(MsmError::NoAdapter { detail }) if !named && !config.demands_gpu() => {
+                return cpu_only(config, calibration, detail);
+            }
+            Err(e) => return Err(e),
+        };
+        let one = MsmConfig {
+            devices: Devices::One,
+            ..config.clone()
+        };
+        let made: Vec<Result<Self>> = std::thread::scope(|s| {
+            let handles: Vec<_> = adapters
+                .into_iter()
+                .map(|a| {
+                    let one = one.clone();
+                    s.spawn(move || Self::create_one(one, Some(a), tamper))
+                })
+                .collect();
+            let failed = || Err(MsmError::Gpu("making a device panicked".into()));
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| failed()))
+                .collect()
+        });
+        let mut engines = Vec::new();
+        let mut left_out = Vec::new();
+        for (k, m) in made.into_iter().enumerate() {
+            match m {
+                Ok(e) if e.has_gpu() => engines.push(e),
+                Ok(_) => left_out.push(format!("device {k} failed its known-answer test")),
+                Err(e) if named => return Err(e),
+                Err(e) => left_out.push(format!("device {k}: {e}")),
+            }
+        }
+        for why in &left_out {
+            tracing::warn!(target: "gpu_msm", %why, "a device was left out");
+        }
+        if engines.is_empty() {
+            let detail = format!("no device was made: {}", left_out.join("; "));
+            if config.demands_gpu() {
+                return Err(MsmError::NoAdapter { detail });
+            }
+            return cpu_only(config, calibration, detail);
+        }
+        let mut engine = Self::over(config, calibration, engines);
+        engine.created.total = start.elapsed();
+        Ok(engine)
+    }
+
+    /// The facade over `engines`, one per device: device 0's cell, identity, hooks and
+    /// start-up.
+    pub(in crate::engine) fn over(
+        config: MsmConfig,
+        calibration: Option<Calibration>,
+        engines: Vec<Self>,
+    ) -> Self {
+        let first = &engines[0];
+        let mut top = Self::assemble(
+            config,
+            calibration,
+            first.gpu.clone(),
+            first.adapter.clone(),
+        );
+        top.device = first.device;
+        top.hooks = Arc::clone(&first.hooks);
+        top.self_test_time = first.self_test_time;
+        top.created = first.created;
+        top.several = Some(Arc::new(Several::new(engines)));
+        top
+    }
+
+    /// The engines of the devices, each with `config` on its own device (`f`), under a new
+    /// facade: how `reconfigured` and `on_device_of` treat an engine on several devices.
+    pub(in crate::engine) fn over_each<D: GpuCurve>(
+        other: &Several<D>,
+        config: MsmConfig,
+        calibration: Option<Calibration>,
+        f: impl Fn(&GpuMsm<D>, MsmConfig) -> Result<Self>,
+    ) -> Result<Self> {
+        let one = MsmConfig {
+            devices: Devices::One,
+            ..config.clone()
+        };
+        let engines = other
+            .devices
+            .iter()
+            .map(|d| f(d, one.clone()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self::over(config, calibration, engines))
+    }
+
+    /// The adapters of the engine's devices, in order: one on one device (none without a
+    /// GPU), one per device on several ([`crate::MsmConfig::devices`]).
+    pub fn device_names(&self) -> Vec<String> {
+        match &self.several {
+            Some(s) => s
+                .devices
+                .iter()
+                .map(|d| d.adapter_name().to_string())
+                .collect(),
+            None if self.has_gpu() => vec![self.adapter_name().to_string()],
+            None => Vec::new(),
+        }
+    }
+
+    /// Fixes the split of calls (and of sets loaded from now on) across the devices: device
+    /// k's share of the points in proportion to `shares[k]` (0 leaves it out while others
+    /// can take the call), instead of the rates measured from the devices' calls; `None`
+    /// goes back to the rates. [`MsmError::InvalidConfig`] unless the engine is on several
+    /// devices and `shares` has one finite, non-negative value per device, not all zero.
+    pub fn set_device_shares(&self, shares: Option<Vec<f64>>) -> Result<()> {
+        let Some(several) = &self.several else {
+            return Err(MsmError::InvalidConfig(
+                "set_device_shares: the engine has one device (MsmConfig::devices)".into(),
+            ));
+        };
+        if let Some(s) = &shares {
+            let valid = s.iter().all(|w| w.is_finite() && *w >= 0.0) && s.iter().any(|w| *w > 0.0);
+            if s.len() != several.devices.len() || !valid {
+                return Err(MsmError::InvalidConfig(format!(
+                    "set_device_shares: {s:?} is not one finite share >= 0 per device ({}), \
+                     one of them > 0",
+                    several.devices.len()
+                )));
+            }
+        }
+        *lock(&several.fixed) = shares;
+        Ok(())
+    }
+}

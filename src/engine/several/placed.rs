@@ -1,0 +1,186 @@
+//! Resident sets on several devices, placed in shares (a call on one follows the
+//! placement), and batches on them.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ark_ec::short_weierstrass::{Affine, Projective};
+
+use super::{device_fault, Outcome, Several, Share};
+use crate::bases::{Bases, BasesRef, HostBases};
+use crate::config::LoadOptions;
+use crate::curve::{Fr, GpuCurve};
+use crate::engine::checks::check_bases;
+use crate::engine::GpuMsm;
+use crate::error::{MsmError, Result};
+use crate::report::MsmReport;
+
+impl<C: GpuCurve> GpuMsm<C> {
+    /// A set loaded on several devices: each live device checks and stores its share of
+    /// the bases (split as a call of their length would be), all at once; the host copy is
+    /// one, shared. With every device lost the set stays on the host.
+    pub(in crate::engine) fn load_on_several(
+        &self,
+        several: &Several<C>,
+        bases: &[Affine<C>],
+        options: LoadOptions,
+    ) -> Result<Bases<C>> {
+        let host = HostBases::copy(bases);
+        let in_subgroup = self.config.validate_subgroup;
+        let live = several.live();
+        let split = match live.is_empty() {
+            true => Vec::new(),
+            false => several.split(bases.len(), &live),
+        };
+        if split.is_empty() {
+            check_bases(bases, in_subgroup)?;
+        }
+        let loaded: Vec<Result<Bases<C>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = split
+                .iter()
+                .map(|(k, r)| {
+                    let share = HostBases {
+                        all: Arc::clone(&host.all),
+                        range: r.clone(),
+                    };
+                    let device = &several.devices[*k];
+                    s.spawn(move || {
+                        check_bases(share.points(), in_subgroup)
+                            .map_err(|e| e.at_offset(r.start))?;
+                        device.load_checked(share, options)
+                    })
+                })
+                .collect();
+            let failed = || Err(MsmError::Gpu("loading a share panicked".into()));
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| failed()))
+                .collect()
+        });
+        let shares = split
+            .iter()
+            .zip(loaded)
+            .map(|((k, _), b)| b.map(|b| (*k, b)))
+            .collect::<Result<Vec<_>>>()?;
+        let len = bases.len().max(1);
+        Ok(Bases::with_shares(
+            self.device,
+            host,
+            Vec::new(),
+            len,
+            in_subgroup,
+            shares,
+        ))
+    }
+
+    /// A batch on a set placed on several devices: each device runs the batch of its share
+    /// of every vector (vectors shorter than the share's start give it nothing to do) at
+    /// once, and each vector's shares are added; a share whose device failed is rerun, one
+    /// vector at a time, as a call's would be.
+    pub(in crate::engine) fn split_batch(
+        &self,
+        several: &Several<C>,
+        bases: &Bases<C>,
+        scalars: &[&[Fr<C>]],
+    ) -> Result<Sums<C>> {
+        let start = Instant::now();
+        // Share 0 always runs, so that every vector has a report.
+        let jobs: Vec<Job<C>> = bases
+            .shares()
+            .iter()
+            .map(|(k, set)| (*k, set, set.start()..set.start() + set.len()))
+            .filter(|(_, _, r)| r.start == 0 || scalars.iter().any(|v| v.len() > r.start))
+            .collect();
+        let outcomes = several.run_batches(&jobs, scalars);
+        // A vector that failed for its input fails the batch: the first such vector's.
+        let input_error = jobs
+            .iter()
+            .zip(&outcomes)
+            .filter_map(|((_, _, r), out)| match out {
+                Err(MsmError::Batch { index, source }) if !device_fault(source) => {
+                    Some((*index, (**source).clone().at_offset(r.start)))
+                }
+                _ => None,
+            })
+            .min_by_key(|(index, _)| *index);
+        if let Some((index, e)) = input_error {
+            return Err(MsmError::Batch {
+                index,
+                source: Box::new(e),
+            });
+        }
+        let mut per_vector: Vec<VectorShares<C>> =
+            scalars.iter().map(|_| (Vec::new(), Vec::new())).collect();
+        for ((k, set, r), outcome) in jobs.iter().zip(outcomes) {
+            let results: Vec<Result<(Projective<C>, MsmReport)>> = match outcome {
+                Ok(done) => done.into_iter().map(Ok).collect(),
+                // The device failed: each vector's part of its share is rerun.
+                Err(MsmError::Batch { source, .. }) => vec![Err(*source); scalars.len()],
+                Err(e) => vec![Err(e); scalars.len()],
+            };
+            for (i, result) in results.into_iter().enumerate() {
+                per_vector[i].0.push(Share {
+                    device: *k,
+                    points: clip(scalars[i], r),
+                    bases: BasesRef::Resident(set),
+                    rerun: None,
+                });
+                per_vector[i].1.push((result, Duration::ZERO));
+            }
+        }
+        let sum_vector = |(i, (shares, outcomes)): (usize, (Vec<Share<C>>, _))| {
+            let at = |e| MsmError::Batch {
+                index: i,
+                source: Box::new(e),
+            };
+            let (sum, mut report) = self
+                .combine(several, &shares, outcomes, scalars[i])
+                .map_err(at)?;
+            report.n = scalars[i].len();
+            report.resident_bases = true;
+            report.phases.total = start.elapsed();
+            Ok((sum, report))
+        };
+        per_vector.into_iter().enumerate().map(sum_vector).collect()
+    }
+}
+
+/// One vector's shares and their outcomes.
+type VectorShares<'a, C> = (Vec<Share<'a, C>>, Vec<Outcome<C>>);
+
+/// A batch's sums and reports.
+type Sums<C> = Vec<(Projective<C>, MsmReport)>;
+
+/// One device's part of a batch: its index, its share of the set and the share's points.
+type Job<'a, C> = (usize, &'a Bases<C>, Range<usize>);
+
+/// The part of vector `v` in `r`.
+fn clip<T>(v: &[T], r: &Range<usize>) -> Range<usize> {
+    r.start.min(v.len())..r.end.min(v.len())
+}
+
+impl<C: GpuCurve> Several<C> {
+    /// Each job's batch on its device, all at once (a lost device's fails at once).
+    fn run_batches(&self, jobs: &[Job<C>], scalars: &[&[Fr<C>]]) -> Vec<Result<Sums<C>>> {
+        let live = self.live();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .iter()
+                .map(|(k, set, r)| {
+                    let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
+                    let (device, up) = (&self.devices[*k], live.contains(k));
+                    s.spawn(move || match up {
+                        true => device.batch_msm_with_reports(set, &vs),
+                        false => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
+                    })
+                })
+                .collect();
+            let failed = || Err(MsmError::Gpu("a device's batch panicked".into()));
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| failed()))
+                .collect()
+        })
+    }
+}
