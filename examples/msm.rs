@@ -44,6 +44,13 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
             engine.startup()
         );
         software_note(&engine);
+        let devices = engine.device_names();
+        if devices.len() > 1 {
+            println!(
+                "devices: {} ({devices:?}); each MSM split across them",
+                devices.len()
+            );
+        }
     }
     let t = Instant::now();
     let bases = inputs::random_bases::<C>(n, cli.seed);

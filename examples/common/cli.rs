@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 use gpu_msm::inputs::ScalarDistribution;
 use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
-use gpu_msm::{AdapterChoice, Arithmetic, Backend, MsmConfig, PipelineCacheDir, SreMode};
+use gpu_msm::{AdapterChoice, Arithmetic, Backend, Devices, MsmConfig, PipelineCacheDir, SreMode};
 
 /// Largest log2 of a point count the examples accept (2^26 points of 96 bytes is 6 GiB of
 /// bases, past what one binding holds on most adapters).
@@ -142,6 +142,32 @@ pub struct EngineArgs {
     /// $XDG_CACHE_HOME/gpu-msm]
     #[arg(long, value_name = "DIR|off")]
     pub pipeline_cache: Option<String>,
+    /// Split every MSM across several devices: `all` (every hardware adapter), or
+    /// NAME:COUNT[,NAME:COUNT...] (COUNT devices on the adapters whose name contains NAME,
+    /// e.g. `H200:8`, or `llvmpipe:2` for two devices on lavapipe's one adapter) [default:
+    /// one device]
+    #[arg(long, value_name = "all|NAME:COUNT,...", value_parser = parse_devices)]
+    pub devices: Option<Devices>,
+}
+
+/// `all`, or NAME:COUNT pairs separated by commas.
+pub fn parse_devices(s: &str) -> Result<Devices, String> {
+    if s == "all" {
+        return Ok(Devices::AllHardware);
+    }
+    let pair = |p: &str| -> Result<(String, usize), String> {
+        let (name, count) = p
+            .rsplit_once(':')
+            .ok_or_else(|| format!("{p:?}: expected NAME:COUNT"))?;
+        let count = count
+            .parse()
+            .map_err(|e| format!("{p:?}: count {count:?}: {e}"))?;
+        Ok((name.to_string(), count))
+    };
+    s.split(',')
+        .map(pair)
+        .collect::<Result<_, _>>()
+        .map(Devices::Named)
 }
 
 impl EngineArgs {
@@ -167,6 +193,7 @@ impl EngineArgs {
                 Some("off") => PipelineCacheDir::Off,
                 Some(dir) => PipelineCacheDir::Dir(dir.into()),
             },
+            devices: self.devices.clone().unwrap_or_default(),
             ..Default::default()
         }
     }

@@ -108,6 +108,13 @@ pub fn report_json(r: &MsmReport) -> serde_json::Value {
         "buffers_allocated": r.buffers_allocated,
         "dispatches": r.dispatches,
         "host_time_ms": ms(r.host_time),
+        "devices": r.devices.iter().map(|d| serde_json::json!({
+            "device": d.device,
+            "adapter": d.adapter,
+            "points": [d.points.start, d.points.end],
+            "time_ms": ms(d.time),
+            "rerun": d.rerun,
+        })).collect::<Vec<_>>(),
         "sre": r.sre.as_ref().map(|s| serde_json::json!({
             "applied": s.applied,
             "strategy": s.options.strategy.name(),
