@@ -117,7 +117,9 @@ impl<C: GpuCurve> Bases<C> {
         self.inner.outside_subgroup.get().map(Vec::as_slice)
     }
 
-    /// Bases per device part: calls longer than this run in slices, one per part.
+    /// Bases per device part: calls longer than this run in slices, one per part (on an
+    /// engine on several devices, the whole set's length: each device's share has parts of
+    /// its own).
     pub fn part_len(&self) -> usize {
         self.inner.part_len
     }
@@ -125,7 +127,8 @@ impl<C: GpuCurve> Bases<C> {
     /// Copies of each base the device parts hold (`config::Precompute`): 1 without
     /// shifted copies, and on an engine without a GPU. After a device loss the set still
     /// says what it holds, but calls upload copy 0 alone until it is loaded again
-    /// (`MsmReport::precomputed_copies` says what a call read).
+    /// (`MsmReport::precomputed_copies` says what a call read). On several devices, the
+    /// first share's (each share picks its own with `Precompute::Auto`).
     pub fn precomputed_copies(&self) -> u32 {
         self.shift().copies()
     }
@@ -215,10 +218,6 @@ impl<C: GpuCurve> HostBases<C> {
             range: 0..points.len(),
             all: Arc::new(points.to_vec()),
         }
-    }
-
-    pub(crate) fn points(&self) -> &[Affine<C>] {
-        &self.all[self.range.clone()]
     }
 }
 

@@ -107,7 +107,10 @@ pub struct SreReport {
     pub reason: String,
 }
 
-/// Report of one MSM call.
+/// Report of one MSM call. A call split across several devices (`devices` not empty)
+/// reports the first share's window shape, profile, SRE and adapter, the shares' counts
+/// added, and their phase and host times added: shares run at once, so these may exceed
+/// `phases.total`, the call's wall-clock time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmReport {
     /// The curve group of the call ([`crate::GpuCurve::NAME`]: "BLS12-377 G1").
@@ -158,9 +161,10 @@ pub struct MsmReport {
 /// What one device of an engine on several ran of a call ([`MsmReport::devices`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceRun {
-    /// The device's index among the engine's ([`crate::GpuMsm::device_names`]).
-    pub device: usize,
-    /// Its adapter's name.
+    /// The device that ran it, by its index among the engine's
+    /// ([`crate::GpuMsm::device_names`]); `None`: the CPU ran it, no device could.
+    pub device: Option<usize>,
+    /// The device's adapter name ("none (the CPU)" without one).
     pub adapter: String,
     /// The call's points it ran (its share), in the call's numbering.
     pub points: std::ops::Range<usize>,
@@ -168,8 +172,8 @@ pub struct DeviceRun {
     pub route: String,
     /// How long its share took, from the split to its sum.
     pub time: Duration,
-    /// Why it ran this share though the share was another device's (that device failed
-    /// or was lost, or the set's share was not on it); `None` for its own share.
+    /// Why it ran this share though the share was another device's (that device, named
+    /// here, failed or was lost); `None` for its own share.
     pub rerun: Option<String>,
 }
 
@@ -233,10 +237,11 @@ impl fmt::Display for MsmReport {
                 .rerun
                 .as_ref()
                 .map_or(String::new(), |r| format!(" ({r})"));
+            let on = d.device.map_or("CPU".into(), |k| k.to_string());
             writeln!(
                 f,
-                "device {:<5} {}: points {:?} in {:.2?}{rerun}; {}",
-                d.device, d.adapter, d.points, d.time, d.route
+                "device {on:<5} {}: points {:?} in {:.2?}{rerun}; {}",
+                d.adapter, d.points, d.time, d.route
             )?;
         }
         writeln!(f, "n            {}", self.n)?;

@@ -4,8 +4,12 @@
 use crate::error::{MsmError, Result};
 
 /// The devices an engine opens ([`super::MsmConfig::devices`]). With more than one, a call
-/// is split across them by points (`src/engine/several.rs`): each device runs the MSM of its
-/// share, and the host adds the shares' sums.
+/// is split across them by points (`src/engine/several/`): each device runs the MSM of its
+/// share, and the host adds the shares' sums. Each device has the memory budget
+/// [`super::MsmConfig::memory_budget`] of its own. A resident set is placed in shares when
+/// it is loaded (by the weights then: equal until calls have measured the devices' rates),
+/// and calls on it follow that placement: a call on a prefix of the set runs on the
+/// devices whose shares the prefix reaches (load the set again to follow newer rates).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Devices {
     /// One device, on the adapter [`super::MsmConfig::adapter`] picks (the default).
@@ -23,9 +27,15 @@ pub enum Devices {
     /// their number): `("H200", 8)` on a node of 8 H200s opens one device on each, and
     /// `("llvmpipe", 3)` opens three on lavapipe's one adapter, how the tests split calls.
     /// Every device must be made and pass the known-answer test (else the engine is not
-    /// made). [`super::ADAPTER_ENV`] does not apply.
+    /// made: the error, or [`crate::MsmError::SelfTestFailed`] even with
+    /// `SelfTest::FallBackToCpu`). Neither [`super::MsmConfig::adapter`] nor
+    /// [`super::ADAPTER_ENV`] applies (nor to `AllHardware`).
     Named(Vec<(String, usize)>),
 }
+
+/// The most devices one engine opens (`Devices::Named`'s counts together): each is a
+/// device, its pipelines and a thread while a call runs.
+pub const MAX_DEVICES: usize = 64;
 
 /// The fewest points a device is given when a call is split: an n-point call runs on at
 /// most `max(1, n / MIN_DEVICE_SHARE)` devices, since a smaller share would cost its device
@@ -46,11 +56,18 @@ impl Devices {
             ));
         }
         for (name, count) in list {
-            if name.trim().is_empty() || *count == 0 {
+            if name.trim().is_empty() || !(1..=MAX_DEVICES).contains(count) {
                 return Err(MsmError::InvalidConfig(format!(
-                    "Devices::Named: ({name:?}, {count}) needs a name and a count of 1 or more"
+                    "Devices::Named: ({name:?}, {count}) needs a name and a count from 1 to \
+                     {MAX_DEVICES}"
                 )));
             }
+        }
+        let total: usize = list.iter().map(|(_, c)| c).sum();
+        if total > MAX_DEVICES {
+            return Err(MsmError::InvalidConfig(format!(
+                "Devices::Named asks for {total} devices, more than {MAX_DEVICES}"
+            )));
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ mod load;
 pub use choices::{
     Arithmetic, Backend, CalibrationSource, SreOptions, SreStrategy, PAPER_EARLY_STOP,
 };
-pub use devices::{Devices, MIN_DEVICE_SHARE};
+pub use devices::{Devices, MAX_DEVICES, MIN_DEVICE_SHARE};
 pub use load::{LoadOptions, Precompute};
 
 /// Smallest window size, in bits, that the engine accepts.
@@ -43,7 +43,8 @@ const _: () = assert!(MAX_PRECOMPUTED_WINDOW_BITS < 32 && MAX_WINDOW_BITS < 32);
 /// submission per stage even where the adapter has timestamp queries (a cross-check).
 pub const TIMING_ENV: &str = "GPU_MSM_TIMING";
 
-/// Environment variable that overrides [`AdapterChoice::name_contains`].
+/// Environment variable that overrides [`AdapterChoice::name_contains`] (with
+/// [`Devices::One`] only).
 pub const ADAPTER_ENV: &str = "GPU_MSM_ADAPTER";
 
 /// Share of the adapter's memory a device (its engines: `reconfigured` ones and those of
@@ -109,7 +110,8 @@ pub enum PowerPreference {
     LowPower,
 }
 
-/// How the engine picks its wgpu adapter.
+/// How the engine picks its wgpu adapter (with [`Devices::One`]; `AllHardware` and `Named`
+/// pick their own).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AdapterChoice {
     /// Preference used when `name_contains` is `None`.

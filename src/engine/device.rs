@@ -65,10 +65,10 @@ impl DeviceLine {
         })
     }
 
-    /// A line whose replacements are made on `first`'s adapter.
-    pub(super) fn pinned(first: SharedDevice) -> Arc<Self> {
+    /// A line whose replacements are made on `first`'s adapter, `adapter`.
+    pub(super) fn pinned(first: SharedDevice, adapter: AdapterKey) -> Arc<Self> {
         Arc::new(Self {
-            pinned: Some(AdapterKey::of(first.info())),
+            pinned: Some(adapter),
             newest: Mutex::new(first),
         })
     }

@@ -10,7 +10,7 @@
 //! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
-//! | `several.rs` | an engine on several devices (`MsmConfig::devices`): creation, calls and batches split by points, sets placed in shares, a failed share rerun |
+//! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, calls and batches split by points, sets placed in shares, a failed share rerun |
 //! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
 //! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
@@ -18,6 +18,13 @@
 //! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
 //! | `complete.rs` | submission, the wait, and the window sums checked and reduced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
+
+//!
+//! Words for the pieces of a call: a *slice* is one GPU call of a call too large for one
+//! (one device); a *part* is the piece of a resident set one call binds (one device); a
+//! *share* is the piece of a call, or of a set, that one device of several takes (each
+//! share may run in slices, each set share be stored in parts); *copies* are a set's
+//! shifted copies.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -30,6 +37,7 @@ use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
+use crate::gpu::adapters::AdapterKey;
 use crate::gpu::selftest::ShaderOps;
 use crate::gpu::GpuContext;
 use crate::report::{Backend, MsmReport, Startup};
@@ -57,14 +65,25 @@ use several::Several;
 
 /// Identities of the owners of resident sets: an engine and its `reconfigured` ones share
 /// one, every other engine (`on_device_of` ones too, on the same device) has its own, so
-/// that a [`Bases`] is used only by the engines that loaded it.
+/// that a [`Bases`] is used only by the engines that loaded it. On several devices the
+/// facade has device 0's engine's identity (a set's share on device 0 is that engine's),
+/// each other device's engine its own.
 static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 
 /// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
 /// BN254 and BLS12-381 G1 and the three G2s: `GpuMsm::<ark_bn254::g2::Config>::new()`) on
-/// one wgpu adapter.
-/// An engine made by `new` or `with_config` opens a device of its own; engines of several
-/// groups share one device and one memory budget through [`GpuMsm::on_device_of`].
+/// one wgpu device, or on several ([`MsmConfig::devices`]).
+/// An engine made by `new` or `with_config` opens its devices; engines of several groups
+/// share them and their memory budgets through [`GpuMsm::on_device_of`].
+///
+/// On several devices the engine is a facade over one engine per device, and each call is
+/// split across them ([`GpuMsm::device_names`], `MsmReport::devices`). What describes a
+/// device (`adapter_name`, `adapter_backend`, `is_software_adapter`, `has_gpu`,
+/// `arithmetic`, `profile`, `memory_usage`, `adapter_memory`, `max_binding_bytes`,
+/// `idle_workspaces`, `pipeline_*`, `startup`, `self_test_time`, `shader_ops`,
+/// `call_memory`, `max_slice_points`, `devices_recreated`) is device 0's, and routing uses
+/// device 0's adapter and calibration for the whole call. The memory budget is each
+/// device's own.
 ///
 /// Build it once (adapter, device and pipeline compilation take time) and share it: it is
 /// `Send + Sync`, and concurrent calls from several threads are allowed. Without any GPU
@@ -119,12 +138,19 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// An engine on one device: on `adapter` (a device of an engine on several, whose
     /// replacements are made on the same adapter), else on the one `config` picks.
-    fn create_one(config: MsmConfig, adapter: Option<wgpu::Adapter>, tamper: bool) -> Result<Self> {
+    fn create_one(
+        config: MsmConfig,
+        adapter: Option<(AdapterKey, wgpu::Adapter)>,
+        tamper: bool,
+    ) -> Result<Self> {
         let start = std::time::Instant::now();
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let pinned = adapter.is_some();
+        let (pinned, adapter) = match adapter {
+            Some((key, a)) => (Some(key), Some(a)),
+            None => (None, None),
+        };
         let made = match adapter {
             None => GpuContext::new(&config, C::spec(), fits),
             Some(a) => crate::gpu::SharedDevice::open_on(a, &config, start)
@@ -149,8 +175,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         let cell = gpu.as_ref().map(|g| {
             let line = match pinned {
-                true => DeviceLine::pinned(g.shared()),
-                false => DeviceLine::new(g.shared()),
+                Some(key) => DeviceLine::pinned(g.shared(), key),
+                None => DeviceLine::new(g.shared()),
             };
             Arc::new(DeviceCell::on_line(
                 Arc::clone(g),

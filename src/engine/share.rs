@@ -15,7 +15,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// An engine with `config` on this engine's device and pipelines (no new adapter; the
     /// host-list stages, shared too, are compiled by the first call of either engine that
     /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
-    /// adapter choice, the shader checks, the arithmetic and the memory budget; a window
+    /// adapter choice, the devices, the shader checks, the arithmetic and the memory budget; a window
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
@@ -55,7 +55,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// After a device loss, the first engine to replace it opens the new device and the
     /// others join it ([`crate::DeviceLoss::Recreate`]).
     ///
-    /// `config` must keep `other`'s adapter choice, memory budget and limits (the device's);
+    /// `config` must keep `other`'s adapter choice, devices ([`crate::MsmConfig::devices`]:
+    /// on several, the new engine has one engine on each of `other`'s devices), memory
+    /// budget and limits (the device's);
     /// its profile (`arithmetic`: `None` picks the group's; `Limbs32Edwards` on a group
     /// without the Edwards map, every G2, is [`MsmError::InvalidConfig`]), window, routing,
     /// shader checks, pipeline cache, `gpu_timeout` and `device_loss` are its own. Without a

@@ -60,8 +60,10 @@ pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
     })
 }
 
-/// One physical adapter, as a lost device's replacement finds it again: two identical GPUs
-/// differ by their bus address, and one GPU listed by two backends by its backend.
+/// One physical adapter, as a lost device's replacement finds it again: by its backend,
+/// ids, bus address and name, and its place among the adapters that share all of these
+/// (identical GPUs where the backend reports no bus address, as Metal, or the same one for
+/// all, as DX12 may).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct AdapterKey {
     backend: wgpu::Backend,
@@ -69,16 +71,36 @@ pub(crate) struct AdapterKey {
     device: u32,
     bus: String,
     name: String,
+    ordinal: usize,
 }
 
 impl AdapterKey {
-    pub(crate) fn of(info: &wgpu::AdapterInfo) -> Self {
+    /// The key of `info`, the `ordinal`-th adapter with its facts.
+    fn with_ordinal(info: &wgpu::AdapterInfo, ordinal: usize) -> Self {
         Self {
             backend: info.backend,
             vendor: info.vendor,
             device: info.device,
             bus: info.device_pci_bus_id.clone(),
             name: info.name.clone(),
+            ordinal,
+        }
+    }
+
+    /// The key of the adapter with these facts whose device `info` is (the first of
+    /// identical ones: keys made by [`keyed`] tell them apart).
+    pub(crate) fn of(info: &wgpu::AdapterInfo) -> Self {
+        Self::with_ordinal(info, 0)
+    }
+
+    /// The same facts, whatever the ordinal.
+    fn same_facts(&self, other: &Self) -> bool {
+        Self {
+            ordinal: 0,
+            ..self.clone()
+        } == Self {
+            ordinal: 0,
+            ..other.clone()
         }
     }
 
@@ -92,54 +114,70 @@ impl AdapterKey {
     pub(crate) fn find(&self) -> Result<wgpu::Adapter> {
         let (_, adapters) = enumerate();
         let seen = seen(&adapters);
-        adapters
+        keyed(adapters)
             .into_iter()
-            .find(|a| AdapterKey::of(&a.get_info()) == *self)
+            .find(|(k, _)| k == self)
+            .map(|(_, a)| a)
             .ok_or_else(|| MsmError::NoAdapter {
                 detail: format!("the adapter {:?} is gone; seen: {seen:?}", self.name),
             })
     }
 }
 
-/// The adapters of `config.devices`, one per device to open (an adapter twice for two
-/// devices on it), in order.
-pub(crate) fn adapters_for(config: &MsmConfig) -> Result<Vec<wgpu::Adapter>> {
+/// Each adapter with its key, in order.
+pub(crate) fn keyed(adapters: Vec<wgpu::Adapter>) -> Vec<(AdapterKey, wgpu::Adapter)> {
+    let mut out: Vec<(AdapterKey, wgpu::Adapter)> = Vec::new();
+    for a in adapters {
+        let first = AdapterKey::of(&a.get_info());
+        let ordinal = out.iter().filter(|(k, _)| k.same_facts(&first)).count();
+        out.push((AdapterKey { ordinal, ..first }, a));
+    }
+    out
+}
+
+/// The adapters, each GPU once: one that a second backend lists again (Vulkan and DX12 on
+/// Windows) is dropped.
+fn distinct(adapters: Vec<wgpu::Adapter>) -> Vec<(AdapterKey, wgpu::Adapter)> {
+    let mut out: Vec<(AdapterKey, wgpu::Adapter)> = Vec::new();
+    for (key, a) in keyed(adapters) {
+        let listed = out
+            .iter()
+            .any(|(k, _)| k.same_gpu(&key) && k.backend != key.backend);
+        if !listed {
+            out.push((key, a));
+        }
+    }
+    out
+}
+
+/// The adapters of `config.devices`, each with its key, one per device to open (an
+/// adapter twice for two devices on it), in order.
+pub(crate) fn adapters_for(config: &MsmConfig) -> Result<Vec<(AdapterKey, wgpu::Adapter)>> {
     let (_, adapters) = enumerate();
     let seen = seen(&adapters);
-    match &config.devices {
-        Devices::One => pick_adapter(config).map(|a| vec![a]),
-        Devices::AllHardware => {
-            let mut keys: Vec<AdapterKey> = Vec::new();
-            let mut out = Vec::new();
-            for a in adapters {
-                let info = a.get_info();
-                let hardware = matches!(
-                    info.device_type,
+    let gpus = distinct(adapters);
+    let out: Vec<(AdapterKey, wgpu::Adapter)> = match &config.devices {
+        Devices::One => {
+            return Err(MsmError::InvalidConfig(
+                "Devices::One opens one device: pick_adapter".into(),
+            ))
+        }
+        Devices::AllHardware => gpus
+            .into_iter()
+            .filter(|(_, a)| {
+                matches!(
+                    a.get_info().device_type,
                     wgpu::DeviceType::DiscreteGpu
                         | wgpu::DeviceType::IntegratedGpu
                         | wgpu::DeviceType::VirtualGpu
-                );
-                let key = AdapterKey::of(&info);
-                let listed = keys
-                    .iter()
-                    .any(|k| k.same_gpu(&key) && k.backend != key.backend);
-                if hardware && !listed {
-                    keys.push(key);
-                    out.push(a);
-                }
-            }
-            match out.is_empty() {
-                true => Err(MsmError::NoAdapter {
-                    detail: format!("no hardware adapter; seen: {seen:?}"),
-                }),
-                false => Ok(out),
-            }
-        }
+                )
+            })
+            .collect(),
         Devices::Named(list) => {
             let mut out = Vec::new();
             for (name, count) in list {
-                let matches: Vec<&wgpu::Adapter> =
-                    adapters.iter().filter(|a| named(a, name)).collect();
+                let matches: Vec<&(AdapterKey, wgpu::Adapter)> =
+                    gpus.iter().filter(|(_, a)| named(a, name)).collect();
                 if matches.is_empty() {
                     return Err(MsmError::NoAdapter {
                         detail: format!(
@@ -147,9 +185,22 @@ pub(crate) fn adapters_for(config: &MsmConfig) -> Result<Vec<wgpu::Adapter>> {
                         ),
                     });
                 }
+                if *count > matches.len() && matches.len() > 1 {
+                    tracing::warn!(
+                        target: "gpu_msm",
+                        name, count, adapters = matches.len(),
+                        "Devices::Named asks for more devices than adapters match: some get two"
+                    );
+                }
                 out.extend((0..*count).map(|j| matches[j % matches.len()].clone()));
             }
-            Ok(out)
+            out
         }
+    };
+    match out.is_empty() {
+        true => Err(MsmError::NoAdapter {
+            detail: format!("no hardware adapter; seen: {seen:?}"),
+        }),
+        false => Ok(out),
     }
 }

@@ -184,11 +184,6 @@ impl SharedDevice {
         })
     }
 
-    /// The adapter's facts.
-    pub(crate) fn info(&self) -> &wgpu::AdapterInfo {
-        &self.info
-    }
-
     /// Whether the device was lost.
     pub(crate) fn is_lost(&self) -> bool {
         self.lost.load(Ordering::Acquire)

@@ -4,7 +4,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `adapters.rs` | choosing adapters: `MsmConfig::adapter`'s, an engine's on several devices (`Devices`), the same one again after a loss |
-//! | `device.rs` | adapter choice, device creation (`SharedDevice`: what contexts of several curve groups share), error scopes, losing a device |
+//! | `device.rs` | device creation (`SharedDevice`: what contexts of several curve groups share), error scopes, losing a device |
 //! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
 //! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
 //! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |

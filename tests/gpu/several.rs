@@ -78,6 +78,22 @@ fn split_calls_equal_arkworks_around_each_split_boundary() {
         covers(&rep, n, &format!("n = {n}"));
         assert_eq!((rep.backend, rep.n), (Backend::Gpu, n));
     }
+    // From the workers of a rayon pool (a prover's parallel loop), calls at once: each
+    // worker waits for its shares without starving the rayon work they start.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let n = 2 * MIN;
+    let want = reference(&b[..n], &s[..n]);
+    let sums: Vec<_> = pool.install(|| {
+        use rayon::prelude::*;
+        (0..4)
+            .into_par_iter()
+            .map(|_| e.msm(&b[..n], &s[..n]))
+            .collect()
+    });
+    assert!(sums.iter().all(|g| *g == Ok(want)));
     let n = 2 * MIN + 1;
     for (name, s) in adversarial_scalars::<Fr>(n, 33) {
         let (got, rep) = e.msm_with_report(&b[..n], &s).unwrap();
@@ -96,7 +112,7 @@ fn uneven_shares_resident_sets_and_batches() {
     // A facade of its own over the same devices: its shares are not the other tests'.
     let e = three().reconfigured(three().config().clone()).unwrap();
     let weights = vec![1.0, 6.0, 0.5];
-    e.set_device_shares(Some(weights.clone())).unwrap();
+    e.set_device_weights(Some(weights.clone())).unwrap();
     let top = 3 * MIN + 1;
     let b = bases(top, 41);
     let s = random_scalars::<Fr>(top, 42);
@@ -110,11 +126,11 @@ fn uneven_shares_resident_sets_and_batches() {
     let set = e.load_bases(&b).unwrap();
     let placed = covers(&e.msm_with_report(&set, &s).unwrap().1, top, "placed");
     let (b0, b1) = (placed[0].end, placed[1].end);
-    e.set_device_shares(Some(vec![0.0, 1.0, 0.0])).unwrap();
+    e.set_device_weights(Some(vec![0.0, 1.0, 0.0])).unwrap();
     let (got, rep) = e.msm_with_report(&b, &s).unwrap();
     assert_eq!(got, reference(&b, &s));
     assert_eq!(rep.devices.len(), 1, "{rep}");
-    assert_eq!(rep.devices[0].device, 1);
+    assert_eq!(rep.devices[0].device, Some(1));
     for n in [0, 1, b0 - 1, b0, b0 + 1, b1 - 1, b1, b1 + 1, top] {
         let (got, rep) = e.msm_with_report(&set, &s[..n]).unwrap();
         assert_eq!(got, reference(&b[..n], &s[..n]), "prefix {n}");
@@ -124,6 +140,15 @@ fn uneven_shares_resident_sets_and_batches() {
             assert!(rep.resident_bases);
         }
     }
+    // A base off the curve in a later device's share of a set is named in the set's
+    // numbering.
+    let mut bad = b.clone();
+    bad[top - 2] = G1Affine::new_unchecked(bad[top - 2].x, bad[top - 2].x);
+    e.set_device_weights(Some(weights.clone())).unwrap();
+    assert_eq!(
+        e.load_bases(&bad).map(|_| ()),
+        Err(MsmError::InvalidBase { index: top - 2 })
+    );
     // The same set on the engine it was reconfigured from (the same devices).
     assert_eq!(three().msm(&set, &s).unwrap(), reference(&b, &s));
     let lens = [top, b0 + 1, 0, 1, b1, b0];
@@ -140,11 +165,11 @@ fn uneven_shares_resident_sets_and_batches() {
         vec![f64::NAN, 1.0, 1.0],
         vec![-1.0, 1.0, 1.0],
     ] {
-        let out = e.set_device_shares(Some(bad.clone()));
+        let out = e.set_device_weights(Some(bad.clone()));
         assert!(matches!(out, Err(MsmError::InvalidConfig(_))), "{bad:?}");
     }
-    e.set_device_shares(None).unwrap();
-    let one = common::gpu_engine().set_device_shares(None);
+    e.set_device_weights(None).unwrap();
+    let one = common::gpu_engine().set_device_weights(None);
     assert!(matches!(one, Err(MsmError::InvalidConfig(_))));
 }
 
@@ -165,7 +190,7 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
     assert_eq!(got, want);
     let rerun: Vec<_> = rep.devices.iter().filter(|d| d.rerun.is_some()).collect();
     assert_eq!(rerun.len(), 1, "{rep}");
-    assert_eq!(rerun[0].device, 0, "{rep}");
+    assert_eq!(rerun[0].device, Some(0), "{rep}");
     // The next calls run on the device that is left (or on device 1 once replaced).
     let replaced = |rep: &MsmReport| device1.devices_recreated() > 0 || rep.devices.len() == 1;
     let (got, rep) = e.msm_with_report(&b, &s).unwrap();
@@ -178,6 +203,17 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
         replaced(&rep) || rep.devices.iter().any(|d| d.rerun.is_some()),
         "{rep}"
     );
+    // A batch on the set, device 1's shares rerun or uploaded while it is lost.
+    let vectors = [&s[..], &s[..MIN + 1], &s[..0]];
+    let sums = e.batch_msm(&set, &vectors).unwrap();
+    for (got, v) in sums.iter().zip(vectors) {
+        assert_eq!(
+            *got,
+            reference(&b[..v.len()], v),
+            "batch vector of {}",
+            v.len()
+        );
+    }
     // Replaced in the background: then both devices take shares again.
     let give_up = Instant::now() + Duration::from_secs(300);
     while device1.devices_recreated() == 0 {
@@ -195,6 +231,31 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
 }
 
 #[test]
+fn another_group_on_the_same_devices() {
+    let config = MsmConfig {
+        devices: three().config().devices.clone(),
+        ..common::gpu_engine().config().clone()
+    };
+    let bn = GpuMsm::<ark_bn254::g1::Config>::on_device_of(three(), config.clone()).unwrap();
+    assert_eq!(bn.device_names(), three().device_names());
+    let n = 2 * MIN + 1;
+    let b = random_bases::<ark_bn254::g1::Config>(n, 71);
+    let s = random_scalars::<ark_bn254::Fr>(n, 72);
+    let (got, rep) = bn.msm_with_report(&b, &s).unwrap();
+    let want: ark_bn254::G1Projective = ark_ec::VariableBaseMSM::msm(&b, &s).unwrap();
+    assert_eq!(got, want);
+    assert_eq!(rep.devices.len(), 2, "{rep}");
+    let one_device = GpuMsm::<ark_bn254::g1::Config>::on_device_of(
+        three(),
+        MsmConfig {
+            devices: Devices::One,
+            ..config
+        },
+    );
+    assert!(matches!(one_device, Err(MsmError::InvalidConfig(_))));
+}
+
+#[test]
 fn device_lists_that_cannot_be_are_refused() {
     common::runtime_dir();
     let with = |devices| MsmConfig {
@@ -209,6 +270,17 @@ fn device_lists_that_cannot_be_are_refused() {
         let out = GpuMsm::<ark_bls12_377::g1::Config>::with_config(with(bad.clone()));
         assert!(matches!(out, Err(MsmError::InvalidConfig(_))), "{bad:?}");
     }
+    // A named device that fails its known-answer test is an error, even where one device
+    // would fall back to the CPU.
+    let failing = MsmConfig {
+        self_test: gpu_msm::SelfTest::FallBackToCpu,
+        ..on_adapter(2)
+    };
+    let out = GpuMsm::<ark_bls12_377::g1::Config>::with_config_failing_self_test(failing);
+    assert!(
+        matches!(out, Err(MsmError::SelfTestFailed { .. })),
+        "{out:?}"
+    );
     let none = Devices::Named(vec![("no adapter is named this".into(), 1)]);
     let out = GpuMsm::<ark_bls12_377::g1::Config>::with_config(with(none));
     assert!(matches!(out, Err(MsmError::NoAdapter { .. })));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
-use super::{device_fault, Outcome, Several, Share};
+use super::{device_fault, each_at_once, Outcome, Several, Share};
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
 use crate::engine::GpuMsm;
@@ -57,25 +57,17 @@ impl<C: GpuCurve> Several<C> {
         out
     }
 
-    /// Each share on its device, all at once (a thread for each after the first).
+    /// Each share on its device, all at once.
     fn run(&self, shares: &[Share<'_, C>], scalars: &[Fr<C>]) -> Vec<Outcome<C>> {
         let one = |sh: &Share<'_, C>| {
             let t = Instant::now();
             let out = self.devices[sh.device].msm_of(sh.bases, &scalars[sh.points.clone()]);
             (out, t.elapsed())
         };
-        std::thread::scope(|s| {
-            let rest: Vec<_> = shares[1..]
-                .iter()
-                .map(|sh| s.spawn(move || one(sh)))
-                .collect();
-            let mut out = vec![one(&shares[0])];
-            out.extend(
-                rest.into_iter()
-                    .map(|h| h.join().unwrap_or_else(|_| panicked())),
-            );
-            out
-        })
+        each_at_once(shares, one)
+            .into_iter()
+            .map(|o| o.unwrap_or_else(panicked))
+            .collect()
     }
 }
 
@@ -115,9 +107,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         Ok((sum, report))
     }
 
-    /// The shares' sums added and their reports merged (counts and phases summed, the
-    /// first share's shape kept); a share that failed for its input fails the call (the
-    /// first such, its indices in the call's numbering), one whose device failed is rerun.
+    /// The shares' sums added and their reports merged ([`merge`]). In point order, as on
+    /// one device: a share that failed for its input fails the call (its indices in the
+    /// call's numbering), one whose device failed is rerun first (on a device whose share
+    /// succeeded, else on another live one).
     pub(super) fn combine(
         &self,
         several: &Several<C>,
@@ -125,71 +118,56 @@ impl<C: GpuCurve> GpuMsm<C> {
         outcomes: Vec<Outcome<C>>,
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport)> {
-        for (sh, (out, _)) in shares.iter().zip(&outcomes) {
-            if let Err(e) = out {
-                if !device_fault(e) {
-                    return Err(e.clone().at_offset(sh.points.start));
-                }
-            }
-        }
         let live = several.live();
-        let healthy: Vec<usize> = shares
+        let mut candidates: Vec<usize> = Vec::new();
+        let succeeded = shares
             .iter()
             .zip(&outcomes)
-            .filter(|(sh, (out, _))| out.is_ok() && live.contains(&sh.device))
+            .filter(|(_, (out, _))| out.is_ok());
+        for k in succeeded
             .map(|(sh, _)| sh.device)
-            .collect();
-        let mut sum = Projective::<C>::zero();
-        let mut merged: Option<MsmReport> = None;
-        let mut runs = Vec::new();
+            .chain(live.iter().copied())
+        {
+            if live.contains(&k) && !candidates.contains(&k) {
+                candidates.push(k);
+            }
+        }
+        let mut timed = Vec::new();
+        let mut parts = Vec::new();
         for (sh, (out, time)) in shares.iter().zip(outcomes) {
-            let (r, rep, run) = match out {
+            parts.push(match out {
                 Ok((r, rep)) => {
-                    several.learn(sh.device, sh.points.len(), &rep, time);
+                    let own = rep.backend == Backend::Gpu && sh.rerun.is_none();
+                    timed.push((sh.device, sh.points.len(), time, own));
                     let run = several.run_of(sh.device, sh, &rep, time);
                     (r, rep, run)
                 }
-                Err(e) => self.rerun(several, sh, e, &healthy, scalars)?,
-            };
-            sum += r;
-            runs.push(run);
-            merged = Some(match merged {
-                None => rep,
-                Some(acc) => {
-                    let gpu = acc.backend == Backend::Gpu || rep.backend == Backend::Gpu;
-                    let mut acc = acc.plus_slice(rep);
-                    if gpu {
-                        acc.backend = Backend::Gpu;
-                    }
-                    acc
-                }
+                Err(e) if !device_fault(&e) => return Err(e.at_offset(sh.points.start)),
+                Err(e) => self.rerun(several, sh, e, &candidates, scalars)?,
             });
         }
-        let mut report = merged.expect("at least one share");
-        report.route = format!(
-            "split across {} device(s) by points; device 0's share: {}",
-            runs.len(),
-            report.route
-        );
-        report.devices = runs;
-        Ok((sum, report))
+        if timed.iter().all(|t| t.3) {
+            let timed: Vec<_> = timed.iter().map(|&(k, len, t, _)| (k, len, t)).collect();
+            several.learn(&timed);
+        }
+        Ok(merge(parts))
     }
 
-    /// A share whose device failed (`why`), rerun from its host bases on a device whose
-    /// share succeeded, else on the CPU (unless the configuration demands the GPU: then
+    /// A share whose device failed (`why`), rerun from its host bases on the first of
+    /// `candidates` that can, else on the CPU (unless the configuration demands the GPU: then
     /// `why` fails the call).
     fn rerun(
         &self,
         several: &Several<C>,
         sh: &Share<'_, C>,
         why: MsmError,
-        healthy: &[usize],
+        candidates: &[usize],
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport, DeviceRun)> {
         let points = &sh.bases.points()[..sh.points.len()];
         let s = &scalars[sh.points.clone()];
         let because = format!("device {} failed its share ({why})", sh.device);
-        for &j in healthy.iter().filter(|&&j| j != sh.device) {
+        for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();
             match several.devices[j].msm_of(BasesRef::Host(points), s) {
                 Ok((r, rep)) => {
@@ -215,7 +193,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             .one_call(BasesRef::Host(points), s, route)
             .map_err(|e| e.at_offset(sh.points.start))?;
         let run = DeviceRun {
-            device: sh.device,
+            device: None,
             adapter: "none (the CPU)".into(),
             points: sh.points.clone(),
             route: format!("{:?}: {}", rep.backend, rep.route),
@@ -224,4 +202,37 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         Ok((r, rep, run))
     }
+}
+
+/// The shares' sums added and their reports merged: counts and phases summed, the first
+/// share's shape kept, the backend the GPU's if any share ran there.
+fn merge<C: GpuCurve>(
+    parts: Vec<(Projective<C>, MsmReport, DeviceRun)>,
+) -> (Projective<C>, MsmReport) {
+    let mut sum = Projective::<C>::zero();
+    let mut merged: Option<MsmReport> = None;
+    let mut runs = Vec::new();
+    for (r, rep, run) in parts {
+        sum += r;
+        runs.push(run);
+        merged = Some(match merged {
+            None => rep,
+            Some(acc) => {
+                let gpu = acc.backend == Backend::Gpu || rep.backend == Backend::Gpu;
+                let mut acc = acc.plus_slice(rep);
+                if gpu {
+                    acc.backend = Backend::Gpu;
+                }
+                acc
+            }
+        });
+    }
+    let mut report = merged.expect("at least one share");
+    report.route = format!(
+        "split across {} device(s) by points; the first share's route: {}",
+        runs.len(),
+        report.route
+    );
+    report.devices = runs;
+    (sum, report)
 }

@@ -4,12 +4,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{lock, Several};
+use super::{each_at_once, lock, Several};
 use crate::calibration::Calibration;
 use crate::config::{Devices, MsmConfig};
 use crate::curve::GpuCurve;
 use crate::engine::{load_calibration, GpuMsm};
 use crate::error::{MsmError, Result};
+use crate::gpu::adapters::AdapterKey;
 use crate::routing::AdapterFacts;
 
 impl<C: GpuCurve> GpuMsm<C> {
@@ -29,38 +30,38 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             Err(e) => return Err(e),
         };
-        let one = MsmConfig {
-            devices: Devices::One,
-            ..config.clone()
-        };
-        let made: Vec<Result<Self>> = std::thread::scope(|s| {
-            let handles: Vec<_> = adapters
-                .into_iter()
-                .map(|a| {
-                    let one = one.clone();
-                    s.spawn(move || Self::create_one(one, Some(a), tamper))
-                })
-                .collect();
-            let failed = || Err(MsmError::Gpu("making a device panicked".into()));
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| failed()))
-                .collect()
-        });
+        let made = Self::make_each(&config, adapters, tamper);
         let mut engines = Vec::new();
         let mut left_out = Vec::new();
-        for (k, m) in made.into_iter().enumerate() {
+        let mut refused = None;
+        for (name, m) in made {
             match m {
                 Ok(e) if e.has_gpu() => engines.push(e),
-                Ok(_) => left_out.push(format!("device {k} failed its known-answer test")),
+                // SelfTest::FallBackToCpu: a CPU engine, no device.
+                Ok(_) if named => {
+                    return Err(MsmError::SelfTestFailed {
+                        adapter: name,
+                        detail: "a device Devices::Named asked for failed it".into(),
+                    })
+                }
+                Ok(_) => left_out.push(format!("{name}: failed its known-answer test")),
                 Err(e) if named => return Err(e),
-                Err(e) => left_out.push(format!("device {k}: {e}")),
+                Err(e) => {
+                    left_out.push(format!("{name}: {e}"));
+                    if matches!(e, MsmError::InvalidConfig(_)) {
+                        refused.get_or_insert(e);
+                    }
+                }
             }
         }
         for why in &left_out {
             tracing::warn!(target: "gpu_msm", %why, "a device was left out");
         }
         if engines.is_empty() {
+            // A configuration no adapter can run is its error, as on one device.
+            if let Some(e) = refused {
+                return Err(e);
+            }
             let detail = format!("no device was made: {}", left_out.join("; "));
             if config.demands_gpu() {
                 return Err(MsmError::NoAdapter { detail });
@@ -70,6 +71,33 @@ impl<C: GpuCurve> GpuMsm<C> {
         let mut engine = Self::over(config, calibration, engines);
         engine.created.total = start.elapsed();
         Ok(engine)
+    }
+
+    /// An engine of one device on each of `adapters` (named by adapter and bus), made at
+    /// once, a thread each.
+    fn make_each(
+        config: &MsmConfig,
+        adapters: Vec<(AdapterKey, wgpu::Adapter)>,
+        tamper: bool,
+    ) -> Vec<(String, Result<Self>)> {
+        let one = MsmConfig {
+            devices: Devices::One,
+            ..config.clone()
+        };
+        let make = |(key, a): &(AdapterKey, wgpu::Adapter)| {
+            Self::create_one(one.clone(), Some((key.clone(), a.clone())), tamper)
+        };
+        let made = each_at_once(&adapters, make);
+        adapters
+            .iter()
+            .zip(made)
+            .map(|((_, a), m)| {
+                let info = a.get_info();
+                let name = format!("{} (bus {:?})", info.name, info.device_pci_bus_id);
+                let failed = || Err(MsmError::Gpu("making a device panicked".into()));
+                (name, m.unwrap_or_else(failed))
+            })
+            .collect()
     }
 
     /// The facade over `engines`, one per device: device 0's cell, identity, hooks and
@@ -95,7 +123,8 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The engines of the devices, each with `config` on its own device (`f`), under a new
-    /// facade: how `reconfigured` and `on_device_of` treat an engine on several devices.
+    /// facade: how `reconfigured` and `on_device_of` treat an engine on several devices. A
+    /// device whose engine fell back to the CPU (its known-answer test failed) is left out.
     pub(in crate::engine) fn over_each<D: GpuCurve>(
         other: &Several<D>,
         config: MsmConfig,
@@ -106,11 +135,18 @@ impl<C: GpuCurve> GpuMsm<C> {
             devices: Devices::One,
             ..config.clone()
         };
-        let engines = other
+        let mut engines = other
             .devices
             .iter()
             .map(|d| f(d, one.clone()))
             .collect::<Result<Vec<_>>>()?;
+        // A device whose test failed with `SelfTest::FallBackToCpu` takes no share.
+        engines.retain(|e| e.has_gpu());
+        if engines.is_empty() {
+            let why = "no device passed the known-answer test: on the CPU".to_string();
+            let cpu = Self::assemble(config, calibration, None, AdapterFacts::None(why));
+            return cpu.started(None, Instant::now(), false);
+        }
         Ok(Self::over(config, calibration, engines))
     }
 
@@ -133,17 +169,17 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// can take the call), instead of the rates measured from the devices' calls; `None`
     /// goes back to the rates. [`MsmError::InvalidConfig`] unless the engine is on several
     /// devices and `shares` has one finite, non-negative value per device, not all zero.
-    pub fn set_device_shares(&self, shares: Option<Vec<f64>>) -> Result<()> {
+    pub fn set_device_weights(&self, shares: Option<Vec<f64>>) -> Result<()> {
         let Some(several) = &self.several else {
             return Err(MsmError::InvalidConfig(
-                "set_device_shares: the engine has one device (MsmConfig::devices)".into(),
+                "set_device_weights: the engine has one device (MsmConfig::devices)".into(),
             ));
         };
         if let Some(s) = &shares {
             let valid = s.iter().all(|w| w.is_finite() && *w >= 0.0) && s.iter().any(|w| *w > 0.0);
             if s.len() != several.devices.len() || !valid {
                 return Err(MsmError::InvalidConfig(format!(
-                    "set_device_shares: {s:?} is not one finite share >= 0 per device ({}), \
+                    "set_device_weights: {s:?} is not one finite share >= 0 per device ({}), \
                      one of them > 0",
                     several.devices.len()
                 )));

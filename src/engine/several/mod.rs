@@ -8,12 +8,12 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the devices, their rates and the split of n points among them |
-//! | `create.rs` | making the devices (at once), the facade over them, `device_names`, `set_device_shares` |
+//! | `create.rs` | making the devices (at once), the facade over them, `device_names`, `set_device_weights` |
 //! | `call.rs` | one call split: its shares, run at once, their sums added, a failed share rerun |
 //! | `placed.rs` | resident sets placed in shares, and batches on them |
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ use crate::bases::BasesRef;
 use crate::config::{DeviceLoss, MIN_DEVICE_SHARE};
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
-use crate::report::{Backend, DeviceRun, MsmReport};
+use crate::report::{DeviceRun, MsmReport};
 
 mod call;
 mod create;
@@ -34,12 +34,15 @@ mod placed;
 pub(super) struct Several<C: GpuCurve> {
     /// One engine per device, each with `Devices::One`.
     devices: Vec<Arc<GpuMsm<C>>>,
-    /// Points per second of each device's GPU shares, smoothed; `None` until one ran.
-    rates: Mutex<Vec<Option<f64>>>,
-    /// The shares [`GpuMsm::set_device_shares`] fixed, over the rates.
+    /// Each device's weight learned from split calls' finish times ([`Several::learn`]);
+    /// `None` until one ran a share.
+    learned: Mutex<Vec<Option<f64>>>,
+    /// The shares [`GpuMsm::set_device_weights`] fixed, over the rates.
     fixed: Mutex<Option<Vec<f64>>>,
     /// A lost device is being replaced in the background.
     replacing: Vec<Arc<AtomicBool>>,
+    /// Where the next call that uses fewer devices than there are starts.
+    turn: AtomicUsize,
 }
 
 /// One device's part of a call: its points, in the call's numbering, and their bases.
@@ -67,6 +70,47 @@ fn device_fault(e: &MsmError) -> bool {
     )
 }
 
+/// `f` of each item, all at once, in order; `None` where `f` panicked. From a rayon worker
+/// the items run as tasks of its pool (a worker blocked joining threads of its own would
+/// leave the rayon work the items start, their uploads and checks, with no worker to run
+/// it); elsewhere on threads of their own, the first on this one, and an item whose thread
+/// cannot be made runs here too.
+pub(super) fn each_at_once<I: Sync, T: Send>(
+    items: &[I],
+    f: impl Fn(&I) -> T + Sync,
+) -> Vec<Option<T>> {
+    let caught = |item: &I| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(item))).ok();
+    if rayon::current_thread_index().is_some() {
+        let mut out: Vec<Option<T>> = items.iter().map(|_| None).collect();
+        rayon::in_place_scope(|s| {
+            for (slot, item) in out.iter_mut().zip(items) {
+                let caught = &caught;
+                s.spawn(move |_| *slot = caught(item));
+            }
+        });
+        return out;
+    }
+    std::thread::scope(|s| {
+        let caught = &caught;
+        let rest: Vec<_> = items
+            .iter()
+            .skip(1)
+            .map(|item| {
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || caught(item));
+                spawned.map_err(|_| item)
+            })
+            .collect();
+        let mut out: Vec<Option<T>> = items.first().map(caught).into_iter().collect();
+        for h in rest {
+            out.push(match h {
+                Ok(h) => h.join().ok().flatten(),
+                Err(item) => caught(item),
+            });
+        }
+        out
+    })
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -74,6 +118,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// `n` split in proportion to `weights` (positive), each length rounded down and the rest
 /// given to the largest remainders: the lengths add up to n.
 pub(crate) fn proportional(n: usize, weights: &[f64]) -> Vec<usize> {
+    // Scaled to at most 1 first, so that huge weights do not add up to infinity.
+    let top = weights.iter().copied().fold(0.0, f64::max);
+    let weights: Vec<f64> = weights.iter().map(|w| w / top).collect();
     let total: f64 = weights.iter().sum();
     let exact: Vec<f64> = weights.iter().map(|w| n as f64 * w / total).collect();
     let mut lens: Vec<usize> = exact.iter().map(|e| (e.floor() as usize).min(n)).collect();
@@ -99,9 +146,10 @@ impl<C: GpuCurve> Several<C> {
         let d = devices.len();
         Self {
             devices: devices.into_iter().map(Arc::new).collect(),
-            rates: Mutex::new(vec![None; d]),
+            learned: Mutex::new(vec![None; d]),
             fixed: Mutex::new(None),
             replacing: (0..d).map(|_| Arc::default()).collect(),
+            turn: AtomicUsize::new(0),
         }
     }
 
@@ -132,31 +180,38 @@ impl<C: GpuCurve> Several<C> {
             return;
         }
         let (d, flag) = (Arc::clone(d), Arc::clone(&self.replacing[k]));
+        /// Clears the flag however the attempt ends (a panic too).
+        struct Done(Arc<AtomicBool>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
         let spawned = std::thread::Builder::new()
             .name(format!("gpu-msm device {k} replacement"))
             .spawn(move || {
+                let _done = Done(flag);
                 let _ = d.device_ready();
-                flag.store(false, Ordering::Release);
             });
         if spawned.is_err() {
             self.replacing[k].store(false, Ordering::Release);
         }
     }
 
-    /// Each device's weight in the split: the fixed shares if set, else the measured rates
+    /// Each device's weight in the split: the fixed weights if set, else the learned ones
     /// once every device in `live` has one, else equal.
     fn weights(&self, live: &[usize]) -> Vec<f64> {
         if let Some(f) = lock(&self.fixed).as_ref() {
             return live.iter().map(|&k| f[k]).collect();
         }
-        let rates = lock(&self.rates);
-        let measured: Option<Vec<f64>> = live.iter().map(|&k| rates[k]).collect();
+        let learned = lock(&self.learned);
+        let measured: Option<Vec<f64>> = live.iter().map(|&k| learned[k]).collect();
         measured.unwrap_or_else(|| vec![1.0; live.len()])
     }
 
-    /// n points split among the devices in `live`: at most `n / MIN_DEVICE_SHARE` of them
-    /// (at least one), the heaviest, each given a range in proportion to its weight, the
-    /// ranges in device order.
+    /// n points split among the devices in `live` whose weight is above zero (all of them
+    /// if none is): at most `n / MIN_DEVICE_SHARE` of them (at least one), taken in turn,
+    /// each given a range in proportion to its weight, the ranges in device order.
     fn split(&self, n: usize, live: &[usize]) -> Vec<(usize, Range<usize>)> {
         let mut ranked: Vec<(usize, f64)> = live
             .iter()
@@ -167,7 +222,10 @@ impl<C: GpuCurve> Several<C> {
         if ranked.is_empty() {
             ranked = live.iter().map(|&k| (k, 1.0)).collect();
         }
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        // Fewer devices than can take it: each call starts one device further on, so that
+        // small calls spread over the devices.
+        let turn = self.turn.fetch_add(1, Ordering::Relaxed) % ranked.len();
+        ranked.rotate_left(turn);
         ranked.truncate((n / MIN_DEVICE_SHARE).max(1));
         ranked.sort_by_key(|r| r.0);
         let weights: Vec<f64> = ranked.iter().map(|r| r.1).collect();
@@ -183,20 +241,34 @@ impl<C: GpuCurve> Several<C> {
             .collect()
     }
 
-    /// Learns device k's rate from a share of `len` points that took `time`.
-    fn learn(&self, k: usize, len: usize, report: &MsmReport, time: Duration) {
-        if report.backend != Backend::Gpu || time.is_zero() {
+    /// Learns from a split call's shares `(device, points, time)`, each run on its own
+    /// device's GPU: each device's weight moves towards the one that would have made the
+    /// shares finish together (its share of the points, scaled by the mean time over its
+    /// own). Balancing times, not points per second, keeps a share's fixed cost from
+    /// shrinking a device's share further at every call.
+    fn learn(&self, shares: &[(usize, usize, Duration)]) {
+        if shares.len() < 2 || shares.iter().any(|s| s.1 == 0 || s.2.is_zero()) {
             return;
         }
-        let rate = len as f64 / time.as_secs_f64();
-        let mut rates = lock(&self.rates);
-        rates[k] = Some(rates[k].map_or(rate, |old| 0.7 * old + 0.3 * rate));
+        let n: usize = shares.iter().map(|s| s.1).sum();
+        let mean = shares.iter().map(|s| s.2.as_secs_f64()).sum::<f64>() / shares.len() as f64;
+        let target: Vec<f64> = shares
+            .iter()
+            .map(|s| s.1 as f64 / n as f64 * mean / s.2.as_secs_f64())
+            .collect();
+        let mut learned = lock(&self.learned);
+        let before: f64 = shares.iter().map(|s| learned[s.0].unwrap_or(1.0)).sum();
+        let after: f64 = target.iter().sum();
+        for (s, t) in shares.iter().zip(target) {
+            let w = t / after * before;
+            learned[s.0] = Some(learned[s.0].map_or(w, |old| 0.7 * old + 0.3 * w));
+        }
     }
 
     /// What device k ran.
     fn run_of(&self, k: usize, sh: &Share<C>, rep: &MsmReport, time: Duration) -> DeviceRun {
         DeviceRun {
-            device: k,
+            device: Some(k),
             adapter: self.devices[k].adapter_name().to_string(),
             points: sh.points.clone(),
             route: format!("{:?}: {}", rep.backend, rep.route),

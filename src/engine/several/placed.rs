@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 
-use super::{device_fault, Outcome, Several, Share};
+use super::{device_fault, each_at_once, Outcome, Several, Share};
 use crate::bases::{Bases, BasesRef, HostBases};
 use crate::config::LoadOptions;
 use crate::curve::{Fr, GpuCurve};
@@ -36,33 +36,37 @@ impl<C: GpuCurve> GpuMsm<C> {
         if split.is_empty() {
             check_bases(bases, in_subgroup)?;
         }
-        let loaded: Vec<Result<Bases<C>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = split
-                .iter()
-                .map(|(k, r)| {
-                    let share = HostBases {
-                        all: Arc::clone(&host.all),
-                        range: r.clone(),
-                    };
-                    let device = &several.devices[*k];
-                    s.spawn(move || {
-                        check_bases(share.points(), in_subgroup)
-                            .map_err(|e| e.at_offset(r.start))?;
-                        device.load_checked(share, options)
-                    })
-                })
-                .collect();
-            let failed = || Err(MsmError::Gpu("loading a share panicked".into()));
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| failed()))
-                .collect()
-        });
-        let shares = split
-            .iter()
-            .zip(loaded)
-            .map(|((k, _), b)| b.map(|b| (*k, b)))
-            .collect::<Result<Vec<_>>>()?;
+        // Every share checked first: a bad base fails the load, the first one as on one
+        // device, before any device's error.
+        let panicked = || MsmError::Gpu("a share's load panicked".into());
+        let check = |(_, r): &(usize, Range<usize>)| {
+            check_bases(&bases[r.clone()], in_subgroup).map_err(|e| e.at_offset(r.start))
+        };
+        for checked in each_at_once(&split, check) {
+            checked.unwrap_or_else(|| Err(panicked()))?;
+        }
+        let share_of = |r: &Range<usize>| HostBases {
+            all: Arc::clone(&host.all),
+            range: r.clone(),
+        };
+        let store =
+            |(k, r): &(usize, Range<usize>)| several.devices[*k].load_checked(share_of(r), options);
+        let loaded = each_at_once(&split, store);
+        let mut shares = Vec::new();
+        for ((k, r), out) in split.iter().zip(loaded) {
+            let share = match out.unwrap_or_else(|| Err(panicked())) {
+                Ok(b) => b,
+                // A device that failed keeps its share on the host: calls upload it, on
+                // that device once replaced or on another.
+                Err(e) if device_fault(&e) => {
+                    tracing::warn!(target: "gpu_msm", device = k, error = %e, "a share stays on the host");
+                    let owner = several.devices[*k].device;
+                    Bases::new(owner, share_of(r), Vec::new(), r.len().max(1), in_subgroup)
+                }
+                Err(e) => return Err(e),
+            };
+            shares.push((*k, share));
+        }
         let len = bases.len().max(1);
         Ok(Bases::with_shares(
             self.device,
@@ -164,23 +168,17 @@ impl<C: GpuCurve> Several<C> {
     /// Each job's batch on its device, all at once (a lost device's fails at once).
     fn run_batches(&self, jobs: &[Job<C>], scalars: &[&[Fr<C>]]) -> Vec<Result<Sums<C>>> {
         let live = self.live();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = jobs
-                .iter()
-                .map(|(k, set, r)| {
-                    let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
-                    let (device, up) = (&self.devices[*k], live.contains(k));
-                    s.spawn(move || match up {
-                        true => device.batch_msm_with_reports(set, &vs),
-                        false => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
-                    })
-                })
-                .collect();
-            let failed = || Err(MsmError::Gpu("a device's batch panicked".into()));
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| failed()))
-                .collect()
-        })
+        let batch = |(k, set, r): &Job<C>| {
+            let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
+            match live.contains(k) {
+                true => self.devices[*k].batch_msm_with_reports(set, &vs),
+                false => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
+            }
+        };
+        let panicked = || Err(MsmError::Gpu("a device's batch panicked".into()));
+        each_at_once(jobs, batch)
+            .into_iter()
+            .map(|o| o.unwrap_or_else(panicked))
+            .collect()
     }
 }
