@@ -59,7 +59,9 @@ pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::field::CurveProfile;
 pub use gpu::pool::MemoryUsage;
-pub use report::{Backend, DeviceRun, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup};
+pub use report::{
+    Backend, DeviceRun, DeviceStatus, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup,
+};
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).
 pub use wgpu;

@@ -158,6 +158,22 @@ pub struct MsmReport {
     pub devices: Vec<DeviceRun>,
 }
 
+/// One device of an engine on several, now ([`crate::GpuMsm::device_status`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceStatus {
+    /// Its adapter's name.
+    pub adapter: String,
+    /// Lost and not replaced yet (calls leave it out meanwhile).
+    pub lost: bool,
+    /// Its weight in the split of calls and sets: `set_device_weights`' if set, else the
+    /// one learned from split calls' finish times, else 1 (weights are relative).
+    pub weight: f64,
+    /// Its memory budget and what holds it now.
+    pub memory: Option<crate::MemoryUsage>,
+    /// How many times it was replaced after a loss.
+    pub recreated: u64,
+}
+
 /// What one device of an engine on several ran of a call ([`MsmReport::devices`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceRun {

@@ -113,6 +113,9 @@ fn uneven_shares_resident_sets_and_batches() {
     let e = three().reconfigured(three().config().clone()).unwrap();
     let weights = vec![1.0, 6.0, 0.5];
     e.set_device_weights(Some(weights.clone())).unwrap();
+    let status = e.device_status();
+    assert_eq!(status.iter().map(|d| d.weight).collect::<Vec<_>>(), weights);
+    assert!(status.iter().all(|d| !d.lost && d.memory.is_some()));
     let top = 3 * MIN + 1;
     let b = bases(top, 41);
     let s = random_scalars::<Fr>(top, 42);
@@ -220,6 +223,8 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
         assert!(Instant::now() < give_up, "device 1 was not replaced");
         std::thread::sleep(Duration::from_millis(100));
     }
+    let status = e.device_status();
+    assert!(!status[1].lost && status[1].recreated == 1, "{status:?}");
     for _ in 0..2 {
         let (got, rep) = e.msm_with_report(&set, &s).unwrap();
         assert_eq!(got, want);

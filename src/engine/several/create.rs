@@ -11,6 +11,7 @@ use crate::curve::GpuCurve;
 use crate::engine::{load_calibration, GpuMsm};
 use crate::error::{MsmError, Result};
 use crate::gpu::adapters::AdapterKey;
+use crate::report::DeviceStatus;
 use crate::routing::AdapterFacts;
 
 impl<C: GpuCurve> GpuMsm<C> {
@@ -148,6 +149,27 @@ impl<C: GpuCurve> GpuMsm<C> {
             return cpu.started(None, Instant::now(), false);
         }
         Ok(Self::over(config, calibration, engines))
+    }
+
+    /// Each device of an engine on several, in order: its adapter, whether it is lost now,
+    /// its weight in the split, its memory budget's use and its replacements (empty on one
+    /// device: `memory_usage`, `devices_recreated` say the same of it).
+    pub fn device_status(&self) -> Vec<DeviceStatus> {
+        let Some(s) = &self.several else {
+            return Vec::new();
+        };
+        let weights = s.weights(&(0..s.devices.len()).collect::<Vec<_>>());
+        s.devices
+            .iter()
+            .zip(weights)
+            .map(|(d, weight)| DeviceStatus {
+                adapter: d.adapter_name().to_string(),
+                lost: d.gpu().is_none_or(|g| g.is_lost()),
+                weight,
+                memory: d.memory_usage(),
+                recreated: d.devices_recreated(),
+            })
+            .collect()
     }
 
     /// The adapters of the engine's devices, in order: one on one device (none without a

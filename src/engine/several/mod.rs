@@ -200,7 +200,7 @@ impl<C: GpuCurve> Several<C> {
 
     /// Each device's weight in the split: the fixed weights if set, else the learned ones
     /// once every device in `live` has one, else equal.
-    fn weights(&self, live: &[usize]) -> Vec<f64> {
+    pub(super) fn weights(&self, live: &[usize]) -> Vec<f64> {
         if let Some(f) = lock(&self.fixed).as_ref() {
             return live.iter().map(|&k| f[k]).collect();
         }
