@@ -138,7 +138,15 @@ fn no_module_imports_itself_through_others() {
         "the graph found no imports: {top:?}"
     );
     assert_eq!(cycle(&top), None, "top-level modules: {top:?}");
-    for folder in ["engine", "gpu", "gpu/shader", "digits", "sre", "config"] {
+    for folder in [
+        "engine",
+        "engine/several",
+        "gpu",
+        "gpu/shader",
+        "digits",
+        "sre",
+        "config",
+    ] {
         let dir = src.join(folder);
         let path = format!("crate::{}::", folder.replace('/', "::"));
         let e = edges(&dir, &["super::", &path]);

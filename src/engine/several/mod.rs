@@ -141,8 +141,43 @@ pub(crate) fn proportional(n: usize, weights: &[f64]) -> Vec<usize> {
     lens
 }
 
+/// n points split among the devices `weighted` lists with their weights: those of weight
+/// above zero (all if none is), at most `n / MIN_DEVICE_SHARE` of them (at least one),
+/// taken from the `turn`-th on (so that calls that use fewer devices than there are spread
+/// over them), each given a range in proportion to its weight, the ranges in device order.
+fn split(n: usize, weighted: &[(usize, f64)], turn: usize) -> Vec<(usize, Range<usize>)> {
+    let mut ranked: Vec<(usize, f64)> = weighted
+        .iter()
+        .copied()
+        .filter(|(_, w)| *w > 0.0 && w.is_finite())
+        .collect();
+    if ranked.is_empty() {
+        ranked = weighted.iter().map(|&(k, _)| (k, 1.0)).collect();
+    }
+    if ranked.is_empty() {
+        return Vec::new();
+    }
+    let turn = turn % ranked.len();
+    ranked.rotate_left(turn);
+    ranked.truncate((n / MIN_DEVICE_SHARE).max(1));
+    ranked.sort_by_key(|r| r.0);
+    let weights: Vec<f64> = ranked.iter().map(|r| r.1).collect();
+    let mut at = 0;
+    ranked
+        .iter()
+        .zip(proportional(n, &weights))
+        .filter(|(_, len)| *len > 0)
+        .map(|(&(k, _), len)| {
+            at += len;
+            (k, at - len..at)
+        })
+        .collect()
+}
+
 impl<C: GpuCurve> Several<C> {
     fn new(devices: Vec<GpuMsm<C>>) -> Self {
+        // Each device's engine is on one device: no facade over facades.
+        debug_assert!(devices.iter().all(|e| e.several.is_none()));
         let d = devices.len();
         Self {
             devices: devices.into_iter().map(Arc::new).collect(),
@@ -209,36 +244,12 @@ impl<C: GpuCurve> Several<C> {
         measured.unwrap_or_else(|| vec![1.0; live.len()])
     }
 
-    /// n points split among the devices in `live` whose weight is above zero (all of them
-    /// if none is): at most `n / MIN_DEVICE_SHARE` of them (at least one), taken in turn,
-    /// each given a range in proportion to its weight, the ranges in device order.
+    /// n points split among the devices in `live` by their weights ([`split`]), each call
+    /// starting one device further on.
     fn split(&self, n: usize, live: &[usize]) -> Vec<(usize, Range<usize>)> {
-        let mut ranked: Vec<(usize, f64)> = live
-            .iter()
-            .copied()
-            .zip(self.weights(live))
-            .filter(|(_, w)| *w > 0.0 && w.is_finite())
-            .collect();
-        if ranked.is_empty() {
-            ranked = live.iter().map(|&k| (k, 1.0)).collect();
-        }
-        // Fewer devices than can take it: each call starts one device further on, so that
-        // small calls spread over the devices.
-        let turn = self.turn.fetch_add(1, Ordering::Relaxed) % ranked.len();
-        ranked.rotate_left(turn);
-        ranked.truncate((n / MIN_DEVICE_SHARE).max(1));
-        ranked.sort_by_key(|r| r.0);
-        let weights: Vec<f64> = ranked.iter().map(|r| r.1).collect();
-        let mut at = 0;
-        ranked
-            .iter()
-            .zip(proportional(n, &weights))
-            .filter(|(_, len)| *len > 0)
-            .map(|(&(k, _), len)| {
-                at += len;
-                (k, at - len..at)
-            })
-            .collect()
+        let weighted: Vec<(usize, f64)> = live.iter().copied().zip(self.weights(live)).collect();
+        let turn = self.turn.fetch_add(1, Ordering::Relaxed);
+        split(n, &weighted, turn)
     }
 
     /// Learns from a split call's shares `(device, points, time)`, each run on its own
@@ -280,8 +291,32 @@ impl<C: GpuCurve> Several<C> {
 
 #[cfg(test)]
 mod tests {
-    use super::proportional;
+    use super::{proportional, split, MIN_DEVICE_SHARE as MIN};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_call_takes_one_device_per_min_share_in_turn() {
+        let three = [(0, 1.0), (1, 1.0), (2, 1.0)];
+        let devices =
+            |n, turn| -> Vec<usize> { split(n, &three, turn).iter().map(|s| s.0).collect() };
+        assert_eq!(devices(2 * MIN - 1, 0), [0]);
+        assert_eq!(devices(2 * MIN - 1, 1), [1]);
+        assert_eq!(devices(2 * MIN - 1, 5), [2]);
+        assert_eq!(devices(2 * MIN, 1), [1, 2]);
+        assert_eq!(devices(2 * MIN, 2), [0, 2]);
+        assert_eq!(devices(3 * MIN, 7), [0, 1, 2]);
+        assert_eq!(devices(100 * MIN, 0), [0, 1, 2]);
+        // Zero weights leave a device out, unless all are zero; no device, no split.
+        let weighted = [(0, 0.0), (1, 2.0), (2, 0.0)];
+        assert_eq!(split(10 * MIN, &weighted, 0), [(1, 0..10 * MIN)]);
+        let zeros = [(4, 0.0), (6, f64::NAN)];
+        assert_eq!(
+            split(3 * MIN, &zeros, 0),
+            [(4, 0..3 * MIN / 2), (6, 3 * MIN / 2..3 * MIN)]
+        );
+        assert!(split(MIN, &[], 0).is_empty());
+        assert_eq!(split(0, &three, 0), []);
+    }
 
     proptest! {
         /// The lengths add up to n, each within one point of its exact share.
