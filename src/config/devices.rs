@@ -7,9 +7,9 @@ use crate::error::{MsmError, Result};
 /// is split across them by points (`src/engine/several/`): each device runs the MSM of its
 /// share, and the host adds the shares' sums. Each device has the memory budget
 /// [`super::MsmConfig::memory_budget`] of its own. A resident set is placed in shares when
-/// it is loaded (by the weights then: equal until calls have measured the devices' rates),
+/// it is loaded (by the weights then: equal until split calls have taught the engine better ones),
 /// and calls on it follow that placement: a call on a prefix of the set runs on the
-/// devices whose shares the prefix reaches (load the set again to follow newer rates).
+/// devices whose shares the prefix reaches (load the set again to follow newer weights).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Devices {
     /// One device, on the adapter [`super::MsmConfig::adapter`] picks (the default).

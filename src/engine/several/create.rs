@@ -188,8 +188,8 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// Fixes the split of calls (and of sets loaded from now on) across the devices: device
     /// k's share of the points in proportion to `shares[k]` (0 leaves it out while others
-    /// can take the call), instead of the rates measured from the devices' calls; `None`
-    /// goes back to the rates. [`MsmError::InvalidConfig`] unless the engine is on several
+    /// can take the call), instead of the weights learned from split calls' finish times;
+    /// `None` goes back to the learned ones. [`MsmError::InvalidConfig`] unless the engine is on several
     /// devices and `shares` has one finite, non-negative value per device, not all zero.
     pub fn set_device_weights(&self, shares: Option<Vec<f64>>) -> Result<()> {
         let Some(several) = &self.several else {

@@ -1,13 +1,12 @@
 //! An engine on several devices ([`crate::MsmConfig::devices`]): one single-device engine
 //! per device (device 0's shares the facade's cell, identity and hooks), each call split
-//! across them by points in proportion to their rates, resident sets placed in shares (a
+//! across them by points in proportion to their weights, resident sets placed in shares (a
 //! call on a set follows the placement), batches split the same way, and a share whose
 //! device fails rerun on another device (or on the CPU). The host adds the shares' sums.
-
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `mod.rs` | the devices, their rates and the split of n points among them |
+//! | `mod.rs` | the devices, their weights (fixed or learned) and the split of n points among them |
 //! | `create.rs` | making the devices (at once), the facade over them, `device_names`, `set_device_weights` |
 //! | `call.rs` | one call split: its shares, run at once, their sums added, a failed share rerun |
 //! | `placed.rs` | resident sets placed in shares, and batches on them |
@@ -37,7 +36,7 @@ pub(super) struct Several<C: GpuCurve> {
     /// Each device's weight learned from split calls' finish times ([`Several::learn`]);
     /// `None` until one ran a share.
     learned: Mutex<Vec<Option<f64>>>,
-    /// The shares [`GpuMsm::set_device_weights`] fixed, over the rates.
+    /// The weights [`GpuMsm::set_device_weights`] fixed, over the learned ones.
     fixed: Mutex<Option<Vec<f64>>>,
     /// A lost device is being replaced in the background.
     replacing: Vec<Arc<AtomicBool>>,
