@@ -233,6 +233,15 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
         assert_eq!(got, want);
         assert_eq!(rep.devices.len(), 2, "{rep}");
     }
+    // Every device lost: a set loaded then stays on the host, and calls on it wait for
+    // device 0's replacement (the GPU is demanded) and upload it.
+    e.inject_device_loss();
+    device1.inject_device_loss();
+    let on_host = e.load_bases(&b).unwrap();
+    assert_eq!(on_host.device_bytes(), 0);
+    assert_eq!(e.msm(&on_host, &s).unwrap(), want);
+    let sums = e.batch_msm(&on_host, &[&s[..], &s[..MIN]]).unwrap();
+    assert_eq!(sums, [want, reference(&b[..MIN], &s[..MIN])]);
 }
 
 #[test]
