@@ -7,8 +7,8 @@ use crate::error::{MsmError, Result};
 /// is split across them by points (`src/engine/several/`): each device runs the MSM of its
 /// share, and the host adds the shares' sums. Each device has the memory budget
 /// [`super::MsmConfig::memory_budget`] of its own. A resident set is placed in shares when
-/// it is loaded (by the weights then: equal until split calls have taught the engine better ones),
-/// and calls on it follow that placement: a call on a prefix of the set runs on the
+/// it is loaded (by the weights then: equal until split calls have taught the engine better
+/// ones), and calls on it follow that placement: a call on a prefix of the set runs on the
 /// devices whose shares the prefix reaches (load the set again to follow newer weights).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Devices {
@@ -45,7 +45,7 @@ pub const MIN_DEVICE_SHARE: usize = 1 << 12;
 
 impl Devices {
     /// [`MsmError::InvalidConfig`] for a `Named` list that is empty, names an empty string
-    /// or asks for zero devices.
+    /// or asks for zero devices, or for more than [`MAX_DEVICES`].
     pub(super) fn validate(&self) -> Result<()> {
         let Devices::Named(list) = self else {
             return Ok(());

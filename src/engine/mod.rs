@@ -18,7 +18,6 @@
 //! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
 //! | `complete.rs` | submission, the wait, and the window sums checked and reduced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
-
 //!
 //! Words for the pieces of a call: a *slice* is one GPU call of a call too large for one
 //! (one device); a *part* is the piece of a resident set one call binds (one device); a
@@ -147,14 +146,13 @@ impl<C: GpuCurve> GpuMsm<C> {
         let calibration = load_calibration(&config.calibration)?;
         let known_answer = config.self_test != SelfTest::Off;
         let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (pinned, adapter) = match adapter {
-            Some((key, a)) => (Some(key), Some(a)),
-            None => (None, None),
-        };
-        let made = match adapter {
-            None => GpuContext::new(&config, C::spec(), fits),
-            Some(a) => crate::gpu::SharedDevice::open_on(a, &config, start)
-                .and_then(|d| GpuContext::new_on(d, &config, C::spec(), fits)),
+        let (pinned, made) = match adapter {
+            None => (None, GpuContext::new(&config, C::spec(), fits)),
+            Some((key, a)) => {
+                let made = crate::gpu::SharedDevice::open_on(a, &config, start)
+                    .and_then(|d| GpuContext::new_on(d, &config, C::spec(), fits));
+                (Some(key), made)
+            }
         };
         let (gpu, adapter) = match made {
             Ok(g) => {

@@ -75,33 +75,23 @@ pub(crate) struct AdapterKey {
 }
 
 impl AdapterKey {
-    /// The key of `info`, the `ordinal`-th adapter with its facts.
-    fn with_ordinal(info: &wgpu::AdapterInfo, ordinal: usize) -> Self {
+    /// The key of `info` as the first adapter with its facts ([`keyed`] numbers the
+    /// others).
+    fn of(info: &wgpu::AdapterInfo) -> Self {
         Self {
             backend: info.backend,
             vendor: info.vendor,
             device: info.device,
             bus: info.device_pci_bus_id.clone(),
             name: info.name.clone(),
-            ordinal,
+            ordinal: 0,
         }
     }
 
-    /// The key of the adapter with these facts whose device `info` is (the first of
-    /// identical ones: keys made by [`keyed`] tell them apart).
-    pub(crate) fn of(info: &wgpu::AdapterInfo) -> Self {
-        Self::with_ordinal(info, 0)
-    }
-
-    /// The same facts, whatever the ordinal.
+    /// The same facts (the same physical adapter on the same backend), whatever the
+    /// ordinal.
     fn same_facts(&self, other: &Self) -> bool {
-        Self {
-            ordinal: 0,
-            ..self.clone()
-        } == Self {
-            ordinal: 0,
-            ..other.clone()
-        }
+        self.backend == other.backend && self.same_gpu(other)
     }
 
     /// The same physical adapter whatever the backend.
@@ -125,7 +115,7 @@ impl AdapterKey {
 }
 
 /// Each adapter with its key, in order.
-pub(crate) fn keyed(adapters: Vec<wgpu::Adapter>) -> Vec<(AdapterKey, wgpu::Adapter)> {
+fn keyed(adapters: Vec<wgpu::Adapter>) -> Vec<(AdapterKey, wgpu::Adapter)> {
     let mut out: Vec<(AdapterKey, wgpu::Adapter)> = Vec::new();
     for a in adapters {
         let first = AdapterKey::of(&a.get_info());

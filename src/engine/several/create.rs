@@ -20,14 +20,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         let start = Instant::now();
         let calibration = load_calibration(&config.calibration)?;
         let named = matches!(config.devices, Devices::Named(_));
-        let cpu_only = |config: MsmConfig, calibration, detail| {
-            let engine = Self::assemble(config, calibration, None, AdapterFacts::None(detail));
-            engine.started(None, start, false)
-        };
         let adapters = match crate::gpu::adapters::adapters_for(&config) {
             Ok(a) => a,
             Err(MsmError::NoAdapter { detail }) if !named && !config.demands_gpu() => {
-                return cpu_only(config, calibration, detail);
+                return Self::on_cpu(config, calibration, detail, start);
             }
             Err(e) => return Err(e),
         };
@@ -67,7 +63,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             if config.demands_gpu() {
                 return Err(MsmError::NoAdapter { detail });
             }
-            return cpu_only(config, calibration, detail);
+            return Self::on_cpu(config, calibration, detail, start);
         }
         let mut engine = Self::over(config, calibration, engines);
         engine.created.total = start.elapsed();
@@ -81,10 +77,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         adapters: Vec<(AdapterKey, wgpu::Adapter)>,
         tamper: bool,
     ) -> Vec<(String, Result<Self>)> {
-        let one = MsmConfig {
-            devices: Devices::One,
-            ..config.clone()
-        };
+        let one = one_device(config);
         let make = |(key, a): &(AdapterKey, wgpu::Adapter)| {
             Self::create_one(one.clone(), Some((key.clone(), a.clone())), tamper)
         };
@@ -101,13 +94,21 @@ impl<C: GpuCurve> GpuMsm<C> {
             .collect()
     }
 
-    /// The facade over `engines`, one per device: device 0's cell, identity, hooks and
-    /// start-up.
-    pub(in crate::engine) fn over(
+    /// An engine without a device, made since `start`: the CPU paths, and `why` there is no
+    /// device.
+    fn on_cpu(
         config: MsmConfig,
         calibration: Option<Calibration>,
-        engines: Vec<Self>,
-    ) -> Self {
+        why: String,
+        start: Instant,
+    ) -> Result<Self> {
+        let engine = Self::assemble(config, calibration, None, AdapterFacts::None(why));
+        engine.started(None, start, false)
+    }
+
+    /// The facade over `engines`, one per device: device 0's cell, identity, hooks and
+    /// start-up.
+    fn over(config: MsmConfig, calibration: Option<Calibration>, engines: Vec<Self>) -> Self {
         let first = &engines[0];
         let mut top = Self::assemble(
             config,
@@ -132,10 +133,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         calibration: Option<Calibration>,
         f: impl Fn(&GpuMsm<D>, MsmConfig) -> Result<Self>,
     ) -> Result<Self> {
-        let one = MsmConfig {
-            devices: Devices::One,
-            ..config.clone()
-        };
+        let one = one_device(&config);
         let mut engines = other
             .devices
             .iter()
@@ -145,8 +143,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         engines.retain(|e| e.has_gpu());
         if engines.is_empty() {
             let why = "no device passed the known-answer test: on the CPU".to_string();
-            let cpu = Self::assemble(config, calibration, None, AdapterFacts::None(why));
-            return cpu.started(None, Instant::now(), false);
+            return Self::on_cpu(config, calibration, why, Instant::now());
         }
         Ok(Self::over(config, calibration, engines))
     }
@@ -162,9 +159,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         s.devices
             .iter()
             .zip(weights)
-            .map(|(d, weight)| DeviceStatus {
+            .enumerate()
+            .map(|(k, (d, weight))| DeviceStatus {
                 adapter: d.adapter_name().to_string(),
-                lost: d.gpu().is_none_or(|g| g.is_lost()),
+                lost: s.lost(k),
                 weight,
                 memory: d.memory_usage(),
                 recreated: d.devices_recreated(),
@@ -209,5 +207,13 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         *lock(&several.fixed) = shares;
         Ok(())
+    }
+}
+
+/// `config` for one device of an engine on several.
+fn one_device(config: &MsmConfig) -> MsmConfig {
+    MsmConfig {
+        devices: Devices::One,
+        ..config.clone()
     }
 }

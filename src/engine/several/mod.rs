@@ -125,15 +125,16 @@ pub(crate) fn proportional(n: usize, weights: &[f64]) -> Vec<usize> {
     let mut lens: Vec<usize> = exact.iter().map(|e| (e.floor() as usize).min(n)).collect();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&a, &b| (exact[b] - exact[b].floor()).total_cmp(&(exact[a] - exact[a].floor())));
+    // Fewer than one point per weight is left (the floors lose less than 1 each).
     let mut given: usize = lens.iter().sum();
-    for &i in order.iter().cycle().take(weights.len() * 2) {
+    for &i in &order {
         if given >= n {
             break;
         }
         lens[i] += 1;
         given += 1;
     }
-    // Rounding beyond the remainders (not met with finite weights): the rest to the first.
+    // Rounding beyond that (not met with finite weights): the rest to the first.
     if given < n {
         lens[0] += n - given;
     }
@@ -196,12 +197,16 @@ impl<C: GpuCurve> Several<C> {
     /// The devices that can take a share now; a lost one is replaced in the background
     /// (`DeviceLoss::Recreate`) and left out until it is.
     fn live(&self) -> Vec<usize> {
-        let lost = |k: usize| self.devices[k].gpu().is_none_or(|g| g.is_lost());
-        let live: Vec<usize> = (0..self.devices.len()).filter(|&k| !lost(k)).collect();
-        for k in (0..self.devices.len()).filter(|&k| lost(k)) {
+        let live: Vec<usize> = (0..self.devices.len()).filter(|&k| !self.lost(k)).collect();
+        for k in (0..self.devices.len()).filter(|&k| self.lost(k)) {
             self.replace_in_background(k);
         }
         live
+    }
+
+    /// Whether device k is lost now (and not replaced yet).
+    fn lost(&self, k: usize) -> bool {
+        self.devices[k].gpu().is_none_or(|g| g.is_lost())
     }
 
     /// Starts replacing lost device k on a thread of its own, unless one is at it.
