@@ -4,11 +4,13 @@
 use ark_ec::short_weierstrass::Projective;
 
 use super::overlap::Piece;
+use super::several::Spread;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::report::MsmReport;
+use tracing::Instrument;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
@@ -22,45 +24,75 @@ impl<C: GpuCurve> GpuMsm<C> {
             .collect())
     }
 
-    /// [`GpuMsm::batch_msm`] with each vector's report.
+    /// [`GpuMsm::batch_msm`] with each vector's report: the future of
+    /// [`GpuMsm::batch_msm_with_reports_async`], waited for on this thread.
     pub fn batch_msm_with_reports(
         &self,
         bases: &Bases<C>,
         scalars: &[&[Fr<C>]],
     ) -> Result<Vec<(Projective<C>, MsmReport)>> {
-        let _s = tracing::info_span!("gpu_msm.batch", vectors = scalars.len()).entered();
-        // Every vector is checked before any work starts.
+        let batch = self.batch_of(bases, scalars, Spread::Threads);
+        pollster::block_on(batch.instrument(batch_span(scalars.len())))
+    }
+
+    /// A batch on this engine's devices (on several, their shares run as `spread` says).
+    pub(super) async fn batch_of(
+        &self,
+        bases: &Bases<C>,
+        scalars: &[&[Fr<C>]],
+        spread: Spread,
+    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
+        let Some(several) = &self.several else {
+            return self.batch_here(bases, scalars).await;
+        };
+        self.validate_batch(bases, scalars)?;
+        if !bases.shares().is_empty() {
+            return self.split_batch(several, bases, scalars, spread).await;
+        }
+        // A set kept on the host (loaded while every device was lost): each vector split
+        // as a one-shot call.
+        let mut out = Vec::new();
         for (k, s) in scalars.iter().enumerate() {
-            self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
+            let call = self.msm_of(BasesRef::Resident(bases), s, spread);
+            out.push(call.await.map_err(at(k))?);
         }
-        if let Some(several) = &self.several {
-            if !bases.shares().is_empty() {
-                return self.split_batch(several, bases, scalars);
-            }
-            // A set kept on the host (loaded while every device was lost): each vector
-            // split as a one-shot call.
-            return scalars
-                .iter()
-                .enumerate()
-                .map(|(k, s)| self.msm_of(BasesRef::Resident(bases), s).map_err(at(k)))
-                .collect();
-        }
+        Ok(out)
+    }
+
+    /// A batch on this engine's device alone.
+    pub(super) async fn batch_here(
+        &self,
+        bases: &Bases<C>,
+        scalars: &[&[Fr<C>]],
+    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
+        self.validate_batch(bases, scalars)?;
         if bases.parts() > 1 || !self.holds(bases) {
             // Bases in several device parts, or not on this device: each vector runs as its
             // own call (sliced where it must be, the slices overlapped), one after the other.
-            return scalars
-                .iter()
-                .enumerate()
-                .map(|(k, s)| self.msm_with_report(bases, s).map_err(at(k)))
-                .collect();
+            let mut out = Vec::new();
+            for (k, s) in scalars.iter().enumerate() {
+                let call = self.msm_here(BasesRef::Resident(bases), s);
+                out.push(call.await.map_err(at(k))?);
+            }
+            return Ok(out);
         }
         self.host_list_stages_before_batch(scalars);
-        let pieces = scalars.iter().map(|s| Piece {
-            bases: BasesRef::Resident(bases),
-            scalars: s,
-            route: None,
-        });
-        self.run_overlapped(pieces, |k, e| at(k)(e))
+        let pieces: Vec<Piece<C>> = (scalars.iter())
+            .map(|s| Piece {
+                bases: BasesRef::Resident(bases),
+                scalars: s,
+                route: None,
+            })
+            .collect();
+        self.run_overlapped(pieces, |k, e| at(k)(e)).await
+    }
+
+    /// Every vector checked, before any work starts.
+    fn validate_batch(&self, bases: &Bases<C>, scalars: &[&[Fr<C>]]) -> Result<()> {
+        for (k, s) in scalars.iter().enumerate() {
+            self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
+        }
+        Ok(())
     }
 
     /// A batch that may plan vectors on the host (SRE, `BucketSort::Host`) readies the
@@ -74,6 +106,11 @@ impl<C: GpuCurve> GpuMsm<C> {
             let _ = self.host_list_stages_ready(&gpu);
         }
     }
+}
+
+/// The span of one batch.
+pub(super) fn batch_span(vectors: usize) -> tracing::Span {
+    tracing::info_span!("gpu_msm.batch", vectors)
 }
 
 /// An error of the batch's vector `index`, as [`MsmError::Batch`].

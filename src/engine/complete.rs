@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use ark_ec::short_weierstrass::{Affine, Projective};
+use tracing::Instrument;
 
 use super::checks::check_bases;
 use super::prepare::{CallPlan, GpuCall};
@@ -18,16 +19,20 @@ use crate::report::MsmReport;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first
-    /// waits for room in the memory budget if `wait`; else it returns `None` when there is
+    /// awaits room in the memory budget if `wait`; else it returns `None` when there is
     /// none.
-    pub(super) fn submit(
+    pub(super) async fn submit(
         &self,
         gpu: &GpuContext,
-        p: &GpuCall<C>,
+        p: &GpuCall<'_, C>,
         wait: bool,
     ) -> Result<Option<InFlight>> {
-        let _s = tracing::info_span!("gpu_msm.upload", n = p.n).entered();
-        let out = gpu.submit_if(&Self::job(gpu, p), wait, self.config.gpu_timeout);
+        let span = tracing::info_span!("gpu_msm.upload", n = p.n);
+        let job = Self::job(gpu, p);
+        let out = gpu
+            .submit_if(&job, wait, self.config.gpu_timeout)
+            .instrument(span)
+            .await;
         out.map_err(|e| Self::on_device(gpu, e))
     }
 
@@ -57,14 +62,16 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
     }
 
-    /// Waits for a submitted call's window sums.
-    pub(super) fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<CallOutput> {
-        let _s = tracing::info_span!("gpu_msm.gpu").entered();
+    /// Awaits a submitted call's window sums.
+    pub(super) async fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<CallOutput> {
         if self.hooks.lose_in_flight.swap(false, Ordering::AcqRel) {
             gpu.lose();
         }
+        let span = tracing::info_span!("gpu_msm.gpu");
         let out = gpu
-            .finish(f, self.config.gpu_timeout)
+            .finish_async(f, self.config.gpu_timeout)
+            .instrument(span)
+            .await
             .map_err(|e| Self::on_device(gpu, e));
         match out {
             Err(MsmError::Timeout(m)) => Err(MsmError::Timeout(m)),

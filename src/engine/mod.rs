@@ -5,6 +5,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
+//! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async` |
 //! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
 //! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
@@ -43,6 +44,7 @@ use crate::report::{Backend, MsmReport, Startup};
 use crate::routing::AdapterFacts;
 use crate::sre::policy::SrePolicy;
 
+mod asynchronous;
 mod batch;
 mod checks;
 mod complete;
@@ -60,7 +62,8 @@ mod slicing;
 use device::check_one_point_fits;
 use device::{DeviceCell, DeviceLine};
 use faults::Hooks;
-use several::Several;
+use several::{Several, Spread};
+use tracing::Instrument;
 
 /// Identities of the owners of resident sets: an engine and its `reconfigured` ones share
 /// one, every other engine (`on_device_of` ones too, on the same device) has its own, so
@@ -371,7 +374,8 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// `sum_i scalars[i] * bases[i]`. `bases` is a slice or `Vec` of points (one scalar
-    /// each) or a resident [`crate::Bases`] (its first `scalars.len()` points).
+    /// each) or a resident [`crate::Bases`] (its first `scalars.len()` points). It blocks
+    /// the thread until the sum is done; [`GpuMsm::msm_async`] does not.
     pub fn msm<B: MsmBases<C> + ?Sized>(
         &self,
         bases: &B,
@@ -380,37 +384,46 @@ impl<C: GpuCurve> GpuMsm<C> {
         self.msm_with_report(bases, scalars).map(|(r, _)| r)
     }
 
-    /// The MSM and a report of what ran and how long each phase took.
+    /// The MSM and a report of what ran and how long each phase took: the future of
+    /// [`GpuMsm::msm_with_report_async`], waited for on this thread (a call on several
+    /// devices runs their shares on threads of their own).
     pub fn msm_with_report<B: MsmBases<C> + ?Sized>(
         &self,
         bases: &B,
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport)> {
-        let span = tracing::info_span!(
-            "gpu_msm.msm",
-            n = scalars.len(),
-            backend = tracing::field::Empty
-        );
-        let _call = span.enter();
-        self.msm_of(bases.bases_ref(), scalars)
+        let call = self.msm_of(bases.bases_ref(), scalars, Spread::Threads);
+        pollster::block_on(call.instrument(msm_span(scalars.len())))
     }
 
-    /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several, else on
-    /// this engine's device.
-    fn msm_of(
+    /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several (their
+    /// shares run as `spread` says), else on this engine's device.
+    async fn msm_of(
+        &self,
+        src: BasesRef<'_, C>,
+        scalars: &[Fr<C>],
+        spread: Spread,
+    ) -> Result<(Projective<C>, MsmReport)> {
+        self.validate(src, scalars)?;
+        match &self.several {
+            Some(several) => self.split_msm(several, src, scalars, spread).await,
+            None => self.msm_here(src, scalars).await,
+        }
+    }
+
+    /// [`GpuMsm::msm_with_report`] on this engine's device alone (a device of an engine on
+    /// several runs its shares so).
+    async fn msm_device(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport)> {
         self.validate(src, scalars)?;
-        match &self.several {
-            Some(several) => self.split_msm(several, src, scalars),
-            None => self.msm_here(src, scalars),
-        }
+        self.msm_here(src, scalars).await
     }
 
     /// An MSM on this engine's device (or its CPU paths), sliced where it must be.
-    fn msm_here(
+    async fn msm_here(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],
@@ -423,7 +436,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             BasesRef::Host(points) if on_gpu => {
                 if let Some(slice) = self.slice_for(n)? {
                     let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host);
+                    return self.sliced(scalars, slice, &route, host).await;
                 }
             }
             BasesRef::Resident(b) if on_gpu && !self.holds(b) => {
@@ -432,18 +445,23 @@ impl<C: GpuCurve> GpuMsm<C> {
                 let points = &b.points()[..n];
                 if let Some(slice) = self.slice_for(n)? {
                     let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host);
+                    return self.sliced(scalars, slice, &route, host).await;
                 }
-                return self.one_call(BasesRef::Host(points), scalars, route);
+                return self.one_call(BasesRef::Host(points), scalars, route).await;
             }
             BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
                 let part = |k, _| BasesRef::ResidentPart(b, k);
-                return self.sliced(scalars, b.part_len(), &route, part);
+                return self.sliced(scalars, b.part_len(), &route, part).await;
             }
             _ => {}
         }
-        self.one_call(src, scalars, route)
+        self.one_call(src, scalars, route).await
     }
+}
+
+/// The span of one MSM call.
+fn msm_span(n: usize) -> tracing::Span {
+    tracing::info_span!("gpu_msm.msm", n, backend = tracing::field::Empty)
 }
 
 fn no_gpu() -> MsmError {

@@ -52,9 +52,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// with nothing in flight the run goes on on the new device (a resident part it does not
     /// hold is uploaded from the host copy, as a single call's would be). `err(k, e)` names
     /// piece k in an error.
-    pub(super) fn run_overlapped<'a>(
+    pub(super) async fn run_overlapped<'a>(
         &self,
-        pieces: impl IntoIterator<Item = Piece<'a, C>>,
+        pieces: Vec<Piece<'a, C>>,
         err: impl Fn(usize, MsmError) -> MsmError,
     ) -> Result<Vec<(Projective<C>, MsmReport)>> {
         let mut run = Run {
@@ -65,21 +65,21 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         for (k, piece) in pieces.into_iter().enumerate() {
             run.out.push(None);
-            if let Err(e) = self.run_piece(&mut run, k, piece) {
+            if let Err(e) = self.run_piece(&mut run, k, piece).await {
                 match run.queued.take() {
                     // Piece k - 1, still in flight: it ran first, so its error comes first.
-                    Some(q) if q.index < k => self.collect_one(&mut run, q)?,
+                    Some(q) if q.index < k => self.collect_one(&mut run, q).await?,
                     // Piece k itself (the one before it failed): waited for, dropped.
                     Some(q) => {
                         let gpu = run.device.clone().expect("set by the queued piece");
-                        let _ = self.finish(&gpu, q.in_flight);
+                        let _ = self.finish(&gpu, q.in_flight).await;
                     }
                     None => {}
                 }
                 return Err(e);
             }
         }
-        self.collect_queued(&mut run)?;
+        self.collect_queued(&mut run).await?;
         Ok(run
             .out
             .into_iter()
@@ -89,7 +89,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// Piece k: prepared, then done on the CPU or submitted and queued (the piece before it
     /// collected meanwhile). An error of piece k is named by `err`.
-    fn run_piece<'a, E: Fn(usize, MsmError) -> MsmError>(
+    async fn run_piece<'a, E: Fn(usize, MsmError) -> MsmError>(
         &self,
         run: &mut Run<'a, C, E>,
         k: usize,
@@ -97,7 +97,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<()> {
         if self.host_list_check_pending() {
             // Its planning's test calls must not wait for room the piece in flight holds.
-            self.collect_queued(run)?;
+            self.collect_queued(run).await?;
         }
         // The host work of piece k, done while piece k - 1 is in flight, is not part of
         // piece k - 1's report.
@@ -122,10 +122,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         if run.device.as_ref().is_some_and(|d| !Arc::ptr_eq(d, &p.gpu)) {
             // The run's device was lost and replaced.
-            self.collect_queued(run)?;
+            self.collect_queued(run).await?;
         }
         run.device = Some(Arc::clone(&p.gpu));
-        let in_flight = self.submit_piece(run, k, &mut p, t)?;
+        let in_flight = self.submit_piece(run, k, &mut p, t).await?;
         let queued = Queued {
             index: k,
             call: p,
@@ -136,7 +136,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         before.call.overlapped += t.elapsed();
         let tc = Instant::now();
-        self.collect_one(run, before)?;
+        self.collect_one(run, before).await?;
         if let Some(next) = run.queued.as_mut() {
             next.call.overlapped += tc.elapsed();
         }
@@ -146,15 +146,15 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// Submits piece k (prepared from `t` on) beside the one in flight, or, when the budget
     /// has no room for both, after collecting that one (waiting for room while holding it
     /// could wait forever); neither report counts the other's work.
-    fn submit_piece<E: Fn(usize, MsmError) -> MsmError>(
+    async fn submit_piece<E: Fn(usize, MsmError) -> MsmError>(
         &self,
         run: &mut Run<'_, C, E>,
         k: usize,
-        p: &mut GpuCall<C>,
+        p: &mut GpuCall<'_, C>,
         t: Instant,
     ) -> Result<InFlight> {
         let gpu = Arc::clone(&p.gpu);
-        let submitted = self.submit(&gpu, p, run.queued.is_none());
+        let submitted = self.submit(&gpu, p, run.queued.is_none()).await;
         if let Some(f) = submitted.map_err(|e| (run.err)(k, e))? {
             return Ok(f);
         }
@@ -162,32 +162,33 @@ impl<C: GpuCurve> GpuMsm<C> {
             q.call.overlapped += t.elapsed();
         }
         let tc = Instant::now();
-        self.collect_queued(run)?;
+        self.collect_queued(run).await?;
         p.overlapped += tc.elapsed();
-        let f = self.submit(&gpu, p, true).map_err(|e| (run.err)(k, e))?;
+        let f = self.submit(&gpu, p, true).await;
+        let f = f.map_err(|e| (run.err)(k, e))?;
         Ok(f.expect("waited for room"))
     }
 
     /// Collects the piece in flight, if any.
-    fn collect_queued<E: Fn(usize, MsmError) -> MsmError>(
+    async fn collect_queued<E: Fn(usize, MsmError) -> MsmError>(
         &self,
         run: &mut Run<'_, C, E>,
     ) -> Result<()> {
         match run.queued.take() {
-            Some(q) => self.collect_one(run, q),
+            Some(q) => self.collect_one(run, q).await,
             None => Ok(()),
         }
     }
 
     /// A queued piece's sum and report, once the GPU is done with it, into its place.
-    fn collect_one<E: Fn(usize, MsmError) -> MsmError>(
+    async fn collect_one<E: Fn(usize, MsmError) -> MsmError>(
         &self,
         run: &mut Run<'_, C, E>,
-        q: Queued<C>,
+        q: Queued<'_, C>,
     ) -> Result<()> {
         let gpu = Arc::clone(run.device.as_ref().expect("set by the queued piece"));
         let j = q.index;
-        let done = self.finish(&gpu, q.in_flight);
+        let done = self.finish(&gpu, q.in_flight).await;
         let result = self.complete(*q.call, done).map_err(|e| (run.err)(j, e))?;
         run.out[j] = Some(result);
         Ok(())

@@ -68,7 +68,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
-    pub(super) fn one_call(
+    pub(super) async fn one_call(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],
@@ -78,8 +78,8 @@ impl<C: GpuCurve> GpuMsm<C> {
             Prepared::Done(r, rep) => Ok((r, *rep)),
             Prepared::Gpu(p) => {
                 let gpu = Arc::clone(&p.gpu);
-                let f = self.submit(&gpu, &p, true)?.expect("waited for room");
-                let out = self.finish(&gpu, f);
+                let f = self.submit(&gpu, &p, true).await?.expect("waited for room");
+                let out = self.finish(&gpu, f).await;
                 self.complete(*p, out)
             }
         }

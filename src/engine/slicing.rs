@@ -101,7 +101,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// added on the host; the report adds up the slices' counts and times (the phases' sum
     /// may exceed the wall-clock total, which is the call's). A slice's error names its
     /// bases in the caller's numbering.
-    pub(super) fn sliced<'a>(
+    pub(super) async fn sliced<'a>(
         &self,
         scalars: &'a [Fr<C>],
         slice: usize,
@@ -110,12 +110,15 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<(Projective<C>, MsmReport)> {
         let start = Instant::now();
         let ranges: Vec<Range<usize>> = slice_ranges(scalars.len(), slice).collect();
-        let pieces = ranges.iter().enumerate().map(|(k, r)| Piece {
-            bases: bases(k, r.clone()),
-            scalars: &scalars[r.clone()],
-            route: Some(route.clone()),
-        });
-        let done = self.run_overlapped(pieces, |k, e| e.at_offset(ranges[k].start))?;
+        let pieces: Vec<Piece<C>> = (ranges.iter().enumerate())
+            .map(|(k, r)| Piece {
+                bases: bases(k, r.clone()),
+                scalars: &scalars[r.clone()],
+                route: Some(route.clone()),
+            })
+            .collect();
+        let err = |k: usize, e: MsmError| e.at_offset(ranges[k].start);
+        let done = self.run_overlapped(pieces, err).await?;
         let slices = done.len();
         let mut sum = Projective::<C>::zero();
         let mut report: Option<MsmReport> = None;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::adapters::pick_adapter;
+use super::poller::Poller;
 use super::pool::Pool;
 use super::shader::field::Arithmetic;
+use super::submitter::Submitter;
 use super::workspace::SizeCaps;
 use super::{GpuContext, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig};
@@ -116,6 +118,8 @@ pub(crate) struct SharedDevice {
     pool: Arc<Pool>,
     lost: Arc<AtomicBool>,
     progress: Arc<AtomicU64>,
+    poller: Arc<Poller>,
+    submitter: Arc<Submitter>,
     adapter_memory: u64,
     /// Choosing the adapter and creating the device (zero for a context that joined it).
     device_creation: Duration,
@@ -170,7 +174,10 @@ impl SharedDevice {
             tracing::warn!(target: "gpu_msm", ?reason, %message, "device lost");
             flag.store(true, Ordering::Release);
         });
+        let progress = Arc::default();
         Ok(Self {
+            poller: Poller::new(device.clone(), Arc::clone(&progress), Arc::clone(&lost)),
+            submitter: Arc::default(),
             device,
             queue,
             info,
@@ -178,7 +185,7 @@ impl SharedDevice {
             limits,
             timestamps,
             lost,
-            progress: Arc::default(),
+            progress,
             adapter_memory,
             device_creation: start.elapsed(),
         })
@@ -288,6 +295,8 @@ impl GpuContext {
             pool: Arc::clone(&self.pool),
             lost: Arc::clone(&self.lost),
             progress: Arc::clone(&self.progress),
+            poller: Arc::clone(&self.poller),
+            submitter: Arc::clone(&self.submitter),
             adapter_memory: self.adapter_memory,
             device_creation: Duration::ZERO,
         }
@@ -323,6 +332,8 @@ impl GpuContext {
             adapter_memory: shared.adapter_memory,
             next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: shared.progress,
+            poller: shared.poller,
+            submitter: shared.submitter,
             host_list_stages_checked: std::sync::OnceLock::new(),
             host_list_stages_checking: std::sync::Mutex::new(()),
             disk_cache,

@@ -14,11 +14,14 @@
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
+//! | `submitter.rs` | the device's submitting thread: a driver's submit that waits blocks no caller |
 //! | `readback.rs` | waits with deadlines, mapping buffers |
+//! | `poller.rs` | waiting without blocking a thread: signals from wgpu's callbacks, one polling thread per device, dropped calls collected |
 //! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
-//! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn |
+//! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn (a thread's or a task's) |
+//! | `deadline.rs` | the timer that wakes tasks waiting for room at their deadlines |
 //! | `sort.rs` | the GPU bucket sort's level plans, the pass list and its CPU model |
 //! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
@@ -29,11 +32,13 @@
 pub(crate) mod adapters;
 mod capacity;
 pub mod counts;
+mod deadline;
 mod device;
 mod layout;
 mod passes;
 pub(crate) mod pipeline_cache;
 mod pipelines;
+mod poller;
 pub mod pool;
 mod readback;
 pub mod reduction;
@@ -45,6 +50,7 @@ mod slots;
 pub mod sort;
 pub(crate) mod stages;
 mod submit;
+mod submitter;
 mod testing;
 mod upload;
 mod warm_up;
@@ -98,6 +104,10 @@ pub struct GpuContext {
     next_bases_id: AtomicU64,
     /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
     progress: Arc<AtomicU64>,
+    /// The device's poller, shared by every context on it.
+    poller: Arc<poller::Poller>,
+    /// The device's submitting thread, shared by every context on it.
+    submitter: Arc<submitter::Submitter>,
     /// The known-answer test of the host-list stages on this device, run by the first call
     /// that needs them (`GpuMsm::host_list_stages_ready`): its verdict.
     pub(crate) host_list_stages_checked: std::sync::OnceLock<HostListCheck>,

@@ -14,7 +14,10 @@
 //! [`MsmError::Timeout`], holding nothing.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use super::slots::Slot;
@@ -57,6 +60,9 @@ struct Ledger {
     /// first may be admitted.
     queue: VecDeque<u64>,
     next_ticket: u64,
+    /// The tasks of waiters that wait without blocking a thread ([`Pool::take_async`]), by
+    /// ticket: woken whenever the condition variable is signalled.
+    wakers: Vec<(u64, Waker)>,
 }
 
 impl Ledger {
@@ -89,6 +95,108 @@ enum Admission<T> {
     Freed,
     /// No room: wait for calls in flight.
     NoRoom,
+}
+
+/// What waits for room: a call's buffers, or resident bases.
+const CALL: &str = "this call's buffers";
+const BASES: &str = "these bases";
+
+/// A waiter's place in the queue (its ticket, once it had to wait) and its deadline.
+struct Turn {
+    ticket: Option<u64>,
+    /// `None`: a timeout too long to add to the clock, no deadline at all.
+    deadline: Option<Instant>,
+    timeout: Duration,
+}
+
+impl Turn {
+    fn new(timeout: Duration) -> Self {
+        Self {
+            ticket: None,
+            deadline: Instant::now().checked_add(timeout),
+            timeout,
+        }
+    }
+
+    /// Time left before the deadline.
+    fn left(&self) -> Duration {
+        self.deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
+    }
+
+    /// Takes a ticket at the back of the queue, unless it holds one.
+    fn queue(&mut self, l: &mut Ledger) {
+        if self.ticket.is_none() {
+            let t = l.next_ticket;
+            l.next_ticket += 1;
+            l.queue.push_back(t);
+            l.usage.waits += 1;
+            self.ticket = Some(t);
+        }
+    }
+
+    /// Leaves the queue (its task forgotten); true if it was in it: the next in line may be
+    /// admitted now, and the waiters must be woken.
+    fn leave(&mut self, l: &mut Ledger) -> bool {
+        let Some(t) = self.ticket.take() else {
+            return false;
+        };
+        l.queue.retain(|&q| q != t);
+        l.wakers.retain(|(q, _)| *q != t);
+        true
+    }
+}
+
+/// A call's wait for room that blocks no thread ([`Pool::take_async`]).
+pub(crate) struct Take<'a> {
+    pool: &'a Arc<Pool>,
+    needs: &'a [(Slot, u64)],
+    /// Bytes the call holds in a new workspace.
+    fresh: u64,
+    turn: Turn,
+    /// The task the deadline's timer wakes, once armed.
+    timer: Option<Waker>,
+}
+
+impl Future for Take<'_> {
+    type Output = Result<Lease>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Lease>> {
+        let this = self.get_mut();
+        let pool = this.pool;
+        let (needs, fresh) = (this.needs, this.fresh);
+        let mut l = pool.lock();
+        let mut admit = |l: &mut Ledger| pool.try_take(l, needs, fresh);
+        let step = pool.step(&mut l, &mut this.turn, true, (CALL, fresh), &mut admit);
+        if let Some((out, left)) = step {
+            if left {
+                pool.wake(l);
+            }
+            let out = out.map(|t| t.expect("a waiter gets room or an error"));
+            return Poll::Ready(out.map(|(ws, reserved)| pool.lease(ws, reserved)));
+        }
+        let ticket = this.turn.ticket.expect("queued by step");
+        l.wakers.retain(|(q, _)| *q != ticket);
+        l.wakers.push((ticket, cx.waker().clone()));
+        drop(l);
+        if let Some(at) = this.turn.deadline {
+            if !this.timer.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                this.timer = Some(cx.waker().clone());
+                super::deadline::wake_at(at, cx.waker().clone());
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Take<'_> {
+    fn drop(&mut self) {
+        let mut l = self.pool.lock();
+        if self.turn.leave(&mut l) {
+            self.pool.wake(l);
+        }
+    }
 }
 
 /// Idle workspaces and the memory budget, shared by the calls of one device.
@@ -149,8 +257,7 @@ impl Drop for ResidentCharge {
     fn drop(&mut self) {
         let mut l = self.pool.lock();
         l.usage.resident -= self.bytes;
-        drop(l);
-        self.pool.room.notify_all();
+        self.pool.wake(l);
     }
 }
 
@@ -167,6 +274,7 @@ impl Pool {
                 },
                 queue: VecDeque::new(),
                 next_ticket: 0,
+                wakers: Vec::new(),
             }),
             room: Condvar::new(),
         })
@@ -188,36 +296,62 @@ impl Pool {
         timeout: Duration,
     ) -> Result<Option<Lease>> {
         let fresh = Workspace::new(self.caps).footprint_with(needs);
-        let admitted = self.admit_in_turn(wait, timeout, "this call's buffers", fresh, |l| {
-            let best = (0..l.idle.len()).max_by_key(|&i| l.idle[i].bytes());
-            if let Some(i) = best {
-                let held = l.idle[i].bytes();
-                let after = l.idle[i].footprint_with(needs);
-                // Taking it moves its bytes from idle to this call's reservation.
-                l.usage.idle -= held;
-                if l.admit(after) {
-                    l.usage.in_flight += after;
-                    return Admission::Admitted((l.idle.swap_remove(i), after));
-                }
-                l.usage.idle += held;
-            } else if l.admit(fresh) {
-                l.usage.in_flight += fresh;
-                return Admission::Admitted((Workspace::new(self.caps), fresh));
-            }
-            // No room: free an idle workspace (others first, then the largest too).
-            if l.free_idle(best) || l.free_idle(None) {
-                Admission::Freed
-            } else {
-                Admission::NoRoom
-            }
+        let admitted = self.admit_in_turn(wait, timeout, CALL, fresh, |l| {
+            self.try_take(l, needs, fresh)
         })?;
         Ok(admitted.map(|(ws, reserved)| self.lease(ws, reserved)))
     }
 
-    /// Runs `try_admit` (under the ledger's lock) whenever it is this caller's turn, until
-    /// it admits; callers are served in the order they came. Without `wait`, returns `None`
-    /// rather than wait; past `timeout`, [`MsmError::Timeout`]; with no room and nothing in
-    /// flight to wait for, [`MsmError::InputTooLarge`] (`what` needs `bytes`).
+    /// [`Pool::take`] with `wait`, waiting without blocking the thread: the future's task
+    /// is woken when room may have come, and at its deadline. Dropped while it waits, it
+    /// leaves the queue.
+    pub(crate) fn take_async<'a>(
+        self: &'a Arc<Self>,
+        needs: &'a [(Slot, u64)],
+        timeout: Duration,
+    ) -> Take<'a> {
+        Take {
+            pool: self,
+            needs,
+            fresh: Workspace::new(self.caps).footprint_with(needs),
+            turn: Turn::new(timeout),
+            timer: None,
+        }
+    }
+
+    /// One try at admitting a call whose buffers are `needs` (`fresh` bytes in a new
+    /// workspace), under the ledger's lock.
+    fn try_take(
+        &self,
+        l: &mut Ledger,
+        needs: &[(Slot, u64)],
+        fresh: u64,
+    ) -> Admission<(Workspace, u64)> {
+        let best = (0..l.idle.len()).max_by_key(|&i| l.idle[i].bytes());
+        if let Some(i) = best {
+            let held = l.idle[i].bytes();
+            let after = l.idle[i].footprint_with(needs);
+            // Taking it moves its bytes from idle to this call's reservation.
+            l.usage.idle -= held;
+            if l.admit(after) {
+                l.usage.in_flight += after;
+                return Admission::Admitted((l.idle.swap_remove(i), after));
+            }
+            l.usage.idle += held;
+        } else if l.admit(fresh) {
+            l.usage.in_flight += fresh;
+            return Admission::Admitted((Workspace::new(self.caps), fresh));
+        }
+        // No room: free an idle workspace (others first, then the largest too).
+        if l.free_idle(best) || l.free_idle(None) {
+            Admission::Freed
+        } else {
+            Admission::NoRoom
+        }
+    }
+
+    /// Tries to admit ([`Pool::step`]) until there is an outcome, the thread blocked
+    /// between tries.
     fn admit_in_turn<T>(
         &self,
         wait: bool,
@@ -226,46 +360,17 @@ impl Pool {
         bytes: u64,
         mut try_admit: impl FnMut(&mut Ledger) -> Admission<T>,
     ) -> Result<Option<T>> {
-        // A timeout too long to add to the clock means no deadline at all.
-        let deadline = Instant::now().checked_add(timeout);
+        let mut turn = Turn::new(timeout);
         let mut l = self.lock();
-        let mut ticket = None;
         loop {
-            if l.queue.front().copied() == ticket || (ticket.is_none() && l.queue.is_empty()) {
-                match try_admit(&mut l) {
-                    Admission::Freed => continue,
-                    Admission::Admitted(t) => {
-                        self.leave_queue(&mut l, ticket);
-                        return Ok(Some(t));
-                    }
-                    Admission::NoRoom if l.usage.in_flight == 0 => {
-                        self.leave_queue(&mut l, ticket);
-                        return Err(too_large(what, bytes, &l.usage));
-                    }
-                    Admission::NoRoom => {}
+            let step = self.step(&mut l, &mut turn, wait, (what, bytes), &mut try_admit);
+            if let Some((out, left)) = step {
+                if left {
+                    self.wake(l);
                 }
+                return out;
             }
-            if !wait {
-                self.leave_queue(&mut l, ticket);
-                return Ok(None);
-            }
-            let t = *ticket.get_or_insert_with(|| {
-                let t = l.next_ticket;
-                l.next_ticket += 1;
-                l.queue.push_back(t);
-                l.usage.waits += 1;
-                t
-            });
-            let now = Instant::now();
-            let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(now));
-            if left.is_zero() {
-                self.leave_queue(&mut l, Some(t));
-                return Err(MsmError::Timeout(format!(
-                    "{what} ({bytes} bytes) waited {timeout:?} for room in the memory budget \
-                     (MsmConfig::gpu_timeout): {:?}",
-                    l.usage
-                )));
-            }
+            let left = turn.left();
             l = self
                 .room
                 .wait_timeout(l, left)
@@ -274,13 +379,49 @@ impl Pool {
         }
     }
 
-    /// Takes `ticket` (if any) out of the queue and wakes the others: the next in line may
-    /// be admitted now.
-    fn leave_queue(&self, l: &mut Ledger, ticket: Option<u64>) {
-        if let Some(t) = ticket {
-            l.queue.retain(|&q| q != t);
-            self.room.notify_all();
+    /// One look at the ledger for a waiter: `try_admit` runs when it is the waiter's turn
+    /// (waiters are served in the order they came). Without `wait`, `None` rather than a
+    /// wait; past its deadline, [`MsmError::Timeout`]; with no room and nothing in flight
+    /// to wait for, [`MsmError::InputTooLarge`] (`what.0` needs `what.1` bytes). Returns
+    /// the outcome once there is one (and whether the waiter left the queue: the others
+    /// must then be woken), or `None` while it waits in the queue.
+    fn step<T>(
+        &self,
+        l: &mut Ledger,
+        turn: &mut Turn,
+        wait: bool,
+        (what, bytes): (&str, u64),
+        try_admit: &mut impl FnMut(&mut Ledger) -> Admission<T>,
+    ) -> Option<(Result<Option<T>>, bool)> {
+        loop {
+            let first = l.queue.front().copied() == turn.ticket
+                || (turn.ticket.is_none() && l.queue.is_empty());
+            if !first {
+                break;
+            }
+            let out = match try_admit(l) {
+                Admission::Freed => continue,
+                Admission::Admitted(t) => Ok(Some(t)),
+                Admission::NoRoom if l.usage.in_flight == 0 => {
+                    Err(too_large(what, bytes, &l.usage))
+                }
+                Admission::NoRoom => break,
+            };
+            return Some((out, turn.leave(l)));
         }
+        if !wait {
+            return Some((Ok(None), turn.leave(l)));
+        }
+        turn.queue(l);
+        if turn.left().is_zero() {
+            let e = MsmError::Timeout(format!(
+                "{what} ({bytes} bytes) waited {:?} for room in the memory budget \
+                 (MsmConfig::gpu_timeout): {:?}",
+                turn.timeout, l.usage
+            ));
+            return Some((Err(e), turn.leave(l)));
+        }
+        None
     }
 
     fn lease(self: &Arc<Self>, mut ws: Workspace, reserved: u64) -> Lease {
@@ -300,7 +441,7 @@ impl Pool {
         bytes: u64,
         timeout: Duration,
     ) -> Result<ResidentCharge> {
-        self.admit_in_turn(true, timeout, "these bases", bytes, |l| {
+        self.admit_in_turn(true, timeout, BASES, bytes, |l| {
             if l.admit(bytes) {
                 l.usage.resident += bytes;
                 Admission::Admitted(())
@@ -327,8 +468,17 @@ impl Pool {
                 l.idle.push(ws);
             }
         }
+        self.wake(l);
+    }
+
+    /// Wakes every waiter (threads and tasks), the ledger's lock released first.
+    fn wake(&self, mut l: MutexGuard<'_, Ledger>) {
+        let tasks = std::mem::take(&mut l.wakers);
         drop(l);
         self.room.notify_all();
+        for (_, w) in tasks {
+            w.wake();
+        }
     }
 
     /// Number of idle workspaces.

@@ -1,10 +1,11 @@
 //! Waiting for the GPU and reading buffers back, each wait with a deadline; a GPU that
 //! finishes nothing within it is taken to be hung and its device dropped.
 
-use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::poller::Signal;
 use super::GpuContext;
 use crate::error::{MsmError, Result};
 
@@ -31,9 +32,6 @@ pub(crate) fn lock_within<'a, T>(
         std::thread::sleep(Duration::from_millis(1));
     }
 }
-
-/// Hears when a buffer mapping requested by [`request_read`] completes.
-pub(super) type MapReceiver = mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>;
 
 impl GpuContext {
     /// Blocks until all submitted work is done, at most `timeout` ([`GpuContext::wait_for`]).
@@ -95,27 +93,32 @@ impl GpuContext {
     /// waits for it, at most `timeout`, after which the GPU is taken to be hung).
     pub(super) fn take_mapped(
         &self,
-        rx: &MapReceiver,
+        mapped: &Signal,
         buffer: &wgpu::Buffer,
         bytes: u64,
         timeout: Duration,
     ) -> Result<Vec<u8>> {
-        let mapped = rx.recv_timeout(timeout).map_err(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => MsmError::Timeout(format!(
+        let outcome = mapped.wait(timeout).unwrap_or_else(|| {
+            Err(MsmError::Timeout(format!(
                 "a read-back was not mapped within {timeout:?} (MsmConfig::gpu_timeout)"
-            )),
-            mpsc::RecvTimeoutError::Disconnected => {
-                MsmError::Gpu("map callback lost: the buffer was dropped".into())
-            }
+            )))
         });
-        self.hung_if_late(mapped)?
-            .map_err(|e| MsmError::Gpu(format!("map failed: {e}")))?;
-        let out = buffer
-            .get_mapped_range(..bytes)
-            .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
-            .to_vec();
-        buffer.unmap();
-        Ok(out)
+        self.hung_if_late(outcome)?;
+        read_mapped(buffer, bytes)
+    }
+
+    /// Copies out and unmaps a buffer once its mapping, `mapped`, is done, without blocking
+    /// the caller's thread: the device's poller polls it meanwhile (and takes a GPU that
+    /// finishes nothing within `timeout` to be hung).
+    pub(super) async fn mapped(
+        &self,
+        mapped: &Arc<Signal>,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        timeout: Duration,
+    ) -> Result<Vec<u8>> {
+        self.poller.done(mapped, None, timeout).await?;
+        read_mapped(buffer, bytes)
     }
 
     /// A wait's result; past its deadline ([`MsmError::Timeout`]) the GPU is taken to be
@@ -129,13 +132,44 @@ impl GpuContext {
 
     /// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done
     /// with it; its callback counts as the GPU's progress ([`GpuContext::wait_for`]).
-    pub(super) fn request_read(&self, buffer: &wgpu::Buffer, bytes: u64) -> MapReceiver {
-        let (tx, rx) = mpsc::channel();
-        let progress = Arc::clone(&self.progress);
-        buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
-            progress.fetch_add(1, Ordering::AcqRel);
-            let _ = tx.send(r);
-        });
-        rx
+    pub(super) fn request_read(&self, buffer: &wgpu::Buffer, bytes: u64) -> Arc<Signal> {
+        let signal = Signal::new();
+        map_read(&self.progress, buffer, bytes, &signal);
+        signal
     }
+}
+
+/// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done with
+/// it, `signal` completed then; its callback counts as the GPU's `progress`.
+pub(super) fn map_read(
+    progress: &Arc<AtomicU64>,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+    signal: &Arc<Signal>,
+) {
+    let (progress, done) = (Arc::clone(progress), Arc::clone(signal));
+    buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
+        progress.fetch_add(1, Ordering::AcqRel);
+        done.complete(r.map_err(|e| MsmError::Gpu(format!("map failed: {e}"))));
+    });
+}
+
+/// Completes `signal` when the GPU has done everything submitted to `queue` so far; its
+/// callback counts as the GPU's `progress`.
+pub(super) fn on_work_done(progress: &Arc<AtomicU64>, queue: &wgpu::Queue, signal: &Arc<Signal>) {
+    let (progress, done) = (Arc::clone(progress), Arc::clone(signal));
+    queue.on_submitted_work_done(move || {
+        progress.fetch_add(1, Ordering::AcqRel);
+        done.complete(Ok(()));
+    });
+}
+
+/// The first `bytes` of a mapped buffer, copied out; the buffer unmapped.
+pub(super) fn read_mapped(buffer: &wgpu::Buffer, bytes: u64) -> Result<Vec<u8>> {
+    let out = buffer
+        .get_mapped_range(..bytes)
+        .map_err(|e| MsmError::Gpu(format!("mapped range: {e}")))?
+        .to_vec();
+    buffer.unmap();
+    Ok(out)
 }

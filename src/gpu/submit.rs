@@ -2,6 +2,7 @@
 //! timing by wall clock), then the read-back of its window sums, status and stage times.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::device::scoped;
@@ -9,8 +10,9 @@ use super::layout::{
     Job, JobBases, JobLayout, JobPlan, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT,
 };
 use super::pipelines::Pass;
+use super::poller::{Busy, Signal};
 use super::pool::Lease;
-use super::readback::MapReceiver;
+use super::readback::{map_read, on_work_done, read_mapped};
 use super::shader::contract::{self, STATUS_WORDS};
 use super::slots::Slot;
 use super::stages::Phase;
@@ -58,12 +60,13 @@ pub(crate) struct CallOutput {
     pub bad_base: Option<usize>,
 }
 
-/// A submitted call: finish it with [`GpuContext::finish`].
+/// A submitted call: finish it with [`GpuContext::finish_async`]. Dropped before, its
+/// buffers and reservation stay with the device's poller until the GPU is done with them.
 pub(crate) struct InFlight {
-    pub(super) ws: Lease,
+    pub(super) ws: Busy<Lease>,
     pub(super) submission: wgpu::SubmissionIndex,
-    pub(super) readback: MapReceiver,
-    pub(super) timestamps: Option<MapReceiver>,
+    pub(super) readback: Arc<Signal>,
+    pub(super) timestamps: Option<Arc<Signal>>,
     pub(super) phases: Vec<Phase>,
     pub(super) sum_bytes: u64,
     pub(super) read_bytes: u64,
@@ -89,19 +92,18 @@ pub(super) fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]
 impl GpuContext {
     /// Uploads a job's data and submits all of its stages in one submission (one per stage
     /// when timing by wall clock), without waiting for the GPU; first waits, if it must, for
-    /// room in the memory budget.
+    /// room in the memory budget (blocking the thread).
     pub(crate) fn submit<C: GpuCurve>(&self, job: &Job<C>, timeout: Duration) -> Result<InFlight> {
-        Ok(self
-            .submit_if(job, true, timeout)?
-            .expect("waited for room"))
+        let submitted = pollster::block_on(self.submit_if(job, true, timeout));
+        Ok(submitted?.expect("waited for room"))
     }
 
-    /// [`GpuContext::submit`], or `None` (nothing done) when the job would have to wait for
-    /// room in the memory budget and `wait` is false. Every wait lasts at most `timeout`
-    /// ([`MsmError::Timeout`] past it).
-    pub(crate) fn submit_if<C: GpuCurve>(
+    /// [`GpuContext::submit`] without blocking a thread, or `None` (nothing done) when the
+    /// job would have to wait for room in the memory budget and `wait` is false. Every wait
+    /// lasts at most `timeout` ([`MsmError::Timeout`] past it).
+    pub(crate) async fn submit_if<C: GpuCurve>(
         &self,
-        job: &Job<C>,
+        job: &Job<'_, C>,
         wait: bool,
         timeout: Duration,
     ) -> Result<Option<InFlight>> {
@@ -117,19 +119,22 @@ impl GpuContext {
         let needs = self.needs(&sections, staging_bytes, &lay)?;
         let mut times = GpuTimes::default();
         let w = Instant::now();
-        let Some(mut ws) = self.pool.take(&needs, wait, timeout)? else {
-            return Ok(None);
+        let lease = match wait {
+            true => self.pool.take_async(&needs, timeout).await?,
+            false => match self.pool.take(&needs, false, timeout)? {
+                Some(lease) => lease,
+                None => return Ok(None),
+            },
         };
+        let mut ws = Busy::new(lease, &self.poller);
         times.wait += w.elapsed();
         let staged = scoped(&self.device, "upload", || {
             self.stage(&mut ws, &uploads, &sections, &needs)
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
-        scoped(&self.device, "submission", || {
-            self.encode_and_submit(ws, job, &lay, &sections, times, timeout)
-                .map(Some)
-        })
+        let f = self.encode_and_submit(ws, job, &lay, &sections, times, timeout);
+        f.await.map(Some)
     }
 
     /// What a job uploads: its parameters, plan or scalars, level blocks, and host bases
@@ -157,48 +162,53 @@ impl GpuContext {
         }
     }
 
-    /// Encodes a staged job's copies and passes, submits them and asks for the read-backs.
-    fn encode_and_submit<C: GpuCurve>(
+    /// Encodes a staged job's copies and passes, submits them on the device's submitting
+    /// thread and asks for the read-backs there.
+    async fn encode_and_submit<C: GpuCurve>(
         &self,
-        mut ws: Lease,
-        job: &Job<C>,
+        mut ws: Busy<Lease>,
+        job: &Job<'_, C>,
         lay: &JobLayout,
         sections: &[(Slot, u64, u64)],
         mut times: GpuTimes,
         timeout: Duration,
     ) -> Result<InFlight> {
-        if self.invalid_next.swap(false, Ordering::AcqRel) {
-            let _invalid = self.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("injected fault"),
-                size: 4,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
-                mapped_at_creation: false,
-            });
-        }
-        let passes = self.passes(&mut ws, job, lay);
+        let passes = scoped(&self.device, "submission", || {
+            self.inject_fault_if_asked();
+            Ok(self.passes(&mut ws, job, lay))
+        })?;
         // Every pass has its two timestamp queries.
         debug_assert!(passes.len() <= MAX_PASSES, "{} passes", passes.len());
         let copies = |e: &mut wgpu::CommandEncoder, ws: &Workspace| {
             self.encode_copies(e, ws, sections, job, lay)
         };
         let tail = |e: &mut wgpu::CommandEncoder, ws: &Workspace| copy_out(e, ws, lay);
+        let readback = Signal::new();
+        let timestamps = self.timestamps.then(Signal::new);
+        let reads: Vec<Arc<Signal>> = std::iter::once(Arc::clone(&readback))
+            .chain(timestamps.clone())
+            .collect();
+        let asks = self.read_requests(&ws, lay, passes.len(), &readback, timestamps.as_ref());
+        let w = Instant::now();
         let submission = if self.timestamps {
-            let (index, blocked) = self.submit_timestamped(&ws, &passes, copies, tail);
-            times.wait += blocked;
-            index
+            let commands = scoped(&self.device, "submission", || {
+                Ok(self.encode_timestamped(&ws, &passes, copies, tail))
+            })?;
+            ws.until(reads.clone(), timeout);
+            self.submit_handed(commands, &reads, asks).await?
         } else {
-            let t = Instant::now();
-            let (index, ns) = self.submit_wallclock(&ws, &passes, copies, tail, timeout)?;
-            times.wait += t.elapsed();
+            let (index, ns) = self
+                .submit_wallclock(&mut ws, &passes, copies, tail, timeout)
+                .await?;
             let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
             add_stage_times(&mut times, &phases, &ns);
+            ws.until(reads, timeout);
+            asks();
             index
         };
-        ws.remap_staging();
-        let readback = self.request_read(ws.get(Slot::Readback), lay.read_bytes());
-        let timestamps = self
-            .timestamps
-            .then(|| self.request_read(ws.get(Slot::TimestampRead), 16 * passes.len() as u64));
+        // The submit itself may wait for the queue's earlier work (lavapipe's does): a wait
+        // for the GPU, not host work.
+        times.wait += w.elapsed();
         times.buffers_allocated = ws.allocated;
         times.dispatches = passes.len() as u32;
         Ok(InFlight {
@@ -214,19 +224,80 @@ impl GpuContext {
         })
     }
 
+    /// What follows a call's last submission, to run after it: the staging buffer mapped
+    /// again for the next call, the read-back (and the timestamps of `passes` passes)
+    /// mapped for reading, completing `readback` (and `timestamps`).
+    fn read_requests(
+        &self,
+        ws: &Workspace,
+        lay: &JobLayout,
+        passes: usize,
+        readback: &Arc<Signal>,
+        timestamps: Option<&Arc<Signal>>,
+    ) -> impl FnOnce() + Send + 'static {
+        let remap = ws.staging_remap();
+        let progress = Arc::clone(&self.progress);
+        let read = (
+            ws.get(Slot::Readback).clone(),
+            lay.read_bytes(),
+            Arc::clone(readback),
+        );
+        let ticks = timestamps.map(|s| {
+            let buffer = ws.get(Slot::TimestampRead).clone();
+            (buffer, 16 * passes as u64, Arc::clone(s))
+        });
+        move || {
+            remap();
+            for (buffer, bytes, signal) in std::iter::once(read).chain(ticks) {
+                map_read(&progress, &buffer, bytes, &signal);
+            }
+        }
+    }
+
+    /// Submits `commands` on the device's submitting thread (inside error scopes there),
+    /// then runs `then` there: what must follow the submission (read-backs asked for). A
+    /// failed submission completes `signals` with its error instead. The caller's thread
+    /// never waits in a driver's submit.
+    async fn submit_handed(
+        &self,
+        commands: wgpu::CommandBuffer,
+        signals: &[Arc<Signal>],
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<wgpu::SubmissionIndex> {
+        let (device, queue) = (self.device.clone(), self.queue.clone());
+        let failed = signals.to_vec();
+        let job = move || {
+            let out = scoped(&device, "submission", || Ok(queue.submit([commands])));
+            match &out {
+                Ok(_) => then(),
+                Err(e) => failed.iter().for_each(|s| s.complete(Err(e.clone()))),
+            }
+            out
+        };
+        self.submitter.run(job).await?
+    }
+
+    /// Test hook ([`GpuContext::inject_validation_error`]): a buffer that cannot exist.
+    fn inject_fault_if_asked(&self) {
+        if self.invalid_next.swap(false, Ordering::AcqRel) {
+            let _invalid = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("injected fault"),
+                size: 4,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::MAP_WRITE,
+                mapped_at_creation: false,
+            });
+        }
+    }
+
     /// One command buffer: the copies, every pass between timestamp queries, the window
-    /// sums and timestamps copied out for reading. Returns the submission and the time the
-    /// host spent in the submit: lavapipe's waits there until the queue's earlier work is
-    /// done (a call submitted while another runs, as overlapped slices and batches are),
-    /// which is a wait for the GPU, not host work (elsewhere it is wgpu's validation, a few
-    /// microseconds counted as waiting too).
-    pub(super) fn submit_timestamped(
+    /// sums and timestamps copied out for reading.
+    pub(super) fn encode_timestamped(
         &self,
         ws: &Workspace,
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-    ) -> (wgpu::SubmissionIndex, Duration) {
+    ) -> wgpu::CommandBuffer {
         let mut encoder = self.device.create_command_encoder(&Default::default());
         copies(&mut encoder, ws);
         let queries = ws.queries.as_ref().expect("made by stage()");
@@ -247,62 +318,102 @@ impl GpuContext {
         encoder.resolve_query_set(queries, 0..q, resolve, 0);
         let ts_read = ws.get(Slot::TimestampRead);
         encoder.copy_buffer_to_buffer(resolve, 0, ts_read, 0, 8 * q as u64);
-        let commands = encoder.finish();
-        let t = Instant::now();
-        let index = self.queue.submit([commands]);
-        (index, t.elapsed())
+        encoder.finish()
     }
 
-    /// Without timestamps: the copies, then one submission per pass, each waited for and
+    /// Without timestamps: the copies, then one submission per pass, each awaited and
     /// timed by the host's clock. Returns the last submission and each pass's time.
-    pub(super) fn submit_wallclock(
+    pub(super) async fn submit_wallclock(
         &self,
-        ws: &Workspace,
+        ws: &mut Busy<Lease>,
         passes: &[Pass],
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         timeout: Duration,
     ) -> Result<(wgpu::SubmissionIndex, Vec<f64>)> {
         let dev = &self.device;
-        let mut encoder = dev.create_command_encoder(&Default::default());
-        copies(&mut encoder, ws);
-        let mut last = self.queue.submit([encoder.finish()]);
-        self.wait_for(last.clone(), timeout)?;
+        let encoded = scoped(dev, "submission", || {
+            let mut encoder = dev.create_command_encoder(&Default::default());
+            copies(&mut encoder, ws);
+            Ok(encoder.finish())
+        })?;
+        let mut last = self.submit_and_await(encoded, ws, timeout).await?;
         let mut ns = Vec::new();
         for (i, p) in passes.iter().enumerate() {
             let t = Instant::now();
-            let mut encoder = dev.create_command_encoder(&Default::default());
-            p.record(&mut encoder.begin_compute_pass(&Default::default()));
-            if i + 1 == passes.len() {
-                tail(&mut encoder, ws);
-            }
-            last = self.queue.submit([encoder.finish()]);
-            self.wait_for(last.clone(), timeout)?;
+            let encoded = scoped(dev, "submission", || {
+                let mut encoder = dev.create_command_encoder(&Default::default());
+                p.record(&mut encoder.begin_compute_pass(&Default::default()));
+                if i + 1 == passes.len() {
+                    tail(&mut encoder, ws);
+                }
+                Ok(encoder.finish())
+            })?;
+            last = self.submit_and_await(encoded, ws, timeout).await?;
             ns.push(t.elapsed().as_nanos() as f64);
         }
         Ok((last, ns))
     }
 
-    /// Waits (at most `timeout` each time) for a submitted job and reads back its window
-    /// sums (in the shaders' packed projective form, W of them), its status and its stage
-    /// times; its workspace returns to the pool.
+    /// Submits `commands` ([`GpuContext::submit_handed`]) and awaits the GPU's work, `ws`
+    /// in use by the GPU meanwhile.
+    async fn submit_and_await(
+        &self,
+        commands: wgpu::CommandBuffer,
+        ws: &mut Busy<Lease>,
+        timeout: Duration,
+    ) -> Result<wgpu::SubmissionIndex> {
+        let done = Signal::new();
+        ws.until(vec![Arc::clone(&done)], timeout);
+        let (progress, queue, signal) = (
+            Arc::clone(&self.progress),
+            self.queue.clone(),
+            Arc::clone(&done),
+        );
+        let then = move || on_work_done(&progress, &queue, &signal);
+        let index = self
+            .submit_handed(commands, &[Arc::clone(&done)], then)
+            .await?;
+        self.poller
+            .done(&done, Some(index.clone()), timeout)
+            .await?;
+        Ok(index)
+    }
+
+    /// Waits for a submitted job and reads back its window sums (in the shaders' packed
+    /// projective form, W of them), its status and its stage times, blocking the thread
+    /// ([`GpuContext::finish_async`]).
     pub(crate) fn finish(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
+        pollster::block_on(self.finish_async(f, timeout))
+    }
+
+    /// Awaits a submitted job (each wait at most `timeout` without the GPU's progress) and
+    /// reads back its window sums, status and stage times; its workspace returns to the
+    /// pool.
+    pub(crate) async fn finish_async(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
+        let w = Instant::now();
+        let after = Some(f.submission.clone());
+        self.poller.done(&f.readback, after, timeout).await?;
+        let wait = w.elapsed();
+        let t = Instant::now();
+        let read = read_mapped(f.ws.get(Slot::Readback), f.read_bytes)?;
+        let ticks = match &f.timestamps {
+            Some(rx) => {
+                let bytes = 16 * f.phases.len() as u64;
+                let at = f.ws.get(Slot::TimestampRead);
+                Some(self.mapped(rx, at, bytes, timeout).await?)
+            }
+            None => None,
+        };
         let InFlight {
             ws,
-            submission,
-            readback,
-            timestamps,
             phases,
             sum_bytes,
-            read_bytes,
             entries,
             mut times,
+            ..
         } = f;
-        let w = Instant::now();
-        self.wait_for(submission, timeout)?;
-        times.wait += w.elapsed();
-        let t = Instant::now();
-        let read = self.take_mapped(&readback, ws.get(Slot::Readback), read_bytes, timeout)?;
+        times.wait += wait;
         let words: &[u32] = bytemuck::cast_slice(&read);
         let word_at = |at: u64| words[((sum_bytes + at) / 4) as usize];
         let sums = words[..sum_bytes as usize / 4].to_vec();
@@ -312,9 +423,7 @@ impl GpuContext {
         let status = word_at(READ_STATUS_AT + 4 * contract::STATUS_BAD_BASE as u64);
         let bad_base = contract::bad_base(status).map(|i| i as usize);
         times.download = t.elapsed();
-        if let Some(rx) = timestamps {
-            let bytes = 16 * phases.len() as u64;
-            let raw = self.take_mapped(&rx, ws.get(Slot::TimestampRead), bytes, timeout)?;
+        if let Some(raw) = ticks {
             let ticks: &[u64] = bytemuck::cast_slice(&raw);
             let period = self.queue.get_timestamp_period() as f64;
             let ns: Vec<f64> = (0..phases.len())
@@ -322,7 +431,7 @@ impl GpuContext {
                 .collect();
             add_stage_times(&mut times, &phases, &ns);
         }
-        ws.keep();
+        ws.release().keep();
         Ok(CallOutput {
             sums,
             times,

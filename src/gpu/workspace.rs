@@ -172,16 +172,18 @@ impl Workspace {
         self.staging_mapped.load(Ordering::Acquire)
     }
 
-    /// Asks for the staging buffer to be mapped again once the GPU has read it (call after
-    /// the submission that copies from it).
-    pub(crate) fn remap_staging(&self) {
+    /// Asks for the staging buffer to be mapped again once the GPU has read it: to run after
+    /// the submission that copies from it (on the thread that submits). The staging buffer
+    /// counts as unmapped from now on.
+    pub(crate) fn staging_remap(&self) -> impl FnOnce() + Send + 'static {
         let flag = Arc::clone(&self.staging_mapped);
         flag.store(false, Ordering::Release);
-        let done = Arc::clone(&flag);
-        self.get(Slot::Staging)
-            .map_async(wgpu::MapMode::Write, .., move |r| {
-                done.store(r.is_ok(), Ordering::Release);
+        let staging = self.get(Slot::Staging).clone();
+        move || {
+            staging.map_async(wgpu::MapMode::Write, .., move |r| {
+                flag.store(r.is_ok(), Ordering::Release);
             });
+        }
     }
 
     /// The cached bind group `key` over the buffers named by `bases_id`, made by `make` on

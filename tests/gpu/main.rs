@@ -10,6 +10,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod asynchronous;
 mod bad_inputs;
 mod checked_shaders;
 mod curves;

@@ -107,6 +107,42 @@ fn split_calls_equal_arkworks_around_each_split_boundary() {
     assert_eq!(e.msm(&bad, &s), Err(MsmError::InvalidBase { index: n - 2 }));
 }
 
+/// A runtime for the calls that do not block.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap()
+}
+
+/// The calls that do not block, split across the devices (their shares joined in the
+/// caller's task): one-shot around each boundary, on a placed set, and a batch.
+#[test]
+fn split_calls_as_futures() {
+    let e = three();
+    let top = 3 * MIN + 1;
+    let b = bases(top, 61);
+    let s = random_scalars::<Fr>(top, 62);
+    let set = e.load_bases(&b).unwrap();
+    let rt = runtime();
+    for n in [2 * MIN - 1, 2 * MIN + 1, 3 * MIN, top] {
+        let (got, rep) = rt
+            .block_on(e.msm_with_report_async(&b[..n], &s[..n]))
+            .unwrap();
+        assert_eq!(got, reference(&b[..n], &s[..n]), "n = {n}");
+        assert_eq!(rep.devices.len(), (n / MIN).clamp(1, 3), "n = {n}: {rep}");
+        covers(&rep, n, &format!("n = {n}"));
+        let got = rt.block_on(e.msm_async(&set, &s[..n])).unwrap();
+        assert_eq!(got, reference(&b[..n], &s[..n]), "set, n = {n}");
+    }
+    let lens = [top, MIN + 1, 0, 2 * MIN];
+    let vectors: Vec<&[Fr]> = lens.iter().map(|&n| &s[..n]).collect();
+    let sums = rt.block_on(e.batch_msm_async(&set, &vectors)).unwrap();
+    for (got, &n) in sums.iter().zip(&lens) {
+        assert_eq!(*got, reference(&b[..n], &s[..n]), "batch vector of {n}");
+    }
+}
+
 #[test]
 fn uneven_shares_resident_sets_and_batches() {
     // A facade of its own over the same devices: its shares are not the other tests'.
@@ -225,6 +261,20 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
     }
     let status = e.device_status();
     assert!(!status[1].lost && status[1].recreated == 1, "{status:?}");
+    // A call that does not block, device 1 lost in it: its share rerun on device 0.
+    device1.inject_device_loss_in_next_call();
+    let (got, rep) = runtime().block_on(e.msm_with_report_async(&b, &s)).unwrap();
+    assert_eq!(got, want);
+    assert_eq!(
+        rep.devices.iter().filter(|d| d.rerun.is_some()).count(),
+        1,
+        "{rep}"
+    );
+    let give_up = Instant::now() + Duration::from_secs(300);
+    while device1.devices_recreated() < 2 {
+        assert!(Instant::now() < give_up, "device 1 was not replaced again");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     for _ in 0..2 {
         let (got, rep) = e.msm_with_report(&set, &s).unwrap();
         assert_eq!(got, want);

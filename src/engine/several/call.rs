@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
-use super::{device_fault, each_at_once, Outcome, Several, Share};
+use super::{device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread};
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
 use crate::engine::GpuMsm;
@@ -57,14 +57,27 @@ impl<C: GpuCurve> Several<C> {
         out
     }
 
-    /// Each share on its device, all at once.
-    fn run(&self, shares: &[Share<'_, C>], scalars: &[Fr<C>]) -> Vec<Outcome<C>> {
-        let one = |sh: &Share<'_, C>| {
-            let t = Instant::now();
-            let out = self.devices[sh.device].msm_of(sh.bases, &scalars[sh.points.clone()]);
-            (out, t.elapsed())
+    /// Each share on its device, all at once, as `spread` says.
+    async fn run<'a>(
+        &self,
+        shares: &[Share<'a, C>],
+        scalars: &[Fr<C>],
+        spread: Spread,
+    ) -> Vec<Outcome<C>> {
+        let one = |sh: &Share<'a, C>| {
+            let (device, bases) = (&self.devices[sh.device], sh.bases);
+            let s = &scalars[sh.points.clone()];
+            async move {
+                let t = Instant::now();
+                let out = device.msm_device(bases, s).await;
+                (out, t.elapsed())
+            }
         };
-        each_at_once(shares, one)
+        let outcomes = match spread {
+            Spread::Threads => each_at_once(shares, |sh| pollster::block_on(one(sh))),
+            Spread::Joined => each_joined(shares.iter().map(one).collect()).await,
+        };
+        outcomes
             .into_iter()
             .map(|o| o.unwrap_or_else(panicked))
             .collect()
@@ -80,16 +93,17 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// An MSM split across the devices: each device's share at once, the sums added. A
     /// call the routing keeps off the GPU, or with every device lost, runs as on one device
     /// (device 0's, whose `device_loss` then decides).
-    pub(in crate::engine) fn split_msm(
+    pub(in crate::engine) async fn split_msm(
         &self,
         several: &Several<C>,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],
+        spread: Spread,
     ) -> Result<(Projective<C>, MsmReport)> {
         let start = Instant::now();
         let n = scalars.len();
         if n == 0 || self.routed(n).0 != Backend::Gpu {
-            return self.msm_here(src, scalars);
+            return self.msm_here(src, scalars).await;
         }
         let live = several.live();
         let shares = match live.is_empty() {
@@ -97,10 +111,10 @@ impl<C: GpuCurve> GpuMsm<C> {
             false => several.shares(src, n, &live),
         };
         if shares.is_empty() {
-            return self.msm_here(src, scalars);
+            return self.msm_here(src, scalars).await;
         }
-        let outcomes = several.run(&shares, scalars);
-        let (sum, mut report) = self.combine(several, &shares, outcomes, scalars)?;
+        let outcomes = several.run(&shares, scalars, spread).await;
+        let (sum, mut report) = self.combine(several, &shares, outcomes, scalars).await?;
         report.n = n;
         report.resident_bases = matches!(src, BasesRef::Resident(_));
         report.phases.total = start.elapsed();
@@ -111,7 +125,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// one device: a share that failed for its input fails the call (its indices in the
     /// call's numbering), one whose device failed is rerun first (on a device whose share
     /// succeeded, else on another live one).
-    pub(super) fn combine(
+    pub(super) async fn combine(
         &self,
         several: &Several<C>,
         shares: &[Share<'_, C>],
@@ -143,7 +157,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                     (r, rep, run)
                 }
                 Err(e) if !device_fault(&e) => return Err(e.at_offset(sh.points.start)),
-                Err(e) => self.rerun(several, sh, e, &candidates, scalars)?,
+                Err(e) => self.rerun(several, sh, e, &candidates, scalars).await?,
             });
         }
         if timed.iter().all(|t| t.3) {
@@ -156,7 +170,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// A share whose device failed (`why`), rerun from its host bases on the first of
     /// `candidates` that can, else on the CPU (unless the configuration demands the GPU: then
     /// `why` fails the call).
-    fn rerun(
+    async fn rerun(
         &self,
         several: &Several<C>,
         sh: &Share<'_, C>,
@@ -169,7 +183,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         let because = format!("device {} failed its share ({why})", sh.device);
         for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();
-            match several.devices[j].msm_of(BasesRef::Host(points), s) {
+            match several.devices[j]
+                .msm_device(BasesRef::Host(points), s)
+                .await
+            {
                 Ok((r, rep)) => {
                     let moved = Share {
                         device: sh.device,
@@ -191,6 +208,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));
         let (r, rep) = self
             .one_call(BasesRef::Host(points), s, route)
+            .await
             .map_err(|e| e.at_offset(sh.points.start))?;
         let run = DeviceRun {
             device: None,

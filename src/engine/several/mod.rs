@@ -11,9 +11,13 @@
 //! | `call.rs` | one call split: its shares, run at once, their sums added, a failed share rerun |
 //! | `placed.rs` | resident sets placed in shares, and batches on them |
 
+use std::future::Future;
 use std::ops::Range;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Poll;
 use std::time::Duration;
 
 use ark_ec::short_weierstrass::Projective;
@@ -51,6 +55,16 @@ struct Share<'a, C: GpuCurve> {
     bases: BasesRef<'a, C>,
     /// Why it runs on this device though its points are another's.
     rerun: Option<String>,
+}
+
+/// How a call on several devices runs its shares at once: on threads of their own (the
+/// blocking calls: each share's host work on its own core), or as futures joined in the
+/// caller's task (the calls that do not block: the shares' host work one after the other,
+/// on the thread that polls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::engine) enum Spread {
+    Threads,
+    Joined,
 }
 
 /// A share's sum and report, and how long it took.
@@ -108,6 +122,35 @@ pub(super) fn each_at_once<I: Sync, T: Send>(
         }
         out
     })
+}
+
+/// Each future's output, all polled in the caller's task until every one is done, in
+/// order; `None` where polling one panicked (it is not polled again).
+pub(super) async fn each_joined<F: Future>(futures: Vec<F>) -> Vec<Option<F::Output>> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<Option<F::Output>>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in futures.iter_mut().zip(out.iter_mut()) {
+            if o.is_some() {
+                continue;
+            }
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| f.as_mut().poll(cx)));
+            match polled {
+                Ok(Poll::Ready(v)) => *o = Some(Some(v)),
+                Ok(Poll::Pending) => pending = true,
+                Err(_) => *o = Some(None),
+            }
+        }
+        match pending {
+            true => Poll::Pending,
+            false => Poll::Ready(()),
+        }
+    })
+    .await;
+    out.into_iter()
+        .map(|o| o.expect("every one done"))
+        .collect()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ark_ec::short_weierstrass::{Affine, Projective};
 
-use super::{device_fault, each_at_once, Outcome, Several, Share};
+use super::{device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread};
 use crate::bases::{Bases, BasesRef, HostBases};
 use crate::config::LoadOptions;
 use crate::curve::{Fr, GpuCurve};
@@ -82,11 +82,12 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// of every vector (vectors shorter than the share's start give it nothing to do) at
     /// once, and each vector's shares are added; a share whose device failed is rerun, one
     /// vector at a time, as a call's would be.
-    pub(in crate::engine) fn split_batch(
+    pub(in crate::engine) async fn split_batch(
         &self,
         several: &Several<C>,
         bases: &Bases<C>,
         scalars: &[&[Fr<C>]],
+        spread: Spread,
     ) -> Result<Sums<C>> {
         let start = Instant::now();
         // Share 0 always runs, so that every vector has a report.
@@ -96,7 +97,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             .map(|(k, set)| (*k, set, set.start()..set.start() + set.len()))
             .filter(|(_, _, r)| r.start == 0 || scalars.iter().any(|v| v.len() > r.start))
             .collect();
-        let outcomes = several.run_batches(&jobs, scalars);
+        let outcomes = several.run_batches(&jobs, scalars, spread).await;
         // A vector that failed for its input fails the batch: the first such vector's.
         let input_error = jobs
             .iter()
@@ -133,20 +134,20 @@ impl<C: GpuCurve> GpuMsm<C> {
                 per_vector[i].1.push((result, Duration::ZERO));
             }
         }
-        let sum_vector = |(i, (shares, outcomes)): (usize, (Vec<Share<C>>, _))| {
+        let mut sums = Vec::new();
+        for (i, (shares, outcomes)) in per_vector.into_iter().enumerate() {
             let at = |e| MsmError::Batch {
                 index: i,
                 source: Box::new(e),
             };
-            let (sum, mut report) = self
-                .combine(several, &shares, outcomes, scalars[i])
-                .map_err(at)?;
+            let combined = self.combine(several, &shares, outcomes, scalars[i]).await;
+            let (sum, mut report) = combined.map_err(at)?;
             report.n = scalars[i].len();
             report.resident_bases = true;
             report.phases.total = start.elapsed();
-            Ok((sum, report))
-        };
-        per_vector.into_iter().enumerate().map(sum_vector).collect()
+            sums.push((sum, report));
+        }
+        Ok(sums)
     }
 }
 
@@ -165,18 +166,32 @@ fn clip<T>(v: &[T], r: &Range<usize>) -> Range<usize> {
 }
 
 impl<C: GpuCurve> Several<C> {
-    /// Each job's batch on its device, all at once (a lost device's fails at once).
-    fn run_batches(&self, jobs: &[Job<C>], scalars: &[&[Fr<C>]]) -> Vec<Result<Sums<C>>> {
+    /// Each job's batch on its device, all at once as `spread` says (a lost device's fails
+    /// at once).
+    async fn run_batches<'a>(
+        &self,
+        jobs: &[Job<'a, C>],
+        scalars: &[&[Fr<C>]],
+        spread: Spread,
+    ) -> Vec<Result<Sums<C>>> {
         let live = self.live();
-        let batch = |(k, set, r): &Job<C>| {
+        let batch = |(k, set, r): &Job<'a, C>| {
+            let (k, set) = (*k, *set);
             let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
-            match live.contains(k) {
-                true => self.devices[*k].batch_msm_with_reports(set, &vs),
-                false => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
+            let device = live.contains(&k).then(|| &self.devices[k]);
+            async move {
+                match device {
+                    Some(d) => d.batch_here(set, &vs).await,
+                    None => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
+                }
             }
         };
+        let outcomes = match spread {
+            Spread::Threads => each_at_once(jobs, |j| pollster::block_on(batch(j))),
+            Spread::Joined => each_joined(jobs.iter().map(batch).collect()).await,
+        };
         let panicked = || Err(MsmError::Gpu("a device's batch panicked".into()));
-        each_at_once(jobs, batch)
+        outcomes
             .into_iter()
             .map(|o| o.unwrap_or_else(panicked))
             .collect()

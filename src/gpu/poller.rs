@@ -1,0 +1,413 @@
+//! Waiting for the GPU without blocking a caller's thread: a [`Signal`] is completed by a
+//! wgpu callback (a buffer mapped, a submission done) and awaited by a future or a blocked
+//! thread; one [`Poller`] thread per device polls it while any signal is awaited (and parks
+//! otherwise), takes a GPU that completes nothing within a waiter's deadline to be hung, and
+//! collects the calls whose futures were dropped while the GPU still ran them.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use crate::error::{MsmError, Result};
+
+/// The longest the poller blocks in one `Device::poll`: it then looks at deadlines and new
+/// waiters again.
+const POLL_SLICE: Duration = Duration::from_millis(100);
+
+/// A wgpu callback's outcome, awaited by one call.
+pub(crate) struct Signal {
+    state: Mutex<SignalState>,
+    done: Condvar,
+}
+
+#[derive(Default)]
+struct SignalState {
+    outcome: Option<Result<()>>,
+    waker: Option<Waker>,
+}
+
+impl Signal {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::default(),
+            done: Condvar::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SignalState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Completes the signal (the first outcome stays) and wakes its waiter.
+    pub(crate) fn complete(&self, outcome: Result<()>) {
+        let mut s = self.lock();
+        if s.outcome.is_none() {
+            s.outcome = Some(outcome);
+        }
+        let waker = s.waker.take();
+        drop(s);
+        self.done.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Whether the signal has its outcome.
+    pub(crate) fn is_done(&self) -> bool {
+        self.lock().outcome.is_some()
+    }
+
+    /// Blocks until the signal has its outcome, at most `timeout` (`None` past it).
+    pub(crate) fn wait(&self, timeout: Duration) -> Option<Result<()>> {
+        let s = self.lock();
+        let (s, _) = self
+            .done
+            .wait_timeout_while(s, timeout, |s| s.outcome.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        s.outcome.clone()
+    }
+
+    pub(crate) fn poll_done(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let mut s = self.lock();
+        match &s.outcome {
+            Some(o) => Poll::Ready(o.clone()),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// A future that completes with a watched signal ([`Poller::done`]).
+pub(crate) struct Done(Arc<Signal>);
+
+impl Future for Done {
+    type Output = Result<()>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        self.0.poll_done(cx)
+    }
+}
+
+/// Something the poller keeps until its signals are done: a dropped call's buffers (and
+/// reservation in the memory budget), which the GPU may still be using ([`Busy`]).
+trait Orphan: Send {
+    /// Whether the GPU is done with it.
+    fn finished(&self) -> bool;
+}
+
+/// A signal awaited, with its deadline for the GPU's progress and the submission it
+/// follows, where known.
+struct Watched {
+    signal: Arc<Signal>,
+    timeout: Duration,
+    since: Instant,
+    after: Option<wgpu::SubmissionIndex>,
+}
+
+#[derive(Default)]
+struct State {
+    watched: Vec<Watched>,
+    orphans: Vec<Box<dyn Orphan>>,
+    /// The thread is running.
+    running: bool,
+    /// Every handle is dropped: the thread ends once nothing is left to collect.
+    closing: bool,
+}
+
+struct Inner {
+    device: wgpu::Device,
+    /// Callbacks run so far (`GpuContext::progress`): a GPU that runs them is busy, not hung.
+    progress: Arc<AtomicU64>,
+    lost: Arc<AtomicBool>,
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+/// The poller of one device, shared by every context on it; its thread starts on the first
+/// wait and ends when the last handle is dropped (after collecting the orphans).
+pub(crate) struct Poller(Arc<Inner>);
+
+impl Poller {
+    pub(crate) fn new(
+        device: wgpu::Device,
+        progress: Arc<AtomicU64>,
+        lost: Arc<AtomicBool>,
+    ) -> Arc<Self> {
+        Arc::new(Self(Arc::new(Inner {
+            device,
+            progress,
+            lost,
+            state: Mutex::default(),
+            work: Condvar::new(),
+        })))
+    }
+
+    /// A future that completes with `signal`, the device polled meanwhile (a signal that
+    /// follows submission `after` completes when it is done: the poller waits for the
+    /// oldest such submission first, not for the queue's newest). Past `timeout` with no
+    /// callback run on the device, the GPU is taken to be hung: the device is dropped and
+    /// the signal fails with [`MsmError::Timeout`].
+    pub(crate) fn done(
+        &self,
+        signal: &Arc<Signal>,
+        after: Option<wgpu::SubmissionIndex>,
+        timeout: Duration,
+    ) -> Done {
+        if !signal.is_done() {
+            let watched = Watched {
+                signal: Arc::clone(signal),
+                timeout,
+                since: Instant::now(),
+                after,
+            };
+            let mut s = self.0.lock();
+            s.watched.push(watched);
+            self.0.start(&mut s);
+        }
+        Done(Arc::clone(signal))
+    }
+
+    /// Keeps `orphan` until the GPU is done with it (its signals `until`, watched as a
+    /// waiter's are, with `timeout`), then drops it.
+    fn adopt(&self, orphan: Box<dyn Orphan>, until: &[Arc<Signal>], timeout: Duration) {
+        let mut s = self.0.lock();
+        s.orphans.push(orphan);
+        let since = Instant::now();
+        for signal in until.iter().filter(|u| !u.is_done()) {
+            let signal = Arc::clone(signal);
+            s.watched.push(Watched {
+                signal,
+                timeout,
+                since,
+                after: None,
+            });
+        }
+        self.0.start(&mut s);
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        self.0.lock().closing = true;
+        self.0.work.notify_all();
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the thread, starting it if it is not running; a thread that cannot start
+    /// fails the signals awaited.
+    fn start(self: &Arc<Self>, s: &mut State) {
+        self.work.notify_all();
+        if s.running {
+            return;
+        }
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new()
+            .name("gpu-msm poller".into())
+            .spawn(move || me.run());
+        match spawned {
+            Ok(_) => s.running = true,
+            Err(e) => fail_all(s, MsmError::Gpu(format!("cannot start the poller: {e}"))),
+        }
+    }
+
+    /// The thread: polls while anything is awaited or held, parks otherwise; a panic fails
+    /// the signals awaited rather than leave them waiting.
+    fn run(self: Arc<Self>) {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
+        let mut s = self.lock();
+        s.running = false;
+        if ran.is_err() {
+            fail_all(&mut s, MsmError::Gpu("the device's poller panicked".into()));
+        }
+    }
+
+    fn serve(&self) {
+        let mut seen = (self.progress.load(Ordering::Acquire), Instant::now());
+        loop {
+            let mut s = self.lock();
+            let mut finished = collect(&mut s);
+            if self.lost.load(Ordering::Acquire) {
+                // Nothing more will run on the device: what waits for it fails, what it held
+                // is free.
+                fail_all(&mut s, MsmError::DeviceLost("the device was lost".into()));
+                finished.append(&mut s.orphans);
+            }
+            if s.watched.is_empty() && s.orphans.is_empty() {
+                // Orphans are dropped without the lock (a reservation given back wakes
+                // waiters for room), and the lists read again before parking.
+                if s.closing || !finished.is_empty() {
+                    let closing = s.closing;
+                    drop(s);
+                    drop(finished);
+                    match closing {
+                        true => return,
+                        false => continue,
+                    }
+                }
+                let _parked = self.work.wait(s).unwrap_or_else(|e| e.into_inner());
+                seen = (self.progress.load(Ordering::Acquire), Instant::now());
+                continue;
+            }
+            let now = Instant::now();
+            let progress = self.progress.load(Ordering::Acquire);
+            if progress != seen.0 {
+                seen = (progress, now);
+            }
+            if let Some(w) = s.watched.iter().find(|w| late(w, seen.1, now)) {
+                let timeout = w.timeout;
+                drop(s);
+                drop(finished);
+                self.hung(timeout);
+                continue;
+            }
+            let slice = s
+                .watched
+                .iter()
+                .map(|w| w.timeout)
+                .fold(POLL_SLICE, Duration::min);
+            // The oldest submission awaited (they are awaited roughly in their order).
+            let oldest = s.watched.iter().find_map(|w| w.after.clone());
+            drop(s);
+            drop(finished);
+            let poll = wgpu::PollType::Wait {
+                submission_index: oldest,
+                timeout: Some(slice),
+            };
+            match self.device.poll(poll) {
+                // The queue is empty: a callback may still be on its way from another
+                // thread's poll; do not spin.
+                Ok(wgpu::PollStatus::QueueEmpty) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(_) | Err(wgpu::PollError::Timeout) => {}
+                Err(e) => {
+                    let mut s = self.lock();
+                    fail_all(&mut s, MsmError::Gpu(format!("poll: {e}")));
+                    drop(s);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    /// The GPU ran no callback within a waiter's `timeout`: taken to be hung, its device is
+    /// dropped and every waiter fails.
+    fn hung(&self, timeout: Duration) {
+        self.lost.store(true, Ordering::Release);
+        self.device.destroy();
+        let _ = self.device.poll(wgpu::PollType::Poll);
+        let mut s = self.lock();
+        fail_all(
+            &mut s,
+            MsmError::Timeout(format!(
+                "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); its \
+                 device is taken to be hung and was dropped"
+            )),
+        );
+    }
+}
+
+/// Whether a waiter has seen no progress for longer than its timeout.
+fn late(w: &Watched, progress_at: Instant, now: Instant) -> bool {
+    now.saturating_duration_since(w.since.max(progress_at)) > w.timeout
+}
+
+/// Takes the signals that are done off the list, and the orphans the GPU is done with
+/// (returned, to be dropped without the lock: dropping one gives its reservation back).
+fn collect(s: &mut State) -> Vec<Box<dyn Orphan>> {
+    s.watched.retain(|w| !w.signal.is_done());
+    let (done, held): (Vec<_>, Vec<_>) = std::mem::take(&mut s.orphans)
+        .into_iter()
+        .partition(|o| o.finished());
+    s.orphans = held;
+    done
+}
+
+fn fail_all(s: &mut State, e: MsmError) {
+    for w in s.watched.drain(..) {
+        w.signal.complete(Err(e.clone()));
+    }
+}
+
+/// What the GPU may be using until `until` are done: a call's buffers and reservation.
+/// Dropped before then (its call's future dropped, or an error), it goes to the poller,
+/// which drops it once they are: the reservation comes back when the GPU is done with
+/// the buffers, not before.
+pub(crate) struct Busy<T: Send + 'static> {
+    held: Option<T>,
+    until: Vec<Arc<Signal>>,
+    /// The GPU's deadline for `until` (`MsmConfig::gpu_timeout`).
+    timeout: Duration,
+    poller: Arc<Poller>,
+}
+
+impl<T: Send + 'static> Busy<T> {
+    /// `held`, not in use by the GPU yet.
+    pub(crate) fn new(held: T, poller: &Arc<Poller>) -> Self {
+        Self {
+            held: Some(held),
+            until: Vec::new(),
+            timeout: Duration::MAX,
+            poller: Arc::clone(poller),
+        }
+    }
+
+    /// From now on the GPU may use it until `until` are done, within `timeout` of its last
+    /// progress.
+    pub(crate) fn until(&mut self, until: Vec<Arc<Signal>>, timeout: Duration) {
+        self.until = until;
+        self.timeout = timeout;
+    }
+
+    /// What it holds, the GPU done with it (or never given it).
+    pub(crate) fn release(mut self) -> T {
+        debug_assert!(self.until.iter().all(|s| s.is_done()), "released in use");
+        self.held.take().expect("held until released")
+    }
+}
+
+impl<T: Send + 'static> std::ops::Deref for Busy<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.held.as_ref().expect("held until released")
+    }
+}
+
+impl<T: Send + 'static> std::ops::DerefMut for Busy<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.held.as_mut().expect("held until released")
+    }
+}
+
+impl<T: Send + 'static> Drop for Busy<T> {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else { return };
+        // A lost device runs nothing more: its buffers are free now.
+        if self.until.iter().all(|s| s.is_done()) || self.poller.0.lost.load(Ordering::Acquire) {
+            return;
+        }
+        let until = std::mem::take(&mut self.until);
+        let watched = until.clone();
+        let orphan = Box::new(Orphaned { _held: held, until });
+        self.poller.adopt(orphan, &watched, self.timeout);
+    }
+}
+
+/// A dropped call's buffers and reservation, kept by the poller until the GPU is done.
+struct Orphaned<T: Send> {
+    _held: T,
+    until: Vec<Arc<Signal>>,
+}
+
+impl<T: Send> Orphan for Orphaned<T> {
+    fn finished(&self) -> bool {
+        self.until.iter().all(|s| s.is_done())
+    }
+}
