@@ -148,8 +148,9 @@ pub struct MsmReport {
     pub buffers_allocated: u32,
     /// Compute dispatches the GPU ran for the call (all slices together; zero off the GPU).
     pub dispatches: u32,
-    /// Host time: the whole call minus the time the host was blocked waiting for the GPU
-    /// (the CPU work a faster GPU cannot hide).
+    /// Host time: the whole call minus the time it waited for the GPU (the CPU work a
+    /// faster GPU cannot hide; in a call that does not block, what runs on the thread that
+    /// polls it).
     pub host_time: Duration,
     /// Phase times.
     pub phases: PhaseTimes,

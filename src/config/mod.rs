@@ -268,11 +268,13 @@ pub struct MsmConfig {
     pub limits: Option<wgpu::Limits>,
     /// What happens after the device is lost ([`DeviceLoss::Recreate`] by default).
     pub device_loss: DeviceLoss,
-    /// The longest any one wait of a call may last (default [`DEFAULT_GPU_TIMEOUT`]): for
-    /// the GPU to finish the call's submission or to map its read-back, and for room in the
-    /// memory budget. A call past it fails with [`MsmError::Timeout`] and gives its memory
-    /// back. A GPU that does not finish in time is treated as hung: its device is dropped,
-    /// and the next call proceeds as [`MsmConfig::device_loss`] says. Engines made by
+    /// How long a call waits without progress (default [`DEFAULT_GPU_TIMEOUT`]): for room in
+    /// the memory budget, and for the GPU to take its submission, finish it or map its
+    /// read-back while it runs no other callback (a queue busy with other calls is not a
+    /// hung one); the same whether a thread blocks or a future (`msm_async`) is pending. A
+    /// call past it fails with [`MsmError::Timeout`] and gives its memory back. A GPU that
+    /// does not finish in time is treated as hung: its device is dropped, and the next call
+    /// proceeds as [`MsmConfig::device_loss`] says. Engines made by
     /// [`crate::GpuMsm::reconfigured`] may set their own.
     pub gpu_timeout: Duration,
     /// Where the driver's compiled pipelines are kept between processes (default

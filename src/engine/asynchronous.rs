@@ -8,10 +8,27 @@
 //! the queue; one the GPU is running leaves its buffers and reservation with the device's
 //! poller, which gives them back when the GPU is done with them. The engine stays usable.
 //!
-//! What still runs on the thread that polls: the call's host work (checks, digits or bucket
-//! plan, upload, window reduction: `MsmReport::host_time`), the shares of a call on several
-//! devices one after the other, and, once per device, what a first use needs (the host-list
-//! stages compiled and tested) or a lost device's replacement.
+//! What still runs on the thread that polls (each as a blocking call would run it):
+//! - the call's host work: checks, digits or bucket plan, upload, window reduction
+//!   (`MsmReport::host_time`; 2.5-2.7 ms at 2^20 on lavapipe, docs/PERF.md);
+//! - a call the routing keeps on the CPU (below `small_msm_cutoff`, arkworks on a software
+//!   adapter unless the GPU is forced, `DeviceLoss::FallBackToCpu`, a share rerun on the
+//!   CPU): the whole MSM;
+//! - on several devices, each share's host work in turn (the blocking calls run the shares
+//!   on threads of their own);
+//! - once per device: the host-list stages compiled and tested by the first call that needs
+//!   them (seconds on lavapipe; its test does not wait for room), and a lost device's
+//!   replacement (or, when the GPU is demanded, the wait for another call's).
+//!
+//! The futures borrow the engine, the bases and the scalars, and start on their first poll.
+//! To run one beside other work, poll it there (`join`), or spawn it with owned data:
+//! `let e = Arc::new(engine); tokio::spawn(async move { e.msm_async(&bases, &scalars).await })`
+//! (the bases type must be `Sync` for the future to be `Send`).
+//!
+//! Where a call that does not finish waits: its room in the memory budget
+//! (`gpu/pool.rs`, `RoomWait`), its hand-off to the device's submitting thread
+//! (`gpu/submitter.rs`), the GPU's callbacks the device's poller waits for
+//! (`gpu/poller.rs`). Each wait ends within `MsmConfig::gpu_timeout` without progress.
 
 use std::future::Future;
 

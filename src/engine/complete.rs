@@ -18,9 +18,9 @@ use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobP
 use crate::report::MsmReport;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Uploads a prepared call and submits its stages (no wait for the GPU). The call first
-    /// awaits room in the memory budget if `wait`; else it returns `None` when there is
-    /// none.
+    /// Uploads a prepared call and submits its stages, awaiting its hand-off to the device's
+    /// submitting thread but not the GPU's work. The call first awaits room in the memory
+    /// budget if `wait`; else it returns `None` when there is none.
     pub(super) async fn submit(
         &self,
         gpu: &GpuContext,
@@ -69,7 +69,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         let span = tracing::info_span!("gpu_msm.gpu");
         let out = gpu
-            .finish_async(f, self.config.gpu_timeout)
+            .finish(f, self.config.gpu_timeout)
             .instrument(span)
             .await
             .map_err(|e| Self::on_device(gpu, e));

@@ -5,7 +5,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
-//! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async` |
+//! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async`, `batch_msm_with_reports_async` |
 //! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
 //! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
@@ -108,6 +108,11 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     /// Test hook: calls read a held set's shifted copies whatever the cost model says
     /// (`always_read_copies`); this engine's alone.
     read_copies_always: AtomicBool,
+    /// Whether a call waits for room in the memory budget (else it fails with
+    /// `InputTooLarge` at once): false for the host-list stages' known-answer test, which
+    /// runs inside the first call that needs them and must not wait for room that calls
+    /// in the same task hold (they cannot finish while it waits).
+    waits_for_room: bool,
     /// The engines of its devices, on several (`MsmConfig::devices`): device 0's shares this
     /// engine's cell, identity and hooks.
     several: Option<Arc<Several<C>>>,
@@ -208,6 +213,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             created: Startup::default(),
             hooks: Arc::default(),
             read_copies_always: AtomicBool::new(false),
+            waits_for_room: true,
             several: None,
             curve: std::marker::PhantomData,
         }
@@ -413,7 +419,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// [`GpuMsm::msm_with_report`] on this engine's device alone (a device of an engine on
     /// several runs its shares so).
-    async fn msm_device(
+    async fn msm_share(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],

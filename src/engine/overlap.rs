@@ -69,7 +69,8 @@ impl<C: GpuCurve> GpuMsm<C> {
                 match run.queued.take() {
                     // Piece k - 1, still in flight: it ran first, so its error comes first.
                     Some(q) if q.index < k => self.collect_one(&mut run, q).await?,
-                    // Piece k itself (the one before it failed): waited for, dropped.
+                    // Piece k itself (the one before it failed): waited for, so that the error
+                    // comes with nothing of the run left on the GPU.
                     Some(q) => {
                         let gpu = run.device.clone().expect("set by the queued piece");
                         let _ = self.finish(&gpu, q.in_flight).await;

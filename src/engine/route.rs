@@ -10,7 +10,7 @@ use super::prepare::Prepared;
 use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
-use crate::error::Result;
+use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
 use crate::routing;
 
@@ -78,7 +78,11 @@ impl<C: GpuCurve> GpuMsm<C> {
             Prepared::Done(r, rep) => Ok((r, *rep)),
             Prepared::Gpu(p) => {
                 let gpu = Arc::clone(&p.gpu);
-                let f = self.submit(&gpu, &p, true).await?.expect("waited for room");
+                let Some(f) = self.submit(&gpu, &p, self.waits_for_room).await? else {
+                    return Err(MsmError::InputTooLarge(
+                        "no room in the memory budget now (this call does not wait for it)".into(),
+                    ));
+                };
                 let out = self.finish(&gpu, f).await;
                 self.complete(*p, out)
             }

@@ -1,5 +1,5 @@
 //! Wakes tasks at their deadlines: the one timer of the futures that wait for room in a
-//! memory budget ([`super::pool::Take`]), so that their waits end past
+//! memory budget ([`super::pool::RoomWait`]), so that their waits end past
 //! `MsmConfig::gpu_timeout` as a blocked thread's do. One thread for the process, started
 //! on first use, parked while no deadline is set.
 

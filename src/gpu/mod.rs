@@ -102,7 +102,8 @@ pub struct GpuContext {
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
     adapter_memory: u64,
     next_bases_id: AtomicU64,
-    /// Read-backs mapped so far: the GPU's progress, which tells a busy queue from a hung one.
+    /// Callbacks run so far (read-backs mapped, submissions done): the GPU's progress, which
+    /// tells a busy queue from a hung one.
     progress: Arc<AtomicU64>,
     /// The device's poller, shared by every context on it.
     poller: Arc<poller::Poller>,

@@ -82,10 +82,10 @@ impl Signal {
     }
 }
 
-/// A future that completes with a watched signal ([`Poller::done`]).
-pub(crate) struct Done(Arc<Signal>);
+/// A future that completes with a watched signal ([`Poller::watch`]).
+pub(crate) struct Awaited(Arc<Signal>);
 
-impl Future for Done {
+impl Future for Awaited {
     type Output = Result<()>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         self.0.poll_done(cx)
@@ -101,7 +101,7 @@ trait Orphan: Send {
 
 /// A signal awaited, with its deadline for the GPU's progress and the submission it
 /// follows, where known.
-struct Watched {
+struct Waiter {
     signal: Arc<Signal>,
     timeout: Duration,
     since: Instant,
@@ -110,7 +110,7 @@ struct Watched {
 
 #[derive(Default)]
 struct State {
-    watched: Vec<Watched>,
+    watched: Vec<Waiter>,
     orphans: Vec<Box<dyn Orphan>>,
     /// The thread is running.
     running: bool,
@@ -151,24 +151,24 @@ impl Poller {
     /// oldest such submission first, not for the queue's newest). Past `timeout` with no
     /// callback run on the device, the GPU is taken to be hung: the device is dropped and
     /// the signal fails with [`MsmError::Timeout`].
-    pub(crate) fn done(
+    pub(crate) fn watch(
         &self,
         signal: &Arc<Signal>,
         after: Option<wgpu::SubmissionIndex>,
         timeout: Duration,
-    ) -> Done {
+    ) -> Awaited {
         if !signal.is_done() {
-            let watched = Watched {
+            let waiter = Waiter {
                 signal: Arc::clone(signal),
                 timeout,
                 since: Instant::now(),
                 after,
             };
             let mut s = self.0.lock();
-            s.watched.push(watched);
-            self.0.start(&mut s);
+            s.watched.push(waiter);
+            self.0.start(s);
         }
-        Done(Arc::clone(signal))
+        Awaited(Arc::clone(signal))
     }
 
     /// Keeps `orphan` until the GPU is done with it (its signals `until`, watched as a
@@ -179,14 +179,14 @@ impl Poller {
         let since = Instant::now();
         for signal in until.iter().filter(|u| !u.is_done()) {
             let signal = Arc::clone(signal);
-            s.watched.push(Watched {
+            s.watched.push(Waiter {
                 signal,
                 timeout,
                 since,
                 after: None,
             });
         }
-        self.0.start(&mut s);
+        self.0.start(s);
     }
 }
 
@@ -202,9 +202,9 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Wakes the thread, starting it if it is not running; a thread that cannot start
-    /// fails the signals awaited.
-    fn start(self: &Arc<Self>, s: &mut State) {
+    /// Wakes the thread, starting it if it is not running, the lock `s` released after; a
+    /// thread that cannot start fails the signals awaited.
+    fn start(self: &Arc<Self>, mut s: MutexGuard<'_, State>) {
         self.work.notify_all();
         if s.running {
             return;
@@ -215,7 +215,14 @@ impl Inner {
             .spawn(move || me.run());
         match spawned {
             Ok(_) => s.running = true,
-            Err(e) => fail_all(s, MsmError::Gpu(format!("cannot start the poller: {e}"))),
+            Err(e) => {
+                let failed = awaited(&mut s);
+                drop(s);
+                fail(
+                    failed,
+                    MsmError::Gpu(format!("cannot start the poller: {e}")),
+                );
+            }
         }
     }
 
@@ -226,7 +233,9 @@ impl Inner {
         let mut s = self.lock();
         s.running = false;
         if ran.is_err() {
-            fail_all(&mut s, MsmError::Gpu("the device's poller panicked".into()));
+            let failed = awaited(&mut s);
+            drop(s);
+            fail(failed, MsmError::Gpu("the device's poller panicked".into()));
         }
     }
 
@@ -238,8 +247,11 @@ impl Inner {
             if self.lost.load(Ordering::Acquire) {
                 // Nothing more will run on the device: what waits for it fails, what it held
                 // is free.
-                fail_all(&mut s, MsmError::DeviceLost("the device was lost".into()));
+                let failed = awaited(&mut s);
                 finished.append(&mut s.orphans);
+                drop(s);
+                fail(failed, MsmError::DeviceLost("the device was lost".into()));
+                s = self.lock();
             }
             if s.watched.is_empty() && s.orphans.is_empty() {
                 // Orphans are dropped without the lock (a reservation given back wakes
@@ -282,15 +294,19 @@ impl Inner {
                 submission_index: oldest,
                 timeout: Some(slice),
             };
+            let before = self.progress.load(Ordering::Acquire);
             match self.device.poll(poll) {
-                // The queue is empty: a callback may still be on its way from another
-                // thread's poll; do not spin.
-                Ok(wgpu::PollStatus::QueueEmpty) => std::thread::sleep(Duration::from_millis(1)),
+                // Nothing ran: the queue is empty (a callback may still be on its way from
+                // another thread's poll), or the submission waited for was done and what is
+                // awaited follows later work (a work-done callback waits for the queue's
+                // newest submission). Do not spin.
+                Ok(_) if self.progress.load(Ordering::Acquire) == before => {
+                    std::thread::sleep(Duration::from_millis(1))
+                }
                 Ok(_) | Err(wgpu::PollError::Timeout) => {}
                 Err(e) => {
-                    let mut s = self.lock();
-                    fail_all(&mut s, MsmError::Gpu(format!("poll: {e}")));
-                    drop(s);
+                    let failed = awaited(&mut self.lock());
+                    fail(failed, MsmError::Gpu(format!("poll: {e}")));
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
@@ -303,9 +319,10 @@ impl Inner {
         self.lost.store(true, Ordering::Release);
         self.device.destroy();
         let _ = self.device.poll(wgpu::PollType::Poll);
-        let mut s = self.lock();
-        fail_all(
-            &mut s,
+        tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
+        let failed = awaited(&mut self.lock());
+        fail(
+            failed,
             MsmError::Timeout(format!(
                 "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); its \
                  device is taken to be hung and was dropped"
@@ -315,7 +332,7 @@ impl Inner {
 }
 
 /// Whether a waiter has seen no progress for longer than its timeout.
-fn late(w: &Watched, progress_at: Instant, now: Instant) -> bool {
+fn late(w: &Waiter, progress_at: Instant, now: Instant) -> bool {
     now.saturating_duration_since(w.since.max(progress_at)) > w.timeout
 }
 
@@ -330,9 +347,15 @@ fn collect(s: &mut State) -> Vec<Box<dyn Orphan>> {
     done
 }
 
-fn fail_all(s: &mut State, e: MsmError) {
-    for w in s.watched.drain(..) {
-        w.signal.complete(Err(e.clone()));
+/// Every signal awaited, taken off the list: to be failed ([`fail`]) once the lock is
+/// released (completing one wakes its task, which an executor may poll at once).
+fn awaited(s: &mut State) -> Vec<Arc<Signal>> {
+    s.watched.drain(..).map(|w| w.signal).collect()
+}
+
+fn fail(signals: Vec<Arc<Signal>>, e: MsmError) {
+    for signal in signals {
+        signal.complete(Err(e.clone()));
     }
 }
 

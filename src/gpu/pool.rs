@@ -149,7 +149,7 @@ impl Turn {
 }
 
 /// A call's wait for room that blocks no thread ([`Pool::take_async`]).
-pub(crate) struct Take<'a> {
+pub(crate) struct RoomWait<'a> {
     pool: &'a Arc<Pool>,
     needs: &'a [(Slot, u64)],
     /// Bytes the call holds in a new workspace.
@@ -159,7 +159,7 @@ pub(crate) struct Take<'a> {
     timer: Option<Waker>,
 }
 
-impl Future for Take<'_> {
+impl Future for RoomWait<'_> {
     type Output = Result<Lease>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Lease>> {
@@ -190,7 +190,7 @@ impl Future for Take<'_> {
     }
 }
 
-impl Drop for Take<'_> {
+impl Drop for RoomWait<'_> {
     fn drop(&mut self) {
         let mut l = self.pool.lock();
         if self.turn.leave(&mut l) {
@@ -309,8 +309,8 @@ impl Pool {
         self: &'a Arc<Self>,
         needs: &'a [(Slot, u64)],
         timeout: Duration,
-    ) -> Take<'a> {
-        Take {
+    ) -> RoomWait<'a> {
+        RoomWait {
             pool: self,
             needs,
             fresh: Workspace::new(self.caps).footprint_with(needs),
@@ -509,6 +509,7 @@ fn too_large(what: &str, bytes: u64, u: &MemoryUsage) -> MsmError {
 mod tests {
     use super::*;
     use std::sync::mpsc;
+    use std::task::Waker;
 
     /// What a call of `bytes` (a power of two, at least the smallest class) reserves.
     fn needs(bytes: u64) -> Vec<(Slot, u64)> {
@@ -564,6 +565,64 @@ mod tests {
         let too_big = pool.take(&needs(2048), true, long);
         assert!(matches!(too_big, Err(MsmError::InputTooLarge(_))));
         assert!(pool.lock().queue.is_empty());
+    }
+
+    /// One poll of `f` with a waker that does nothing.
+    fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+        Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// Waits for room that block no thread keep the same order as blocked threads: a task
+    /// queued before a thread is admitted first, one dropped while it waits leaves the
+    /// queue (the next in line goes on), and one past its deadline is `Timeout` (woken by
+    /// the deadline's timer, its reservation nothing).
+    #[test]
+    fn waits_without_a_thread_keep_the_order_and_their_deadlines() {
+        let pool = Pool::new(1024, SizeCaps::NONE);
+        let long = Duration::from_secs(60);
+        let first = pool.take(&needs(512), true, long).unwrap().unwrap();
+        let large = needs(1024);
+        let mut task = pool.take_async(&large, long);
+        assert!(poll_once(&mut task).is_pending());
+        assert_eq!(pool.lock().queue.len(), 1);
+        // A thread that would wait is not admitted ahead of the task, even where it fits.
+        assert!(pool.take(&needs(256), false, long).unwrap().is_none());
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            let (pool, tx) = (&pool, tx.clone());
+            s.spawn(move || {
+                let lease = pool.take(&needs(256), true, long).unwrap().unwrap();
+                tx.send("thread").unwrap();
+                drop(lease);
+            });
+            queued(pool, 2);
+            drop(first);
+            let lease = match poll_once(&mut task) {
+                Poll::Ready(l) => l.unwrap(),
+                Poll::Pending => panic!("the task is first in line and there is room"),
+            };
+            assert!(rx.try_recv().is_err(), "the thread went ahead of the task");
+            drop(lease);
+            assert_eq!(rx.recv().unwrap(), "thread");
+        });
+        // Dropped while it waits: it leaves the queue and the one behind it goes on.
+        let holder = pool.take(&needs(1024), true, long).unwrap().unwrap();
+        let mut dropped = pool.take_async(&large, long);
+        assert!(poll_once(&mut dropped).is_pending());
+        drop(dropped);
+        assert!(pool.lock().queue.is_empty() && pool.lock().wakers.is_empty());
+        // Past its deadline, woken by the timer: `Timeout`, and nothing held.
+        let short = pool.take_async(&large, Duration::from_millis(50));
+        let late = pollster::block_on(short);
+        assert!(
+            matches!(late, Err(MsmError::Timeout(_))),
+            "{:?}",
+            late.err()
+        );
+        assert!(pool.lock().queue.is_empty());
+        drop(holder);
+        let u = pool.usage();
+        assert_eq!(u.in_flight, 0, "{u:?}");
     }
 
     /// Under limits that are not powers of two, a buffer never exceeds the buffer cap nor

@@ -88,9 +88,10 @@ impl GpuContext {
         self.take_mapped(&rx, buffer, buffer.size(), timeout)
     }
 
-    /// Copies out and unmaps a buffer whose mapping [`GpuContext::request_read`] asked for (after a poll
-    /// that completed it; the callback may still be running in the thread that polled, so this
-    /// waits for it, at most `timeout`, after which the GPU is taken to be hung).
+    /// Copies out and unmaps a buffer whose mapping [`GpuContext::request_read`] asked for,
+    /// after a poll that completed it (its callback may still be running in the thread that
+    /// polled, the device's poller or another blocking wait: this waits for it, at most
+    /// `timeout`, after which the GPU is taken to be hung).
     pub(super) fn take_mapped(
         &self,
         mapped: &Signal,
@@ -117,7 +118,7 @@ impl GpuContext {
         bytes: u64,
         timeout: Duration,
     ) -> Result<Vec<u8>> {
-        self.poller.done(mapped, None, timeout).await?;
+        self.poller.watch(mapped, None, timeout).await?;
         read_mapped(buffer, bytes)
     }
 

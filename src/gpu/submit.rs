@@ -20,7 +20,7 @@ use super::upload::Uploads;
 use super::workspace::Workspace;
 use super::GpuContext;
 use crate::curve::GpuCurve;
-use crate::error::Result;
+use crate::error::{MsmError, Result};
 
 /// What a GPU run measured.
 #[derive(Debug, Clone, Copy, Default)]
@@ -39,9 +39,10 @@ pub struct GpuTimes {
     pub entries: Option<u64>,
     /// Mapping and copying out the window sums.
     pub download: Duration,
-    /// Host time spent blocked on the GPU: waiting for room in the memory budget, for a
-    /// submission or a mapping, or in a driver's submit that waits for the queue's earlier
-    /// work.
+    /// Time the call waited for the GPU (a thread blocked, or a future pending): for room
+    /// in the memory budget, for its submission on the device's submitting thread (a
+    /// driver's submit may wait there for the queue's earlier work), for a submission's
+    /// end or a mapping.
     pub wait: Duration,
     /// Buffers this call created (zero when the pooled ones were large enough).
     pub buffers_allocated: u32,
@@ -60,7 +61,7 @@ pub(crate) struct CallOutput {
     pub bad_base: Option<usize>,
 }
 
-/// A submitted call: finish it with [`GpuContext::finish_async`]. Dropped before, its
+/// A submitted call: finish it with [`GpuContext::finish`]. Dropped before, its
 /// buffers and reservation stay with the device's poller until the GPU is done with them.
 pub(crate) struct InFlight {
     pub(super) ws: Busy<Lease>,
@@ -91,9 +92,14 @@ pub(super) fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns: &[f64]
 
 impl GpuContext {
     /// Uploads a job's data and submits all of its stages in one submission (one per stage
-    /// when timing by wall clock), without waiting for the GPU; first waits, if it must, for
-    /// room in the memory budget (blocking the thread).
-    pub(crate) fn submit<C: GpuCurve>(&self, job: &Job<C>, timeout: Duration) -> Result<InFlight> {
+    /// when timing by wall clock, each waited for), without waiting for the GPU to finish;
+    /// the thread blocks for room in the memory budget and for the hand-off to the device's
+    /// submitting thread ([`GpuContext::submit_if`] blocks none).
+    pub(crate) fn submit_blocking<C: GpuCurve>(
+        &self,
+        job: &Job<C>,
+        timeout: Duration,
+    ) -> Result<InFlight> {
         let submitted = pollster::block_on(self.submit_if(job, true, timeout));
         Ok(submitted?.expect("waited for room"))
     }
@@ -195,7 +201,7 @@ impl GpuContext {
                 Ok(self.encode_timestamped(&ws, &passes, copies, tail))
             })?;
             ws.until(reads.clone(), timeout);
-            self.submit_handed(commands, &reads, asks).await?
+            self.submit_handed(commands, &reads, asks, timeout).await?
         } else {
             let (index, ns) = self
                 .submit_wallclock(&mut ws, &passes, copies, tail, timeout)
@@ -256,25 +262,44 @@ impl GpuContext {
 
     /// Submits `commands` on the device's submitting thread (inside error scopes there),
     /// then runs `then` there: what must follow the submission (read-backs asked for). A
-    /// failed submission completes `signals` with its error instead. The caller's thread
-    /// never waits in a driver's submit.
+    /// submission that fails, or never runs (the thread gone, a panic), completes
+    /// `signals` with its error instead, so that nothing waits for them. The caller's
+    /// thread never waits in a driver's submit; the hand-off is watched by the poller,
+    /// whose deadline (`timeout` without the GPU's progress) it has.
     async fn submit_handed(
         &self,
         commands: wgpu::CommandBuffer,
         signals: &[Arc<Signal>],
         then: impl FnOnce() + Send + 'static,
+        timeout: Duration,
     ) -> Result<wgpu::SubmissionIndex> {
         let (device, queue) = (self.device.clone(), self.queue.clone());
         let failed = signals.to_vec();
         let job = move || {
-            let out = scoped(&device, "submission", || Ok(queue.submit([commands])));
-            match &out {
-                Ok(_) => then(),
-                Err(e) => failed.iter().for_each(|s| s.complete(Err(e.clone()))),
+            let submitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let out = scoped(&device, "submission", || Ok(queue.submit([commands])));
+                if out.is_ok() {
+                    then();
+                }
+                out
+            }));
+            let out =
+                submitted.unwrap_or_else(|_| Err(MsmError::Gpu("a submission panicked".into())));
+            if let Err(e) = &out {
+                // Even when the call's future is gone: nothing may wait for these.
+                failed.iter().for_each(|s| s.complete(Err(e.clone())));
             }
             out
         };
-        self.submitter.run(job).await?
+        let handoff = self.submitter.run(job);
+        // Registered with the poller for its deadline; the hand-off itself is awaited.
+        let _deadline = self.poller.watch(handoff.signal(), None, timeout);
+        let out = handoff.await.and_then(|submitted| submitted);
+        if let Err(e) = &out {
+            // A signal completed already keeps its outcome.
+            signals.iter().for_each(|s| s.complete(Err(e.clone())));
+        }
+        out
     }
 
     /// Test hook ([`GpuContext::inject_validation_error`]): a buffer that cannot exist.
@@ -371,29 +396,30 @@ impl GpuContext {
             Arc::clone(&done),
         );
         let then = move || on_work_done(&progress, &queue, &signal);
+        let signals = [Arc::clone(&done)];
         let index = self
-            .submit_handed(commands, &[Arc::clone(&done)], then)
+            .submit_handed(commands, &signals, then, timeout)
             .await?;
         self.poller
-            .done(&done, Some(index.clone()), timeout)
+            .watch(&done, Some(index.clone()), timeout)
             .await?;
         Ok(index)
     }
 
     /// Waits for a submitted job and reads back its window sums (in the shaders' packed
     /// projective form, W of them), its status and its stage times, blocking the thread
-    /// ([`GpuContext::finish_async`]).
-    pub(crate) fn finish(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
-        pollster::block_on(self.finish_async(f, timeout))
+    /// ([`GpuContext::finish`]).
+    pub(crate) fn finish_blocking(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
+        pollster::block_on(self.finish(f, timeout))
     }
 
     /// Awaits a submitted job (each wait at most `timeout` without the GPU's progress) and
     /// reads back its window sums, status and stage times; its workspace returns to the
     /// pool.
-    pub(crate) async fn finish_async(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
+    pub(crate) async fn finish(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
         let w = Instant::now();
         let after = Some(f.submission.clone());
-        self.poller.done(&f.readback, after, timeout).await?;
+        self.poller.watch(&f.readback, after, timeout).await?;
         let wait = w.elapsed();
         let t = Instant::now();
         let read = read_mapped(f.ws.get(Slot::Readback), f.read_bytes)?;

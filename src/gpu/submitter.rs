@@ -72,6 +72,13 @@ pub(crate) struct Handoff<T> {
     signal: Arc<Signal>,
 }
 
+impl<T> Handoff<T> {
+    /// Completed when the job has run (for the poller's deadline: `Poller::watch`).
+    pub(crate) fn signal(&self) -> &Arc<Signal> {
+        &self.signal
+    }
+}
+
 impl<T> Future for Handoff<T> {
     type Output = Result<T>;
 

@@ -32,7 +32,7 @@ impl GpuContext {
             },
         };
         let timeout = crate::config::DEFAULT_GPU_TIMEOUT;
-        let f = self.submit(&job, timeout)?;
+        let f = self.submit_blocking(&job, timeout)?;
         self.wait_for(f.submission.clone(), timeout)?;
         let buckets = crate::digits::num_windows(c, self.profile.curve.scalar_bits) as u64
             * crate::digits::buckets_per_window(c) as u64;
@@ -51,7 +51,7 @@ impl GpuContext {
             )));
         }
         let entries = self.read_words(f.ws.get(Slot::Entries), total)?;
-        self.finish(f, timeout)?;
+        self.finish_blocking(f, timeout)?;
         Ok((offsets, entries))
     }
 

@@ -215,9 +215,9 @@ impl GpuContext {
             // waits for a poll to run its callback: poll without waiting for other calls.
             let _ = self.device.poll(wgpu::PollType::Poll);
             if !ws.staging_mapped() {
-                // The re-map's callback runs in whichever thread polls: with calls on other
-                // threads it can still be pending in another thread's poll (or have failed)
-                // when this poll returns. A new mapped buffer of the same size does not wait.
+                // The re-map's callback runs in whichever thread polls (the device's poller,
+                // or a blocking wait): it can still be pending in another thread's poll (or
+                // have failed) when this poll returns. A new mapped buffer of the same size does not wait.
                 ws.fresh_staging(dev);
             }
         }

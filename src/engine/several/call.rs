@@ -69,7 +69,7 @@ impl<C: GpuCurve> Several<C> {
             let s = &scalars[sh.points.clone()];
             async move {
                 let t = Instant::now();
-                let out = device.msm_device(bases, s).await;
+                let out = device.msm_share(bases, s).await;
                 (out, t.elapsed())
             }
         };
@@ -114,7 +114,8 @@ impl<C: GpuCurve> GpuMsm<C> {
             return self.msm_here(src, scalars).await;
         }
         let outcomes = several.run(&shares, scalars, spread).await;
-        let (sum, mut report) = self.combine(several, &shares, outcomes, scalars).await?;
+        let combined = self.combine(several, &shares, outcomes, scalars, spread);
+        let (sum, mut report) = combined.await?;
         report.n = n;
         report.resident_bases = matches!(src, BasesRef::Resident(_));
         report.phases.total = start.elapsed();
@@ -124,13 +125,16 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// The shares' sums added and their reports merged ([`merge`]). In point order, as on
     /// one device: a share that failed for its input fails the call (its indices in the
     /// call's numbering), one whose device failed is rerun first (on a device whose share
-    /// succeeded, else on another live one).
+    /// succeeded, else on another live one). The devices' weights learn from the shares'
+    /// times only where they ran at once on threads of their own (`spread`): joined in one
+    /// task, a share's time holds the others' host work.
     pub(super) async fn combine(
         &self,
         several: &Several<C>,
         shares: &[Share<'_, C>],
         outcomes: Vec<Outcome<C>>,
         scalars: &[Fr<C>],
+        spread: Spread,
     ) -> Result<(Projective<C>, MsmReport)> {
         let live = several.live();
         let mut candidates: Vec<usize> = Vec::new();
@@ -160,7 +164,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 Err(e) => self.rerun(several, sh, e, &candidates, scalars).await?,
             });
         }
-        if timed.iter().all(|t| t.3) {
+        if spread == Spread::Threads && timed.iter().all(|t| t.3) {
             let timed: Vec<_> = timed.iter().map(|&(k, len, t, _)| (k, len, t)).collect();
             several.learn(&timed);
         }
@@ -184,7 +188,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();
             match several.devices[j]
-                .msm_device(BasesRef::Host(points), s)
+                .msm_share(BasesRef::Host(points), s)
                 .await
             {
                 Ok((r, rep)) => {

@@ -140,7 +140,8 @@ impl<C: GpuCurve> GpuMsm<C> {
                 index: i,
                 source: Box::new(e),
             };
-            let combined = self.combine(several, &shares, outcomes, scalars[i]).await;
+            let combined = self.combine(several, &shares, outcomes, scalars[i], spread);
+            let combined = combined.await;
             let (sum, mut report) = combined.map_err(at)?;
             report.n = scalars[i].len();
             report.resident_bases = true;
