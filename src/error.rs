@@ -62,8 +62,9 @@ pub enum MsmError {
     #[error("the GPU device was lost: {0}")]
     DeviceLost(String),
     /// A wait of the call (for the GPU, or for room in the memory budget) lasted longer than
-    /// [`crate::MsmConfig::gpu_timeout`]; no sum is returned and the call's memory is given
-    /// back. After a GPU wait, the device is treated as hung and dropped.
+    /// [`crate::MsmConfig::gpu_timeout`] without progress; no sum is returned and the call's
+    /// memory is given back. After a GPU wait, the device is treated as hung and dropped,
+    /// and every other call in flight on it fails with this error too.
     #[error("timed out: {0}")]
     Timeout(String),
     /// The device failed the known-answer test: at engine creation, or a device made to

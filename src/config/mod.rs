@@ -269,9 +269,11 @@ pub struct MsmConfig {
     /// What happens after the device is lost ([`DeviceLoss::Recreate`] by default).
     pub device_loss: DeviceLoss,
     /// How long a call waits without progress (default [`DEFAULT_GPU_TIMEOUT`]): for room in
-    /// the memory budget, and for the GPU to take its submission, finish it or map its
-    /// read-back while it runs no other callback (a queue busy with other calls is not a
-    /// hung one); the same whether a thread blocks or a future (`msm_async`) is pending. A
+    /// the memory budget while the budget does not move (no reservation given back, no
+    /// bases unloaded, no waiter admitted), and for the GPU to take its submission, finish
+    /// it or map its read-back while it runs no other callback (a queue busy with other
+    /// calls is not a hung one); the same whether a thread blocks or a future (`msm_async`)
+    /// is pending. A
     /// call past it fails with [`MsmError::Timeout`] and gives its memory back. A GPU that
     /// does not finish in time is treated as hung: its device is dropped, and the next call
     /// proceeds as [`MsmConfig::device_loss`] says. Engines made by

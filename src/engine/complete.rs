@@ -75,9 +75,11 @@ impl<C: GpuCurve> GpuMsm<C> {
             .map_err(|e| Self::on_device(gpu, e));
         match out {
             Err(MsmError::Timeout(m)) => Err(MsmError::Timeout(m)),
-            // Whatever came back, it came from a device that is gone.
-            _ if gpu.is_lost() => Err(MsmError::DeviceLost(
-                "the device was lost while the call ran".into(),
+            // Whatever came back, it came from a device that is gone (lost, or taken to be
+            // hung by this call's wait or another's on the device).
+            _ if gpu.is_lost() => Err(Self::on_device(
+                gpu,
+                MsmError::DeviceLost("the device was lost while the call ran".into()),
             )),
             out => out,
         }

@@ -367,9 +367,17 @@ impl<C: GpuCurve> GpuMsm<C> {
         self.gpu.as_ref().map(|c| c.current())
     }
 
-    /// A GPU call's error, as [`MsmError::DeviceLost`] when the device was lost.
+    /// A GPU call's error, as [`MsmError::DeviceLost`] when the device was lost, and as
+    /// [`MsmError::Timeout`] when the engine dropped it as hung (a GPU wait past
+    /// `gpu_timeout`, this call's or another's on the device).
     fn on_device(gpu: &GpuContext, e: MsmError) -> MsmError {
         match e {
+            MsmError::Gpu(m) | MsmError::DeviceLost(m) if gpu.was_hung() => {
+                MsmError::Timeout(format!(
+                    "{m}: the GPU finished nothing within a call's MsmConfig::gpu_timeout, \
+                     and its device was taken to be hung and dropped"
+                ))
+            }
             MsmError::Gpu(m) if gpu.is_lost() => MsmError::DeviceLost(m),
             e => e,
         }

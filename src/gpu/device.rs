@@ -12,7 +12,7 @@ use super::pool::Pool;
 use super::shader::field::Arithmetic;
 use super::submitter::Submitter;
 use super::workspace::SizeCaps;
-use super::{GpuContext, WORKSPACE_BASES_ID};
+use super::{GpuContext, Loss, WORKSPACE_BASES_ID};
 use crate::config::{MemoryBudget, MsmConfig};
 use crate::curve::CurveSpec;
 use crate::error::{MsmError, Result};
@@ -116,7 +116,7 @@ pub(crate) struct SharedDevice {
     limits: wgpu::Limits,
     timestamps: bool,
     pool: Arc<Pool>,
-    lost: Arc<AtomicBool>,
+    lost: Arc<Loss>,
     progress: Arc<AtomicU64>,
     poller: Arc<Poller>,
     submitter: Arc<Submitter>,
@@ -168,11 +168,11 @@ impl SharedDevice {
         device.on_uncaptured_error(std::sync::Arc::new(|e| {
             eprintln!("gpu-msm: uncaptured wgpu error: {e}");
         }));
-        let lost = Arc::new(AtomicBool::new(false));
+        let lost = Arc::new(Loss::default());
         let flag = Arc::clone(&lost);
         device.set_device_lost_callback(move |reason, message| {
             tracing::warn!(target: "gpu_msm", ?reason, %message, "device lost");
-            flag.store(true, Ordering::Release);
+            flag.set_lost();
         });
         let progress = Arc::default();
         Ok(Self {
@@ -193,7 +193,7 @@ impl SharedDevice {
 
     /// Whether the device was lost.
     pub(crate) fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        self.lost.is_lost()
     }
 
     /// The same device for another context to join: its device-creation time is zero.
@@ -204,12 +204,19 @@ impl SharedDevice {
         }
     }
 
+    /// Drops the device because its GPU finished nothing in time
+    /// ([`GpuContext::drop_hung`]).
+    pub(crate) fn drop_hung(&self) {
+        self.lost.set_hung();
+        self.lose();
+    }
+
     /// Drops the device (see [`GpuContext::lose`]).
     pub(crate) fn lose(&self) {
-        self.lost.store(true, Ordering::Release);
+        self.lost.set_lost();
         self.device.destroy();
         // wgpu reports the loss at the next poll.
-        let _ = self.device.poll(wgpu::PollType::Poll);
+        let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
     }
 }
 
@@ -350,6 +357,12 @@ impl GpuContext {
     /// Every context on the device (`GpuContext::shared`) is lost with it.
     pub(crate) fn lose(&self) {
         self.shared().lose();
+    }
+
+    /// [`GpuContext::lose`], for a GPU that finished nothing within a call's
+    /// `MsmConfig::gpu_timeout`: calls on the device see it as hung ([`GpuContext::was_hung`]).
+    pub(crate) fn drop_hung(&self) {
+        self.shared().drop_hung();
     }
 
     /// Test hook: the next call's submission also asks for a buffer that cannot exist

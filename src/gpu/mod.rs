@@ -21,7 +21,8 @@
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
 //! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn (a thread's or a task's) |
-//! | `deadline.rs` | the timer that wakes tasks waiting for room at their deadlines |
+//! | `timer.rs` | the timer that wakes tasks waiting for room at their deadlines |
+//! | `foreign.rs` | calls into code that may panic kept from unwinding through the engine: wakers (a panic logged), wgpu's poll (retried three times) |
 //! | `sort.rs` | the GPU bucket sort's level plans, the pass list and its CPU model |
 //! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
@@ -32,8 +33,8 @@
 pub(crate) mod adapters;
 mod capacity;
 pub mod counts;
-mod deadline;
 mod device;
+mod foreign;
 mod layout;
 mod passes;
 pub(crate) mod pipeline_cache;
@@ -52,6 +53,7 @@ pub(crate) mod stages;
 mod submit;
 mod submitter;
 mod testing;
+mod timer;
 mod upload;
 mod warm_up;
 mod workspace;
@@ -95,8 +97,8 @@ pub struct GpuContext {
     pool: Arc<Pool>,
     /// This context's identity (resident sets remember where they were loaded).
     id: u64,
-    /// Set by wgpu's device-lost callback (a driver reset, a removed GPU, `destroy`).
-    lost: Arc<AtomicBool>,
+    /// Whether the device was lost, and why.
+    lost: Arc<Loss>,
     /// Test hook: the next submission also makes an invalid buffer (a validation error).
     invalid_next: AtomicBool,
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
@@ -122,10 +124,46 @@ pub struct GpuContext {
     warm_up: bool,
 }
 
+/// Whether a device was lost: set by wgpu's device-lost callback (a driver reset, a
+/// removed GPU, `destroy`) and, at once, by the engine when it drops the device; `hung`
+/// when it dropped it because the GPU finished nothing in time.
+#[derive(Default)]
+pub(crate) struct Loss {
+    lost: AtomicBool,
+    hung: AtomicBool,
+}
+
+impl Loss {
+    pub(crate) fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn was_hung(&self) -> bool {
+        self.hung.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_lost(&self) {
+        self.lost.store(true, Ordering::Release);
+    }
+
+    /// Lost because the GPU was taken to be hung (marked before the loss, so that whoever
+    /// sees the loss sees why).
+    pub(crate) fn set_hung(&self) {
+        self.hung.store(true, Ordering::Release);
+        self.set_lost();
+    }
+}
+
 impl GpuContext {
     /// Whether the device was lost (every later operation on it fails).
     pub fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        self.lost.is_lost()
+    }
+
+    /// Whether the device was lost because the engine took it to be hung (a GPU wait past
+    /// `MsmConfig::gpu_timeout`), not by the driver or a test hook.
+    pub(crate) fn was_hung(&self) -> bool {
+        self.lost.was_hung()
     }
 
     /// Whether `r` lives on this context's device.

@@ -6,11 +6,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use super::Loss;
 use crate::error::{MsmError, Result};
 
 /// The longest the poller blocks in one `Device::poll`: it then looks at deadlines and new
@@ -51,7 +52,7 @@ impl Signal {
         drop(s);
         self.done.notify_all();
         if let Some(w) = waker {
-            w.wake();
+            super::foreign::wake(w);
         }
     }
 
@@ -122,7 +123,7 @@ struct Inner {
     device: wgpu::Device,
     /// Callbacks run so far (`GpuContext::progress`): a GPU that runs them is busy, not hung.
     progress: Arc<AtomicU64>,
-    lost: Arc<AtomicBool>,
+    lost: Arc<Loss>,
     state: Mutex<State>,
     work: Condvar,
 }
@@ -135,7 +136,7 @@ impl Poller {
     pub(crate) fn new(
         device: wgpu::Device,
         progress: Arc<AtomicU64>,
-        lost: Arc<AtomicBool>,
+        lost: Arc<Loss>,
     ) -> Arc<Self> {
         Arc::new(Self(Arc::new(Inner {
             device,
@@ -216,26 +217,28 @@ impl Inner {
         match spawned {
             Ok(_) => s.running = true,
             Err(e) => {
-                let failed = awaited(&mut s);
+                let (failed, orphans) = abandon(&mut s);
                 drop(s);
                 fail(
                     failed,
                     MsmError::Gpu(format!("cannot start the poller: {e}")),
                 );
+                drop(orphans);
             }
         }
     }
 
     /// The thread: polls while anything is awaited or held, parks otherwise; a panic fails
-    /// the signals awaited rather than leave them waiting.
+    /// the signals awaited rather than leave them waiting, and frees what it held.
     fn run(self: Arc<Self>) {
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
         let mut s = self.lock();
         s.running = false;
         if ran.is_err() {
-            let failed = awaited(&mut s);
+            let (failed, orphans) = abandon(&mut s);
             drop(s);
             fail(failed, MsmError::Gpu("the device's poller panicked".into()));
+            drop(orphans);
         }
     }
 
@@ -244,11 +247,11 @@ impl Inner {
         loop {
             let mut s = self.lock();
             let mut finished = collect(&mut s);
-            if self.lost.load(Ordering::Acquire) {
+            if self.lost.is_lost() {
                 // Nothing more will run on the device: what waits for it fails, what it held
                 // is free.
-                let failed = awaited(&mut s);
-                finished.append(&mut s.orphans);
+                let (failed, orphans) = abandon(&mut s);
+                finished.extend(orphans);
                 drop(s);
                 fail(failed, MsmError::DeviceLost("the device was lost".into()));
                 s = self.lock();
@@ -295,7 +298,7 @@ impl Inner {
                 timeout: Some(slice),
             };
             let before = self.progress.load(Ordering::Acquire);
-            match self.device.poll(poll) {
+            match super::foreign::poll(&self.device, || poll.clone()) {
                 // Nothing ran: the queue is empty (a callback may still be on its way from
                 // another thread's poll), or the submission waited for was done and what is
                 // awaited follows later work (a work-done callback waits for the queue's
@@ -316,9 +319,9 @@ impl Inner {
     /// The GPU ran no callback within a waiter's `timeout`: taken to be hung, its device is
     /// dropped and every waiter fails.
     fn hung(&self, timeout: Duration) {
-        self.lost.store(true, Ordering::Release);
+        self.lost.set_hung();
         self.device.destroy();
-        let _ = self.device.poll(wgpu::PollType::Poll);
+        let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
         tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
         let failed = awaited(&mut self.lock());
         fail(
@@ -351,6 +354,14 @@ fn collect(s: &mut State) -> Vec<Box<dyn Orphan>> {
 /// released (completing one wakes its task, which an executor may poll at once).
 fn awaited(s: &mut State) -> Vec<Arc<Signal>> {
     s.watched.drain(..).map(|w| w.signal).collect()
+}
+
+/// What a poller that cannot wait for the GPU any more (its device lost, its thread
+/// panicked or never started) leaves: the signals awaited, to be failed, and the orphans,
+/// to be dropped, both once the lock is released. An orphan's buffers are wgpu's to keep
+/// until the GPU is done with them; its reservation comes back now rather than never.
+fn abandon(s: &mut State) -> (Vec<Arc<Signal>>, Vec<Box<dyn Orphan>>) {
+    (awaited(s), std::mem::take(&mut s.orphans))
 }
 
 fn fail(signals: Vec<Arc<Signal>>, e: MsmError) {
@@ -413,7 +424,7 @@ impl<T: Send + 'static> Drop for Busy<T> {
     fn drop(&mut self) {
         let Some(held) = self.held.take() else { return };
         // A lost device runs nothing more: its buffers are free now.
-        if self.until.iter().all(|s| s.is_done()) || self.poller.0.lost.load(Ordering::Acquire) {
+        if self.until.iter().all(|s| s.is_done()) || self.poller.0.lost.is_lost() {
             return;
         }
         let until = std::mem::take(&mut self.until);

@@ -10,8 +10,12 @@
 //!
 //! Waiters are served in the order they came (a ticket queue): a call that fits is not
 //! admitted while an earlier one waits, so a large call is never starved by a stream of
-//! small ones. Every wait has a deadline; a call past it leaves the queue with
-//! [`MsmError::Timeout`], holding nothing.
+//! small ones. Every wait has a deadline, `timeout` after the wait began or after the
+//! budget last moved (a reservation given back, a waiter admitted or taken out of the
+//! queue), whichever is later: a call past it leaves the queue with [`MsmError::Timeout`],
+//! holding nothing. A waiter at the head of the queue past its deadline is taken out of it
+//! by the next waiter that looks (a future its executor no longer polls holds no one up for
+//! longer).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -56,9 +60,12 @@ impl MemoryUsage {
 struct Ledger {
     idle: Vec<Workspace>,
     usage: MemoryUsage,
-    /// Tickets of the calls and loads waiting for room, in the order they came; only the
-    /// first may be admitted.
-    queue: VecDeque<u64>,
+    /// The calls and loads waiting for room, in the order they came; only the first may be
+    /// admitted.
+    queue: VecDeque<Queued>,
+    /// The last time the budget moved: a reservation given back (a call's, or resident
+    /// bases'), a waiter admitted or taken out of the queue ([`Wait`]).
+    moved_at: Instant,
     next_ticket: u64,
     /// The tasks of waiters that wait without blocking a thread ([`Pool::take_async`]), by
     /// ticket: woken whenever the condition variable is signalled.
@@ -74,6 +81,28 @@ impl Ledger {
         let Some(i) = victim else { return false };
         let ws = self.idle.swap_remove(i);
         self.usage.idle -= ws.bytes();
+        true
+    }
+
+    /// The budget moved: every wait's deadline restarts.
+    fn moved(&mut self) {
+        self.moved_at = Instant::now();
+    }
+
+    /// Takes the head of the queue out of it if it is past its deadline and is not `mine`
+    /// (the looking waiter's ticket); true if it did: its own next look is a `Timeout`, and
+    /// the budget moved (the waiters behind it, whose deadlines were the same, now have
+    /// their turn, one at a time, rather than all time out). The head's task stays among
+    /// the wakers, to be woken, and dropped, by the next [`Pool::wake`], not under the lock.
+    fn evict_expired_head(&mut self, mine: Option<u64>, now: Instant) -> bool {
+        let Some(&head) = self.queue.front() else {
+            return false;
+        };
+        if Some(head.ticket) == mine || !head.wait.expired(self.moved_at, now) {
+            return false;
+        }
+        self.queue.pop_front();
+        self.moved();
         true
     }
 
@@ -101,39 +130,83 @@ enum Admission<T> {
 const CALL: &str = "this call's buffers";
 const BASES: &str = "these bases";
 
-/// A waiter's place in the queue (its ticket, once it had to wait) and its deadline.
+/// How long a waiter waits for room: until `timeout` after it began (`since`) or after the
+/// budget last moved ([`Ledger::moved_at`]), whichever is later.
+#[derive(Clone, Copy)]
+struct Wait {
+    since: Instant,
+    timeout: Duration,
+}
+
+impl Wait {
+    /// Its deadline, the budget last moved at `moved_at` (`None`: too far to add to the
+    /// clock, never).
+    fn deadline(&self, moved_at: Instant) -> Option<Instant> {
+        self.since.max(moved_at).checked_add(self.timeout)
+    }
+
+    fn expired(&self, moved_at: Instant, now: Instant) -> bool {
+        self.deadline(moved_at).is_some_and(|d| d <= now)
+    }
+}
+
+/// A waiter in the queue.
+#[derive(Clone, Copy)]
+struct Queued {
+    ticket: u64,
+    wait: Wait,
+}
+
+/// A waiter's place in the queue (its ticket, once it had to wait) and its wait.
 struct Turn {
     ticket: Option<u64>,
-    /// `None`: a timeout too long to add to the clock, no deadline at all.
-    deadline: Option<Instant>,
-    timeout: Duration,
+    wait: Wait,
 }
 
 impl Turn {
     fn new(timeout: Duration) -> Self {
+        let since = Instant::now();
         Self {
             ticket: None,
-            deadline: Instant::now().checked_add(timeout),
-            timeout,
+            wait: Wait { since, timeout },
         }
     }
 
-    /// Time left before the deadline.
-    fn left(&self) -> Duration {
-        self.deadline.map_or(Duration::MAX, |d| {
-            d.saturating_duration_since(Instant::now())
-        })
+    /// Whether it is past its deadline.
+    fn expired(&self, l: &Ledger) -> bool {
+        self.wait.expired(l.moved_at, Instant::now())
+    }
+
+    /// When the waiter must look again without being woken: at its deadline, or at the
+    /// deadline of the waiter ahead of it, which it then takes out of the queue.
+    fn next_look(&self, l: &Ledger) -> Option<Instant> {
+        let head = l.queue.front().filter(|q| Some(q.ticket) != self.ticket);
+        let head = head.and_then(|q| q.wait.deadline(l.moved_at));
+        match (self.wait.deadline(l.moved_at), head) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Takes a ticket at the back of the queue, unless it holds one.
     fn queue(&mut self, l: &mut Ledger) {
         if self.ticket.is_none() {
-            let t = l.next_ticket;
+            let ticket = l.next_ticket;
             l.next_ticket += 1;
-            l.queue.push_back(t);
+            l.queue.push_back(Queued {
+                ticket,
+                wait: self.wait,
+            });
             l.usage.waits += 1;
-            self.ticket = Some(t);
+            self.ticket = Some(ticket);
         }
+    }
+
+    /// Whether it was queued and then taken out of the queue past its deadline
+    /// ([`Ledger::evict_expired_head`]).
+    fn evicted(&self, l: &Ledger) -> bool {
+        self.ticket
+            .is_some_and(|t| !l.queue.iter().any(|q| q.ticket == t))
     }
 
     /// Leaves the queue (its task forgotten); true if it was in it: the next in line may be
@@ -142,7 +215,7 @@ impl Turn {
         let Some(t) = self.ticket.take() else {
             return false;
         };
-        l.queue.retain(|&q| q != t);
+        l.queue.retain(|q| q.ticket != t);
         l.wakers.retain(|(q, _)| *q != t);
         true
     }
@@ -155,8 +228,8 @@ pub(crate) struct RoomWait<'a> {
     /// Bytes the call holds in a new workspace.
     fresh: u64,
     turn: Turn,
-    /// The task the deadline's timer wakes, once armed.
-    timer: Option<Waker>,
+    /// The task the deadline's timer wakes, and when, once armed.
+    timer: Option<(Waker, Instant)>,
 }
 
 impl Future for RoomWait<'_> {
@@ -166,24 +239,32 @@ impl Future for RoomWait<'_> {
         let this = self.get_mut();
         let pool = this.pool;
         let (needs, fresh) = (this.needs, this.fresh);
-        let mut l = pool.lock();
+        let l = pool.lock();
+        let mut l = pool.evict(l, this.turn.ticket);
         let mut admit = |l: &mut Ledger| pool.try_take(l, needs, fresh);
         let step = pool.step(&mut l, &mut this.turn, true, (CALL, fresh), &mut admit);
         if let Some((out, left)) = step {
+            let out = out.map(|t| t.expect("a waiter gets room or an error"));
+            // The lease holds the reservation before anything else runs.
+            let out = out.map(|(ws, reserved)| pool.lease(ws, reserved));
             if left {
                 pool.wake(l);
             }
-            let out = out.map(|t| t.expect("a waiter gets room or an error"));
-            return Poll::Ready(out.map(|(ws, reserved)| pool.lease(ws, reserved)));
+            return Poll::Ready(out);
         }
         let ticket = this.turn.ticket.expect("queued by step");
         l.wakers.retain(|(q, _)| *q != ticket);
         l.wakers.push((ticket, cx.waker().clone()));
+        let next = this.turn.next_look(&l);
         drop(l);
-        if let Some(at) = this.turn.deadline {
-            if !this.timer.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                this.timer = Some(cx.waker().clone());
-                super::deadline::wake_at(at, cx.waker().clone());
+        if let Some(at) = next {
+            // A timer armed for this task that has not fired, due no later, looks in time.
+            let armed = this.timer.as_ref().is_some_and(|(w, due)| {
+                w.will_wake(cx.waker()) && *due <= at && *due > Instant::now()
+            });
+            if !armed {
+                this.timer = Some((cx.waker().clone(), at));
+                super::timer::wake_at(at, cx.waker().clone());
             }
         }
         Poll::Pending
@@ -231,9 +312,8 @@ impl std::ops::DerefMut for Lease {
 impl Lease {
     /// Returns the workspace to the pool for the next call (after a call that finished).
     pub(crate) fn keep(mut self) {
-        let ws = self.ws.take();
-        self.pool.give_back(self.reserved, ws);
-        self.reserved = 0;
+        let (ws, reserved) = (self.ws.take(), std::mem::take(&mut self.reserved));
+        self.pool.give_back(reserved, ws);
     }
 }
 
@@ -257,6 +337,7 @@ impl Drop for ResidentCharge {
     fn drop(&mut self) {
         let mut l = self.pool.lock();
         l.usage.resident -= self.bytes;
+        l.moved();
         self.pool.wake(l);
     }
 }
@@ -273,6 +354,7 @@ impl Pool {
                     ..Default::default()
                 },
                 queue: VecDeque::new(),
+                moved_at: Instant::now(),
                 next_ticket: 0,
                 wakers: Vec::new(),
             }),
@@ -363,6 +445,7 @@ impl Pool {
         let mut turn = Turn::new(timeout);
         let mut l = self.lock();
         loop {
+            l = self.evict(l, turn.ticket);
             let step = self.step(&mut l, &mut turn, wait, (what, bytes), &mut try_admit);
             if let Some((out, left)) = step {
                 if left {
@@ -370,10 +453,13 @@ impl Pool {
                 }
                 return out;
             }
-            let left = turn.left();
+            let next = turn.next_look(&l);
+            let sleep = next.map_or(Duration::MAX, |t| {
+                t.saturating_duration_since(Instant::now())
+            });
             l = self
                 .room
-                .wait_timeout(l, left)
+                .wait_timeout(l, sleep)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -381,8 +467,9 @@ impl Pool {
 
     /// One look at the ledger for a waiter: `try_admit` runs when it is the waiter's turn
     /// (waiters are served in the order they came). Without `wait`, `None` rather than a
-    /// wait; past its deadline, [`MsmError::Timeout`]; with no room and nothing in flight
-    /// to wait for, [`MsmError::InputTooLarge`] (`what.0` needs `what.1` bytes). Returns
+    /// wait; past its deadline (or taken out of the queue, [`Pool::evict`]),
+    /// [`MsmError::Timeout`]; with no room and nothing in flight to wait for,
+    /// [`MsmError::InputTooLarge`] (`what` needs `bytes`). Returns
     /// the outcome once there is one (and whether the waiter left the queue: the others
     /// must then be woken), or `None` while it waits in the queue.
     fn step<T>(
@@ -393,15 +480,25 @@ impl Pool {
         (what, bytes): (&str, u64),
         try_admit: &mut impl FnMut(&mut Ledger) -> Admission<T>,
     ) -> Option<(Result<Option<T>>, bool)> {
+        if turn.evicted(l) {
+            // Out of the queue already, its task among the wakers to be woken: nothing to
+            // leave, no one else to wake.
+            turn.ticket = None;
+            let e = timed_out(what, bytes, turn.wait.timeout, &l.usage);
+            return Some((Err(e), false));
+        }
         loop {
-            let first = l.queue.front().copied() == turn.ticket
+            let first = l.queue.front().map(|q| q.ticket) == turn.ticket
                 || (turn.ticket.is_none() && l.queue.is_empty());
             if !first {
                 break;
             }
             let out = match try_admit(l) {
                 Admission::Freed => continue,
-                Admission::Admitted(t) => Ok(Some(t)),
+                Admission::Admitted(t) => {
+                    l.moved();
+                    Ok(Some(t))
+                }
                 Admission::NoRoom if l.usage.in_flight == 0 => {
                     Err(too_large(what, bytes, &l.usage))
                 }
@@ -413,12 +510,8 @@ impl Pool {
             return Some((Ok(None), turn.leave(l)));
         }
         turn.queue(l);
-        if turn.left().is_zero() {
-            let e = MsmError::Timeout(format!(
-                "{what} ({bytes} bytes) waited {:?} for room in the memory budget \
-                 (MsmConfig::gpu_timeout): {:?}",
-                turn.timeout, l.usage
-            ));
+        if turn.expired(l) {
+            let e = timed_out(what, bytes, turn.wait.timeout, &l.usage);
             return Some((Err(e), turn.leave(l)));
         }
         None
@@ -461,6 +554,7 @@ impl Pool {
     fn give_back(&self, reserved: u64, ws: Option<Workspace>) {
         let mut l = self.lock();
         l.usage.in_flight -= reserved;
+        l.moved();
         if let Some(ws) = ws {
             debug_assert!(ws.bytes() <= reserved, "a call outgrew its reservation");
             if l.idle.len() < MAX_IDLE_WORKSPACES {
@@ -471,13 +565,28 @@ impl Pool {
         self.wake(l);
     }
 
+    /// Takes the head of the queue out of it if it is past its deadline (a future its
+    /// executor no longer polls) and is not `mine`: the waiters are then woken, and the lock
+    /// taken again.
+    fn evict<'a>(
+        &'a self,
+        mut l: MutexGuard<'a, Ledger>,
+        mine: Option<u64>,
+    ) -> MutexGuard<'a, Ledger> {
+        if l.evict_expired_head(mine, Instant::now()) {
+            self.wake(l);
+            l = self.lock();
+        }
+        l
+    }
+
     /// Wakes every waiter (threads and tasks), the ledger's lock released first.
     fn wake(&self, mut l: MutexGuard<'_, Ledger>) {
         let tasks = std::mem::take(&mut l.wakers);
         drop(l);
         self.room.notify_all();
         for (_, w) in tasks {
-            w.wake();
+            super::foreign::wake(w);
         }
     }
 
@@ -495,6 +604,14 @@ impl Pool {
     pub(crate) fn usage(&self) -> MemoryUsage {
         self.lock().usage
     }
+}
+
+fn timed_out(what: &str, bytes: u64, timeout: Duration, u: &MemoryUsage) -> MsmError {
+    MsmError::Timeout(format!(
+        "{what} ({bytes} bytes) waited for room in the memory budget while it did not move \
+         (nothing given back, no waiter admitted) for {timeout:?} \
+         (MsmConfig::gpu_timeout): {u:?}"
+    ))
 }
 
 fn too_large(what: &str, bytes: u64, u: &MemoryUsage) -> MsmError {
@@ -572,6 +689,15 @@ mod tests {
         Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
     }
 
+    /// One poll of `f` with the waker of `task`.
+    fn poll_with<F: Future + Unpin, W: std::task::Wake + Send + Sync + 'static>(
+        f: &mut F,
+        task: &Arc<W>,
+    ) -> Poll<F::Output> {
+        let waker = Waker::from(Arc::clone(task));
+        Pin::new(f).poll(&mut Context::from_waker(&waker))
+    }
+
     /// Waits for room that block no thread keep the same order as blocked threads: a task
     /// queued before a thread is admitted first, one dropped while it waits leaves the
     /// queue (the next in line goes on), and one past its deadline is `Timeout` (woken by
@@ -623,6 +749,104 @@ mod tests {
         drop(holder);
         let u = pool.usage();
         assert_eq!(u.in_flight, 0, "{u:?}");
+    }
+
+    /// A future at the head of the queue that its executor never polls again holds the
+    /// waiters behind it up only until its deadline: the first of them to look takes it out
+    /// of the queue, and they are then served in their order (with the same timeout as the
+    /// head, neither times out with it); polled at last, the head is `Timeout`, holding
+    /// nothing.
+    #[test]
+    fn a_head_never_polled_again_holds_no_one_up_past_its_deadline() {
+        let pool = Pool::new(1024, SizeCaps::NONE);
+        let timeout = Duration::from_secs(2);
+        let holder = pool.take(&needs(1024), true, timeout).unwrap().unwrap();
+        let large = needs(1024);
+        let mut stuck = pool.take_async(&large, timeout);
+        assert!(poll_once(&mut stuck).is_pending());
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            for (name, ahead) in [("first", 1), ("second", 2)] {
+                let (pool, tx) = (&pool, tx.clone());
+                queued(pool, ahead);
+                s.spawn(move || {
+                    let lease = pool.take(&needs(1024), true, timeout);
+                    tx.send((name, lease.map(|l| l.is_some()))).unwrap();
+                });
+            }
+            queued(&pool, 3);
+            // Room for the head, which is not polled again.
+            drop(holder);
+            for name in ["first", "second"] {
+                let behind = rx.recv_timeout(Duration::from_secs(30));
+                let (served, admitted) = behind.expect("waited behind a head past its deadline");
+                assert_eq!(served, name, "served out of order");
+                assert!(admitted.unwrap(), "{name}: no room");
+            }
+        });
+        let late = poll_once(&mut stuck).map(|l| l.err());
+        assert!(
+            matches!(late, Poll::Ready(Some(MsmError::Timeout(_)))),
+            "{late:?}"
+        );
+        drop(stuck);
+        assert!(pool.lock().queue.is_empty());
+        assert_eq!(pool.usage().in_flight, 0);
+    }
+
+    /// A wait ends `timeout` after the budget last moved, not after it began: a call that
+    /// waits longer than its timeout while calls in flight keep giving room back is
+    /// admitted, not `Timeout`.
+    #[test]
+    fn a_wait_outlasts_its_timeout_while_room_keeps_coming_back() {
+        let pool = Pool::new(4096, SizeCaps::NONE);
+        let long = Duration::from_secs(60);
+        let mut holders: Vec<_> = (0..16)
+            .map(|_| pool.take(&needs(256), true, long).unwrap().unwrap())
+            .collect();
+        let timeout = Duration::from_millis(500);
+        std::thread::scope(|s| {
+            let pool = &pool;
+            let waiter = s.spawn(move || pool.take(&needs(4096), true, timeout));
+            queued(pool, 1);
+            let began = Instant::now();
+            while let Some(holder) = holders.pop() {
+                std::thread::sleep(Duration::from_millis(50));
+                drop(holder);
+            }
+            assert!(
+                began.elapsed() > timeout,
+                "room came back within the timeout: the test shows nothing"
+            );
+            let admitted = waiter.join().unwrap().map(|l| l.is_some());
+            assert!(admitted.unwrap(), "no room");
+        });
+        assert_eq!(pool.usage().in_flight, 0);
+    }
+
+    /// A task's waker that panics does not unwind through a reservation given back: the
+    /// reservation is counted back, the workspace kept, and the other waiters still woken.
+    #[test]
+    fn a_panicking_waker_loses_no_reservation_and_no_wakeup() {
+        use crate::gpu::foreign::tests::Flaky;
+        let pool = Pool::new(1024, SizeCaps::NONE);
+        let long = Duration::from_secs(60);
+        let holder = pool.take(&needs(1024), true, long).unwrap().unwrap();
+        let (flaky, steady) = (Flaky::new(usize::MAX), Flaky::new(0));
+        let (large, small) = (needs(1024), needs(256));
+        let mut first = pool.take_async(&large, long);
+        let mut second = pool.take_async(&small, long);
+        assert!(poll_with(&mut first, &flaky).is_pending());
+        assert!(poll_with(&mut second, &steady).is_pending());
+        holder.keep();
+        assert_eq!((flaky.woken(), steady.woken()), (1, 1), "a task not woken");
+        let u = pool.usage();
+        assert_eq!((u.in_flight, pool.idle()), (0, 1), "{u:?}");
+        let Poll::Ready(lease) = poll_once(&mut first) else {
+            panic!("first in line, with room, and not admitted")
+        };
+        drop(lease.unwrap());
+        assert!(poll_once(&mut second).is_ready());
     }
 
     /// Under limits that are not powers of two, a buffer never exceeds the buffer cap nor

@@ -59,15 +59,15 @@ impl GpuContext {
     ) -> Result<()> {
         loop {
             let seen = self.progress.load(Ordering::Acquire);
-            let poll = wgpu::PollType::Wait {
+            let poll = || wgpu::PollType::Wait {
                 submission_index: index.clone(),
                 timeout: Some(timeout),
             };
-            return self.hung_if_late(match self.device.poll(poll) {
+            return self.hung_if_late(match super::foreign::poll(&self.device, poll) {
                 Ok(_) => Ok(()),
                 Err(wgpu::PollError::Timeout) => {
                     // Run the callbacks of whatever did finish meanwhile.
-                    let _ = self.device.poll(wgpu::PollType::Poll);
+                    let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
                     if self.progress.load(Ordering::Acquire) != seen {
                         continue;
                     }
@@ -126,7 +126,7 @@ impl GpuContext {
     /// hung and its device dropped, as [`GpuContext::wait_for`] does.
     pub(super) fn hung_if_late<T>(&self, r: Result<T>) -> Result<T> {
         if let Err(MsmError::Timeout(_)) = &r {
-            self.lose();
+            self.drop_hung();
         }
         r
     }

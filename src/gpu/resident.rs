@@ -122,6 +122,9 @@ impl StoredBases {
 
 impl Drop for StoredBases {
     fn drop(&mut self) {
+        // Destroyed, not only dropped: pooled workspaces' cached bind groups may still hold
+        // the buffer, and its memory must come back with its charge. (Destroying waits for
+        // a poll in progress on another thread, a slice of the poller's at most.)
         self.buffer.destroy();
     }
 }

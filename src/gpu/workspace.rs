@@ -122,7 +122,8 @@ impl Workspace {
 
     /// Gives `slot` a new buffer of `size` bytes (the staging buffer mapped for writing at
     /// creation, with a new flag, so that a pending re-map of the old one cannot touch it);
-    /// the old buffer is destroyed, which wgpu defers until the GPU is done with it.
+    /// the old buffer is dropped, and wgpu frees it once the GPU is done with it (not
+    /// destroyed: `Buffer::destroy` waits for the lock a poll in another thread holds).
     fn replace(&mut self, device: &wgpu::Device, slot: Slot, size: u64) {
         let staging = slot == Slot::Staging;
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
@@ -134,9 +135,7 @@ impl Workspace {
         if staging {
             self.staging_mapped = Arc::new(AtomicBool::new(true));
         }
-        if let Some(old) = self.buffers.insert(slot, buffer) {
-            old.destroy();
-        }
+        self.buffers.insert(slot, buffer);
         self.allocated += 1;
     }
 

@@ -53,7 +53,7 @@ fn run() {
         *due = later;
         if !ready.is_empty() {
             drop(due);
-            ready.into_iter().for_each(|(_, w)| w.wake());
+            ready.into_iter().for_each(|(_, w)| super::foreign::wake(w));
             due = timer.due.lock().unwrap_or_else(|e| e.into_inner());
             continue;
         }
