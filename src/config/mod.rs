@@ -153,7 +153,9 @@ pub enum SelfTest {
     Off,
 }
 
-/// What an engine does after its device is lost (a driver reset, a removed GPU).
+/// What an engine does after its device is lost (a driver reset, a removed GPU) or dropped
+/// as hung (a GPU wait past [`MsmConfig::gpu_timeout`]: the calls that meet that loss fail
+/// with [`crate::MsmError::Timeout`] instead of `DeviceLost`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DeviceLoss {
     /// The call that meets the loss fails with [`crate::MsmError::DeviceLost`]; the next call

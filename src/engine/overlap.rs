@@ -48,7 +48,8 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// piece k runs. On an error the piece in flight is collected first, so that the error
     /// is the earliest piece's, as if they had run one at a time (and no piece is left
     /// running on the GPU). A piece planned on a device that replaced a lost one first
-    /// collects the piece in flight on the lost one, if any (which fails: `DeviceLost`);
+    /// collects the piece in flight on the lost one, if any (which fails: `DeviceLost`, or
+    /// `Timeout` on a device dropped as hung);
     /// with nothing in flight the run goes on on the new device (a resident part it does not
     /// hold is uploaded from the host copy, as a single call's would be). `err(k, e)` names
     /// piece k in an error.

@@ -58,7 +58,7 @@ mod upload;
 mod warm_up;
 mod workspace;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,33 +124,41 @@ pub struct GpuContext {
     warm_up: bool,
 }
 
-/// Whether a device was lost: set by wgpu's device-lost callback (a driver reset, a
-/// removed GPU, `destroy`) and, at once, by the engine when it drops the device; `hung`
-/// when it dropped it because the GPU finished nothing in time.
+/// Whether a device was lost, and why: by wgpu's device-lost callback (a driver reset, a
+/// removed GPU, `destroy`) or the engine's test hooks, or dropped by the engine because the
+/// GPU finished nothing in time (hung). The first cause stays.
 #[derive(Default)]
-pub(crate) struct Loss {
-    lost: AtomicBool,
-    hung: AtomicBool,
-}
+pub(crate) struct Loss(AtomicU8);
 
 impl Loss {
+    const LIVE: u8 = 0;
+    const LOST: u8 = 1;
+    const HUNG: u8 = 2;
+
     pub(crate) fn is_lost(&self) -> bool {
-        self.lost.load(Ordering::Acquire)
+        self.0.load(Ordering::Acquire) != Self::LIVE
     }
 
     pub(crate) fn was_hung(&self) -> bool {
-        self.hung.load(Ordering::Acquire)
+        self.0.load(Ordering::Acquire) == Self::HUNG
     }
 
+    /// Lost (unless it already was, for whatever cause).
     pub(crate) fn set_lost(&self) {
-        self.lost.store(true, Ordering::Release);
+        self.set(Self::LOST);
     }
 
-    /// Lost because the GPU was taken to be hung (marked before the loss, so that whoever
-    /// sees the loss sees why).
+    /// Lost because the GPU was taken to be hung (unless it already was lost: a device the
+    /// driver lost, whose callbacks then never come, is lost, not hung).
     pub(crate) fn set_hung(&self) {
-        self.hung.store(true, Ordering::Release);
-        self.set_lost();
+        self.set(Self::HUNG);
+    }
+
+    fn set(&self, cause: u8) {
+        let (live, order) = (Self::LIVE, Ordering::AcqRel);
+        let _ = self
+            .0
+            .compare_exchange(live, cause, order, Ordering::Acquire);
     }
 }
 
@@ -232,5 +240,26 @@ impl GpuContext {
     /// buffer): what [`crate::MemoryBudget::Fraction`] is a share of.
     pub fn adapter_memory(&self) -> u64 {
         self.adapter_memory
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Loss;
+
+    /// A device's loss keeps its first cause: lost by the driver and then taken for hung
+    /// (its callbacks never came) is lost; hung and then lost (by the engine's own
+    /// `destroy`) is hung.
+    #[test]
+    fn a_loss_keeps_its_first_cause() {
+        let lost = Loss::default();
+        assert!(!lost.is_lost());
+        lost.set_lost();
+        lost.set_hung();
+        assert!(lost.is_lost() && !lost.was_hung());
+        let hung = Loss::default();
+        hung.set_hung();
+        hung.set_lost();
+        assert!(hung.is_lost() && hung.was_hung());
     }
 }

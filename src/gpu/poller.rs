@@ -16,7 +16,7 @@ use crate::error::{MsmError, Result};
 
 /// The longest the poller blocks in one `Device::poll`: it then looks at deadlines and new
 /// waiters again.
-const POLL_SLICE: Duration = Duration::from_millis(100);
+pub(super) const POLL_SLICE: Duration = Duration::from_millis(100);
 
 /// A wgpu callback's outcome, awaited by one call.
 pub(crate) struct Signal {
@@ -56,6 +56,11 @@ impl Signal {
         }
     }
 
+    /// The end of the signal a wgpu callback completes.
+    pub(crate) fn completer(self: &Arc<Self>) -> Completer {
+        Completer(Arc::clone(self))
+    }
+
     /// Whether the signal has its outcome.
     pub(crate) fn is_done(&self) -> bool {
         self.lock().outcome.is_some()
@@ -79,6 +84,27 @@ impl Signal {
                 s.waker = Some(cx.waker().clone());
                 Poll::Pending
             }
+        }
+    }
+}
+
+/// A signal's end held by a wgpu callback ([`Signal::completer`]): dropped without
+/// completing it (wgpu dropped the callback without running it, as a poll that panicked
+/// does, [`super::foreign::poll`]), it fails the signal at once instead of leaving its
+/// waiter to its deadline and the device to be taken for hung.
+pub(crate) struct Completer(Arc<Signal>);
+
+impl Completer {
+    pub(crate) fn complete(self, outcome: Result<()>) {
+        self.0.complete(outcome);
+    }
+}
+
+impl Drop for Completer {
+    fn drop(&mut self) {
+        if !self.0.is_done() {
+            let dropped = "wgpu dropped a callback without running it".into();
+            self.0.complete(Err(MsmError::Gpu(dropped)));
         }
     }
 }
@@ -324,13 +350,15 @@ impl Inner {
         let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
         tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
         let failed = awaited(&mut self.lock());
-        fail(
-            failed,
-            MsmError::Timeout(format!(
+        // A device the driver lost first (its callbacks never came) is lost, not hung.
+        let e = match self.lost.was_hung() {
+            true => MsmError::Timeout(format!(
                 "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); its \
                  device is taken to be hung and was dropped"
             )),
-        );
+            false => MsmError::DeviceLost("the device was lost".into()),
+        };
+        fail(failed, e);
     }
 }
 
@@ -443,5 +471,25 @@ struct Orphaned<T: Send> {
 impl<T: Send> Orphan for Orphaned<T> {
     fn finished(&self) -> bool {
         self.until.iter().all(|s| s.is_done())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A callback wgpu drops without running it fails its signal at once; one that runs
+    /// keeps its outcome.
+    #[test]
+    fn a_dropped_callback_fails_its_signal() {
+        let dropped = Signal::new();
+        drop(dropped.completer());
+        assert!(matches!(
+            dropped.wait(Duration::ZERO),
+            Some(Err(MsmError::Gpu(_)))
+        ));
+        let ran = Signal::new();
+        ran.completer().complete(Ok(()));
+        assert!(matches!(ran.wait(Duration::ZERO), Some(Ok(()))));
     }
 }

@@ -11,10 +11,10 @@
 //! Waiters are served in the order they came (a ticket queue): a call that fits is not
 //! admitted while an earlier one waits, so a large call is never starved by a stream of
 //! small ones. Every wait has a deadline, `timeout` after the wait began or after the
-//! budget last moved (a reservation given back, a waiter admitted or taken out of the
-//! queue), whichever is later: a call past it leaves the queue with [`MsmError::Timeout`],
-//! holding nothing. A waiter at the head of the queue past its deadline is taken out of it
-//! by the next waiter that looks (a future its executor no longer polls holds no one up for
+//! budget last moved (a reservation given back, a waiter admitted), whichever is later: a
+//! call past it leaves the queue with [`MsmError::Timeout`], holding nothing, and is never
+//! admitted. A waiter at the head of the queue past its deadline is taken out of it by the
+//! next waiter that looks (a future its executor no longer polls holds no one up for
 //! longer).
 
 use std::collections::VecDeque;
@@ -64,7 +64,7 @@ struct Ledger {
     /// admitted.
     queue: VecDeque<Queued>,
     /// The last time the budget moved: a reservation given back (a call's, or resident
-    /// bases'), a waiter admitted or taken out of the queue ([`Wait`]).
+    /// bases'), or a waiter admitted ([`Wait`]).
     moved_at: Instant,
     next_ticket: u64,
     /// The tasks of waiters that wait without blocking a thread ([`Pool::take_async`]), by
@@ -90,10 +90,10 @@ impl Ledger {
     }
 
     /// Takes the head of the queue out of it if it is past its deadline and is not `mine`
-    /// (the looking waiter's ticket); true if it did: its own next look is a `Timeout`, and
-    /// the budget moved (the waiters behind it, whose deadlines were the same, now have
-    /// their turn, one at a time, rather than all time out). The head's task stays among
-    /// the wakers, to be woken, and dropped, by the next [`Pool::wake`], not under the lock.
+    /// (the looking waiter's ticket); true if it did: its own next look is a `Timeout`. Not
+    /// a move of the budget: no deadline restarts, so a wait cannot be stretched by the
+    /// waiters ahead of it leaving. The head's task stays among the wakers, to be woken,
+    /// and dropped, by the next [`Pool::wake`], not under the lock.
     fn evict_expired_head(&mut self, mine: Option<u64>, now: Instant) -> bool {
         let Some(&head) = self.queue.front() else {
             return false;
@@ -102,7 +102,6 @@ impl Ledger {
             return false;
         }
         self.queue.pop_front();
-        self.moved();
         true
     }
 
@@ -240,7 +239,7 @@ impl Future for RoomWait<'_> {
         let pool = this.pool;
         let (needs, fresh) = (this.needs, this.fresh);
         let l = pool.lock();
-        let mut l = pool.evict(l, this.turn.ticket);
+        let mut l = pool.evict(l, &this.turn);
         let mut admit = |l: &mut Ledger| pool.try_take(l, needs, fresh);
         let step = pool.step(&mut l, &mut this.turn, true, (CALL, fresh), &mut admit);
         if let Some((out, left)) = step {
@@ -445,7 +444,7 @@ impl Pool {
         let mut turn = Turn::new(timeout);
         let mut l = self.lock();
         loop {
-            l = self.evict(l, turn.ticket);
+            l = self.evict(l, &turn);
             let step = self.step(&mut l, &mut turn, wait, (what, bytes), &mut try_admit);
             if let Some((out, left)) = step {
                 if left {
@@ -486,6 +485,12 @@ impl Pool {
             turn.ticket = None;
             let e = timed_out(what, bytes, turn.wait.timeout, &l.usage);
             return Some((Err(e), false));
+        }
+        if turn.ticket.is_some() && turn.expired(l) {
+            // A waiter past its deadline is not admitted, whatever its place: the waiters
+            // that share its deadline all time out, none goes ahead of another.
+            let e = timed_out(what, bytes, turn.wait.timeout, &l.usage);
+            return Some((Err(e), turn.leave(l)));
         }
         loop {
             let first = l.queue.front().map(|q| q.ticket) == turn.ticket
@@ -566,14 +571,11 @@ impl Pool {
     }
 
     /// Takes the head of the queue out of it if it is past its deadline (a future its
-    /// executor no longer polls) and is not `mine`: the waiters are then woken, and the lock
-    /// taken again.
-    fn evict<'a>(
-        &'a self,
-        mut l: MutexGuard<'a, Ledger>,
-        mine: Option<u64>,
-    ) -> MutexGuard<'a, Ledger> {
-        if l.evict_expired_head(mine, Instant::now()) {
+    /// executor no longer polls) and is not `turn`'s, which is not past its own (a waiter
+    /// past it times out rather than evict): the waiters are then woken, and the lock taken
+    /// again.
+    fn evict<'a>(&'a self, mut l: MutexGuard<'a, Ledger>, turn: &Turn) -> MutexGuard<'a, Ledger> {
+        if !turn.expired(&l) && l.evict_expired_head(turn.ticket, Instant::now()) {
             self.wake(l);
             l = self.lock();
         }
@@ -753,14 +755,13 @@ mod tests {
 
     /// A future at the head of the queue that its executor never polls again holds the
     /// waiters behind it up only until its deadline: the first of them to look takes it out
-    /// of the queue, and they are then served in their order (with the same timeout as the
-    /// head, neither times out with it); polled at last, the head is `Timeout`, holding
-    /// nothing.
+    /// of the queue, and they are then served in their order; polled at last, the head is
+    /// `Timeout`, holding nothing.
     #[test]
     fn a_head_never_polled_again_holds_no_one_up_past_its_deadline() {
         let pool = Pool::new(1024, SizeCaps::NONE);
-        let timeout = Duration::from_secs(2);
-        let holder = pool.take(&needs(1024), true, timeout).unwrap().unwrap();
+        let (timeout, long) = (Duration::from_secs(1), Duration::from_secs(60));
+        let holder = pool.take(&needs(1024), true, long).unwrap().unwrap();
         let large = needs(1024);
         let mut stuck = pool.take_async(&large, timeout);
         assert!(poll_once(&mut stuck).is_pending());
@@ -770,8 +771,10 @@ mod tests {
                 let (pool, tx) = (&pool, tx.clone());
                 queued(pool, ahead);
                 s.spawn(move || {
-                    let lease = pool.take(&needs(1024), true, timeout);
-                    tx.send((name, lease.map(|l| l.is_some()))).unwrap();
+                    let lease = pool.take(&needs(1024), true, long);
+                    // Told while it holds the room: the next is admitted only after.
+                    tx.send((name, matches!(lease, Ok(Some(_))))).unwrap();
+                    drop(lease);
                 });
             }
             queued(&pool, 3);
@@ -781,7 +784,7 @@ mod tests {
                 let behind = rx.recv_timeout(Duration::from_secs(30));
                 let (served, admitted) = behind.expect("waited behind a head past its deadline");
                 assert_eq!(served, name, "served out of order");
-                assert!(admitted.unwrap(), "{name}: no room");
+                assert!(admitted, "{name}: not admitted");
             }
         });
         let late = poll_once(&mut stuck).map(|l| l.err());

@@ -3,9 +3,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::poller::Signal;
+use super::poller::{Signal, POLL_SLICE};
 use super::GpuContext;
 use crate::error::{MsmError, Result};
 
@@ -47,28 +47,35 @@ impl GpuContext {
         self.poll_wait(Some(index), timeout)
     }
 
-    /// Waits for one submission, or for all (`None`), at most `timeout` each time.
+    /// Waits for one submission, or for all (`None`), until `timeout` passes with no
+    /// progress.
     ///
     /// A submission waits behind every earlier one on the queue, so the deadline is for the
-    /// GPU's progress, not for this call alone: a wait that times out while other calls'
-    /// read-backs completed (the GPU is busy, not hung) waits again.
+    /// GPU's progress, not for this call alone: while other calls' read-backs complete (the
+    /// GPU is busy, not hung), it waits on. It polls in slices of [`POLL_SLICE`] at most:
+    /// wgpu holds a lock through a poll that `Buffer::destroy` and `Device::destroy` take,
+    /// which must not wait a whole `gpu_timeout` behind it.
     pub(super) fn poll_wait(
         &self,
         index: Option<wgpu::SubmissionIndex>,
         timeout: Duration,
     ) -> Result<()> {
+        let mut seen = (self.progress.load(Ordering::Acquire), Instant::now());
         loop {
-            let seen = self.progress.load(Ordering::Acquire);
             let poll = || wgpu::PollType::Wait {
                 submission_index: index.clone(),
-                timeout: Some(timeout),
+                timeout: Some(POLL_SLICE.min(timeout)),
             };
             return self.hung_if_late(match super::foreign::poll(&self.device, poll) {
                 Ok(_) => Ok(()),
                 Err(wgpu::PollError::Timeout) => {
                     // Run the callbacks of whatever did finish meanwhile.
                     let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
-                    if self.progress.load(Ordering::Acquire) != seen {
+                    let progress = self.progress.load(Ordering::Acquire);
+                    if progress != seen.0 {
+                        seen = (progress, Instant::now());
+                    }
+                    if seen.1.elapsed() < timeout {
                         continue;
                     }
                     Err(MsmError::Timeout(format!(
@@ -123,10 +130,14 @@ impl GpuContext {
     }
 
     /// A wait's result; past its deadline ([`MsmError::Timeout`]) the GPU is taken to be
-    /// hung and its device dropped, as [`GpuContext::wait_for`] does.
+    /// hung and its device dropped, as [`GpuContext::wait_for`] does (a device the driver
+    /// lost first, whose callbacks never came, is lost: [`MsmError::DeviceLost`]).
     pub(super) fn hung_if_late<T>(&self, r: Result<T>) -> Result<T> {
         if let Err(MsmError::Timeout(_)) = &r {
             self.drop_hung();
+            if !self.was_hung() {
+                return Err(MsmError::DeviceLost("the device was lost".into()));
+            }
         }
         r
     }
@@ -148,7 +159,7 @@ pub(super) fn map_read(
     bytes: u64,
     signal: &Arc<Signal>,
 ) {
-    let (progress, done) = (Arc::clone(progress), Arc::clone(signal));
+    let (progress, done) = (Arc::clone(progress), signal.completer());
     buffer.map_async(wgpu::MapMode::Read, ..bytes, move |r| {
         progress.fetch_add(1, Ordering::AcqRel);
         done.complete(r.map_err(|e| MsmError::Gpu(format!("map failed: {e}"))));
@@ -158,7 +169,7 @@ pub(super) fn map_read(
 /// Completes `signal` when the GPU has done everything submitted to `queue` so far; its
 /// callback counts as the GPU's `progress`.
 pub(super) fn on_work_done(progress: &Arc<AtomicU64>, queue: &wgpu::Queue, signal: &Arc<Signal>) {
-    let (progress, done) = (Arc::clone(progress), Arc::clone(signal));
+    let (progress, done) = (Arc::clone(progress), signal.completer());
     queue.on_submitted_work_done(move || {
         progress.fetch_add(1, Ordering::AcqRel);
         done.complete(Ok(()));

@@ -124,7 +124,8 @@ impl Drop for StoredBases {
     fn drop(&mut self) {
         // Destroyed, not only dropped: pooled workspaces' cached bind groups may still hold
         // the buffer, and its memory must come back with its charge. (Destroying waits for
-        // a poll in progress on another thread, a slice of the poller's at most.)
+        // a poll in progress on another thread: every poll waits one slice at most,
+        // `poller::POLL_SLICE`.)
         self.buffer.destroy();
     }
 }
