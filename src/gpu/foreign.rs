@@ -21,9 +21,10 @@ pub(crate) fn wake(waker: Waker) {
 /// `device.poll(kind())`, tried again when wgpu panics in it (its state is kept by locks
 /// that do not poison); the panic goes on after [`POLL_RETRIES`] in a row. `kind` makes
 /// the poll anew for each try (a `PollType` is consumed), so a retried wait waits its whole
-/// timeout again. A poll that panicked may have lost the callbacks it was running: what
-/// they would have completed then waits until its deadline (`MsmConfig::gpu_timeout`),
-/// past which the GPU is taken to be hung.
+/// timeout again. A poll that panicked may have dropped the callbacks it was running:
+/// their waits fail at once (`poller::Completer`), the call with [`MsmError::Gpu`].
+///
+/// [`MsmError::Gpu`]: crate::MsmError::Gpu
 pub(crate) fn poll(
     device: &wgpu::Device,
     kind: impl Fn() -> wgpu::PollType,

@@ -53,8 +53,8 @@ impl GpuContext {
     /// A submission waits behind every earlier one on the queue, so the deadline is for the
     /// GPU's progress, not for this call alone: while other calls' read-backs complete (the
     /// GPU is busy, not hung), it waits on. It polls in slices of [`POLL_SLICE`] at most:
-    /// wgpu holds a lock through a poll that `Buffer::destroy` and `Device::destroy` take,
-    /// which must not wait a whole `gpu_timeout` behind it.
+    /// wgpu holds a lock through a poll that `Buffer::destroy` takes, which must not wait a
+    /// whole `gpu_timeout` behind it.
     pub(super) fn poll_wait(
         &self,
         index: Option<wgpu::SubmissionIndex>,
