@@ -203,9 +203,9 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         if !cell.may_recreate {
             // The known-answer test's own engine: its calls fail, never move to the CPU.
-            return Err(MsmError::DeviceLost(
-                "the device under test was lost; it is not replaced".into(),
-            ));
+            return Err(cell
+                .current()
+                .lost_error("the device under test was lost; it is not replaced"));
         }
         if self.config.device_loss == DeviceLoss::FallBackToCpu {
             return Ok(DeviceState::OnCpu(

@@ -372,13 +372,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// `gpu_timeout`, this call's or another's on the device).
     fn on_device(gpu: &GpuContext, e: MsmError) -> MsmError {
         match e {
-            MsmError::Gpu(m) | MsmError::DeviceLost(m) if gpu.was_hung() => {
-                MsmError::Timeout(format!(
-                    "{m}: the GPU finished nothing within a call's MsmConfig::gpu_timeout, \
-                     and its device was taken to be hung and dropped"
-                ))
-            }
-            MsmError::Gpu(m) if gpu.is_lost() => MsmError::DeviceLost(m),
+            MsmError::Gpu(m) | MsmError::DeviceLost(m) if gpu.is_lost() => gpu.lost_error(&m),
             e => e,
         }
     }
@@ -407,7 +401,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport)> {
         let call = self.msm_of(bases.bases_ref(), scalars, Spread::Threads);
-        pollster::block_on(call.instrument(msm_span(scalars.len())))
+        crate::gpu::blocking::block_on(call.instrument(msm_span(scalars.len())))
     }
 
     /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several (their

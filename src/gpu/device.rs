@@ -204,19 +204,12 @@ impl SharedDevice {
         }
     }
 
-    /// Drops the device because its GPU finished nothing in time
-    /// ([`GpuContext::drop_hung`]).
-    pub(crate) fn drop_hung(&self) {
-        self.lost.set_hung();
-        self.lose();
-    }
-
     /// Drops the device (see [`GpuContext::lose`]).
     pub(crate) fn lose(&self) {
         self.lost.set_lost();
         self.device.destroy();
         // wgpu reports the loss at the next poll.
-        let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
+        let _ = super::foreign::poll(&self.device);
     }
 }
 
@@ -357,12 +350,6 @@ impl GpuContext {
     /// Every context on the device (`GpuContext::shared`) is lost with it.
     pub(crate) fn lose(&self) {
         self.shared().lose();
-    }
-
-    /// [`GpuContext::lose`], for a GPU that finished nothing within a call's
-    /// `MsmConfig::gpu_timeout`: calls on the device see it as hung ([`GpuContext::was_hung`]).
-    pub(crate) fn drop_hung(&self) {
-        self.shared().drop_hung();
     }
 
     /// Test hook: the next call's submission also asks for a buffer that cannot exist

@@ -1,7 +1,6 @@
 //! Calls into code the engine does not own that may panic, kept from unwinding through the
-//! engine's bookkeeping: a task's waker (an executor's), and wgpu's `Device::poll` (wgpu-core
-//! 30.0.2 can trip an assertion in `Device::maintain` when two threads poll at once, fixed
-//! upstream by gfx-rs/wgpu#9958).
+//! engine's bookkeeping: a task's waker (an executor's), and wgpu's `Device::poll`, the
+//! engine's only way to it.
 
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::task::Waker;
@@ -18,20 +17,24 @@ pub(crate) fn wake(waker: Waker) {
     }
 }
 
-/// `device.poll(kind())`, tried again when wgpu panics in it (its state is kept by locks
-/// that do not poison); the panic goes on after [`POLL_RETRIES`] in a row. `kind` makes
-/// the poll anew for each try (a `PollType` is consumed), so a retried wait waits its whole
-/// timeout again. A poll that panicked may have dropped the callbacks it was running:
-/// their waits fail at once (`poller::Completer`), the call with [`MsmError::Gpu`].
+/// `device.poll(PollType::Poll)`: runs the callbacks of what is done, and returns at once.
+///
+/// Never a poll that waits: in wgpu-core 30.0.2 one whose wait times out while another
+/// thread's poll (or a `Queue::submit`, which polls too) retires the submission it waited
+/// for trips an assertion in `Device::maintain` (gfx-rs/wgpu#9958), and the callbacks that
+/// poll held are lost. Waiting is the poller's, which sleeps between polls
+/// (`gpu::poller`).
+///
+/// A poll that panics all the same is tried again (wgpu's state is kept by locks that do
+/// not poison); the panic goes on after [`POLL_RETRIES`] in a row. A poll that panicked
+/// may have dropped the callbacks it was running: their waits fail at once
+/// (`poller::Completer`), the call with [`MsmError::Gpu`].
 ///
 /// [`MsmError::Gpu`]: crate::MsmError::Gpu
-pub(crate) fn poll(
-    device: &wgpu::Device,
-    kind: impl Fn() -> wgpu::PollType,
-) -> Result<wgpu::PollStatus, wgpu::PollError> {
+pub(crate) fn poll(device: &wgpu::Device) -> Result<wgpu::PollStatus, wgpu::PollError> {
     let mut tries = 0;
     loop {
-        match catch_unwind(AssertUnwindSafe(|| device.poll(kind()))) {
+        match catch_unwind(AssertUnwindSafe(|| device.poll(wgpu::PollType::Poll))) {
             Ok(polled) => return polled,
             Err(panic) if tries == POLL_RETRIES => resume_unwind(panic),
             Err(_) => {

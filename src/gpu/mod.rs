@@ -31,6 +31,7 @@
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 
 pub(crate) mod adapters;
+pub(crate) mod blocking;
 mod capacity;
 pub mod counts;
 mod device;
@@ -154,6 +155,23 @@ impl Loss {
         self.set(Self::HUNG);
     }
 
+    /// The error of a call that meets the device lost, naming `what` failed:
+    /// [`MsmError::Timeout`] when the engine dropped it as hung, [`MsmError::DeviceLost`]
+    /// otherwise.
+    ///
+    /// [`MsmError::Timeout`]: crate::MsmError::Timeout
+    /// [`MsmError::DeviceLost`]: crate::MsmError::DeviceLost
+    pub(crate) fn error(&self, what: &str) -> crate::error::MsmError {
+        use crate::error::MsmError;
+        match self.was_hung() {
+            true => MsmError::Timeout(format!(
+                "{what}: the GPU finished nothing within MsmConfig::gpu_timeout; its device \
+                 was taken to be hung and dropped"
+            )),
+            false => MsmError::DeviceLost(what.into()),
+        }
+    }
+
     fn set(&self, cause: u8) {
         let (live, order) = (Self::LIVE, Ordering::AcqRel);
         let _ = self
@@ -168,10 +186,10 @@ impl GpuContext {
         self.lost.is_lost()
     }
 
-    /// Whether the device was lost because the engine took it to be hung (a GPU wait past
-    /// `MsmConfig::gpu_timeout`), not by the driver or a test hook.
-    pub(crate) fn was_hung(&self) -> bool {
-        self.lost.was_hung()
+    /// The error of a call that meets the device lost, naming `what` failed
+    /// ([`Loss::error`]: [`crate::MsmError::Timeout`] when the engine dropped it as hung).
+    pub(crate) fn lost_error(&self, what: &str) -> crate::error::MsmError {
+        self.lost.error(what)
     }
 
     /// Whether `r` lives on this context's device.
@@ -261,5 +279,8 @@ mod tests {
         hung.set_hung();
         hung.set_lost();
         assert!(hung.is_lost() && hung.was_hung());
+        use crate::error::MsmError;
+        assert!(matches!(lost.error("a call"), MsmError::DeviceLost(_)));
+        assert!(matches!(hung.error("a call"), MsmError::Timeout(_)));
     }
 }

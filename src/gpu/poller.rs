@@ -3,6 +3,9 @@
 //! thread; one [`Poller`] thread per device polls it while any signal is awaited (and parks
 //! otherwise), takes a GPU that completes nothing within a waiter's deadline to be hung, and
 //! collects the calls whose futures were dropped while the GPU still ran them.
+//!
+//! The poller never waits inside wgpu (why: [`super::foreign::poll`]): it polls, which
+//! returns at once, and sleeps between polls ([`pause`]), woken early by a new waiter.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,14 +17,24 @@ use std::time::{Duration, Instant};
 use super::Loss;
 use crate::error::{MsmError, Result};
 
-/// The longest the poller blocks in one `Device::poll`: it then looks at deadlines and new
-/// waiters again.
-pub(super) const POLL_SLICE: Duration = Duration::from_millis(100);
+/// The shortest sleep between two polls.
+const SHORTEST_PAUSE: Duration = Duration::from_micros(20);
+
+/// The longest sleep between two polls: the most a long wait ends late (as a new waiter on
+/// a device busy with others' work may).
+const LONGEST_PAUSE: Duration = Duration::from_millis(1);
+
+/// The sleep between two polls after `quiet`, the time since a callback last ran (or the
+/// poller woke): a sixteenth of it, so that what the GPU finishes is seen at most about a
+/// sixteenth late (plus the scheduler's slack), a burst of callbacks is followed closely,
+/// and a long wait costs a poll a millisecond.
+fn pause(quiet: Duration) -> Duration {
+    (quiet / 16).clamp(SHORTEST_PAUSE, LONGEST_PAUSE)
+}
 
 /// A wgpu callback's outcome, awaited by one call.
 pub(crate) struct Signal {
     state: Mutex<SignalState>,
-    done: Condvar,
 }
 
 #[derive(Default)]
@@ -34,7 +47,6 @@ impl Signal {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::default(),
-            done: Condvar::new(),
         })
     }
 
@@ -50,7 +62,6 @@ impl Signal {
         }
         let waker = s.waker.take();
         drop(s);
-        self.done.notify_all();
         if let Some(w) = waker {
             super::foreign::wake(w);
         }
@@ -66,14 +77,10 @@ impl Signal {
         self.lock().outcome.is_some()
     }
 
-    /// Blocks until the signal has its outcome, at most `timeout` (`None` past it).
-    pub(crate) fn wait(&self, timeout: Duration) -> Option<Result<()>> {
-        let s = self.lock();
-        let (s, _) = self
-            .done
-            .wait_timeout_while(s, timeout, |s| s.outcome.is_none())
-            .unwrap_or_else(|e| e.into_inner());
-        s.outcome.clone()
+    /// The signal's outcome, if it has one.
+    #[cfg(test)]
+    fn outcome(&self) -> Option<Result<()>> {
+        self.lock().outcome.clone()
     }
 
     pub(crate) fn poll_done(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
@@ -126,13 +133,11 @@ trait Orphan: Send {
     fn finished(&self) -> bool;
 }
 
-/// A signal awaited, with its deadline for the GPU's progress and the submission it
-/// follows, where known.
+/// A signal awaited, with its deadline for the GPU's progress.
 struct Waiter {
     signal: Arc<Signal>,
     timeout: Duration,
     since: Instant,
-    after: Option<wgpu::SubmissionIndex>,
 }
 
 #[derive(Default)]
@@ -141,6 +146,9 @@ struct State {
     orphans: Vec<Box<dyn Orphan>>,
     /// The thread is running.
     running: bool,
+    /// Times the thread was woken (a waiter or an orphan added, every handle dropped): it
+    /// sleeps between polls only when none came since it last looked.
+    woken: u64,
     /// Every handle is dropped: the thread ends once nothing is left to collect.
     closing: bool,
 }
@@ -173,23 +181,15 @@ impl Poller {
         })))
     }
 
-    /// A future that completes with `signal`, the device polled meanwhile (a signal that
-    /// follows submission `after` completes when it is done: the poller waits for the
-    /// oldest such submission first, not for the queue's newest). Past `timeout` with no
-    /// callback run on the device, the GPU is taken to be hung: the device is dropped and
-    /// the signal fails with [`MsmError::Timeout`].
-    pub(crate) fn watch(
-        &self,
-        signal: &Arc<Signal>,
-        after: Option<wgpu::SubmissionIndex>,
-        timeout: Duration,
-    ) -> Awaited {
+    /// A future that completes with `signal`, the device polled meanwhile. Past `timeout`
+    /// with no callback run on the device, the GPU is taken to be hung: the device is
+    /// dropped and the signal fails with [`MsmError::Timeout`].
+    pub(crate) fn watch(&self, signal: &Arc<Signal>, timeout: Duration) -> Awaited {
         if !signal.is_done() {
             let waiter = Waiter {
                 signal: Arc::clone(signal),
                 timeout,
                 since: Instant::now(),
-                after,
             };
             let mut s = self.0.lock();
             s.watched.push(waiter);
@@ -210,7 +210,6 @@ impl Poller {
                 signal,
                 timeout,
                 since,
-                after: None,
             });
         }
         self.0.start(s);
@@ -219,7 +218,10 @@ impl Poller {
 
 impl Drop for Poller {
     fn drop(&mut self) {
-        self.0.lock().closing = true;
+        let mut s = self.0.lock();
+        s.closing = true;
+        s.woken += 1;
+        drop(s);
         self.0.work.notify_all();
     }
 }
@@ -232,6 +234,7 @@ impl Inner {
     /// Wakes the thread, starting it if it is not running, the lock `s` released after; a
     /// thread that cannot start fails the signals awaited.
     fn start(self: &Arc<Self>, mut s: MutexGuard<'_, State>) {
+        s.woken += 1;
         self.work.notify_all();
         if s.running {
             return;
@@ -257,6 +260,7 @@ impl Inner {
     /// The thread: polls while anything is awaited or held, parks otherwise; a panic fails
     /// the signals awaited rather than leave them waiting, and frees what it held.
     fn run(self: Arc<Self>) {
+        super::blocking::engine_thread("poller");
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
         let mut s = self.lock();
         s.running = false;
@@ -279,7 +283,7 @@ impl Inner {
                 let (failed, orphans) = abandon(&mut s);
                 finished.extend(orphans);
                 drop(s);
-                fail(failed, MsmError::DeviceLost("the device was lost".into()));
+                fail(failed, self.lost.error("the device was lost"));
                 s = self.lock();
             }
             if s.watched.is_empty() && s.orphans.is_empty() {
@@ -310,33 +314,22 @@ impl Inner {
                 self.hung(timeout);
                 continue;
             }
-            let slice = s
-                .watched
-                .iter()
-                .map(|w| w.timeout)
-                .fold(POLL_SLICE, Duration::min);
-            // The oldest submission awaited (they are awaited roughly in their order).
-            let oldest = s.watched.iter().find_map(|w| w.after.clone());
+            let timeout = s.watched.iter().map(|w| w.timeout).min();
+            let quiet = now.saturating_duration_since(seen.1);
+            let sleep = pause(quiet).min(timeout.unwrap_or(LONGEST_PAUSE));
+            let woken = s.woken;
             drop(s);
             drop(finished);
-            let poll = wgpu::PollType::Wait {
-                submission_index: oldest,
-                timeout: Some(slice),
-            };
             let before = self.progress.load(Ordering::Acquire);
-            match super::foreign::poll(&self.device, || poll.clone()) {
-                // Nothing ran: the queue is empty (a callback may still be on its way from
-                // another thread's poll), or the submission waited for was done and what is
-                // awaited follows later work (a work-done callback waits for the queue's
-                // newest submission). Do not spin.
-                Ok(_) if self.progress.load(Ordering::Acquire) == before => {
-                    std::thread::sleep(Duration::from_millis(1))
-                }
-                Ok(_) | Err(wgpu::PollError::Timeout) => {}
-                Err(e) => {
-                    let failed = awaited(&mut self.lock());
-                    fail(failed, MsmError::Gpu(format!("poll: {e}")));
-                    std::thread::sleep(Duration::from_millis(1));
+            if let Err(e) = super::foreign::poll(&self.device) {
+                let failed = awaited(&mut self.lock());
+                fail(failed, MsmError::Gpu(format!("poll: {e}")));
+            }
+            if self.progress.load(Ordering::Acquire) == before {
+                // Nothing ran: sleep, unless a waiter came meanwhile.
+                let s = self.lock();
+                if s.woken == woken {
+                    let _slept = self.work.wait_timeout(s, sleep);
                 }
             }
         }
@@ -347,18 +340,12 @@ impl Inner {
     fn hung(&self, timeout: Duration) {
         self.lost.set_hung();
         self.device.destroy();
-        let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
+        let _ = super::foreign::poll(&self.device);
         tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
-        let e = match self.lost.was_hung() {
-            true => MsmError::Timeout(format!(
-                "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); its \
-                 device is taken to be hung and was dropped"
-            )),
-            false => MsmError::DeviceLost("the device was lost".into()),
-        };
-        fail(failed, e);
+        let waited = format!("a wait of {timeout:?} for the GPU ended");
+        fail(failed, self.lost.error(&waited));
     }
 }
 
@@ -484,12 +471,23 @@ mod tests {
     fn a_dropped_callback_fails_its_signal() {
         let dropped = Signal::new();
         drop(dropped.completer());
-        assert!(matches!(
-            dropped.wait(Duration::ZERO),
-            Some(Err(MsmError::Gpu(_)))
-        ));
+        assert!(matches!(dropped.outcome(), Some(Err(MsmError::Gpu(_)))));
         let ran = Signal::new();
         ran.completer().complete(Ok(()));
-        assert!(matches!(ran.wait(Duration::ZERO), Some(Ok(()))));
+        assert!(matches!(ran.outcome(), Some(Ok(()))));
+    }
+
+    /// Between polls the poller sleeps a sixteenth of the quiet so far, within its bounds.
+    #[test]
+    fn the_pause_between_polls_grows_with_the_wait() {
+        assert_eq!(pause(Duration::ZERO), SHORTEST_PAUSE);
+        assert_eq!(
+            pause(Duration::from_micros(1600)),
+            Duration::from_micros(100)
+        );
+        assert_eq!(pause(Duration::from_secs(10)), LONGEST_PAUSE);
+        let waits = (0..200).map(|k| Duration::from_micros(k * 50));
+        let pauses: Vec<Duration> = waits.map(pause).collect();
+        assert!(pauses.windows(2).all(|p| p[0] <= p[1]));
     }
 }

@@ -3,9 +3,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::poller::{Signal, POLL_SLICE};
+use super::poller::Signal;
 use super::GpuContext;
 use crate::error::{MsmError, Result};
 
@@ -34,85 +34,25 @@ pub(crate) fn lock_within<'a, T>(
 }
 
 impl GpuContext {
-    /// Blocks until all submitted work is done, at most `timeout` ([`GpuContext::wait_for`]).
-    pub(crate) fn wait(&self, timeout: Duration) -> Result<()> {
-        self.poll_wait(None, timeout)
-    }
-
-    /// Blocks until one submission is done, at most `timeout`. Past it the GPU is taken to
-    /// be hung: the device is dropped (every later operation on it fails, and the engine's
-    /// next call proceeds as `MsmConfig::device_loss` says) and the call gets
-    /// [`MsmError::Timeout`].
-    pub(super) fn wait_for(&self, index: wgpu::SubmissionIndex, timeout: Duration) -> Result<()> {
-        self.poll_wait(Some(index), timeout)
-    }
-
-    /// Waits for one submission, or for all (`None`), until `timeout` passes with no
-    /// progress.
+    /// Blocks until all work submitted so far is done, at most `timeout` without the GPU's
+    /// progress: past it the GPU is taken to be hung, the device is dropped (every later
+    /// operation on it fails, and the engine's next call proceeds as
+    /// `MsmConfig::device_loss` says) and the call gets [`MsmError::Timeout`].
     ///
-    /// A submission waits behind every earlier one on the queue, so the deadline is for the
-    /// GPU's progress, not for this call alone: while other calls' read-backs complete (the
-    /// GPU is busy, not hung), it waits on. It polls in slices of [`POLL_SLICE`] at most:
-    /// wgpu holds a lock through a poll that `Buffer::destroy` takes, which must not wait a
-    /// whole `gpu_timeout` behind it.
-    pub(super) fn poll_wait(
-        &self,
-        index: Option<wgpu::SubmissionIndex>,
-        timeout: Duration,
-    ) -> Result<()> {
-        let mut seen = (self.progress.load(Ordering::Acquire), Instant::now());
-        loop {
-            let poll = || wgpu::PollType::Wait {
-                submission_index: index.clone(),
-                timeout: Some(POLL_SLICE.min(timeout)),
-            };
-            return self.hung_if_late(match super::foreign::poll(&self.device, poll) {
-                Ok(_) => Ok(()),
-                Err(wgpu::PollError::Timeout) => {
-                    // Run the callbacks of whatever did finish meanwhile.
-                    let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
-                    let progress = self.progress.load(Ordering::Acquire);
-                    if progress != seen.0 {
-                        seen = (progress, Instant::now());
-                    }
-                    if seen.1.elapsed() < timeout {
-                        continue;
-                    }
-                    Err(MsmError::Timeout(format!(
-                        "the GPU finished nothing within {timeout:?} (MsmConfig::gpu_timeout); \
-                         its device is taken to be hung and was dropped"
-                    )))
-                }
-                Err(e) => Err(MsmError::Gpu(format!("poll: {e}"))),
-            });
-        }
+    /// The device's poller polls meanwhile (a thread never waits inside wgpu: see
+    /// [`super::poller`]). The deadline is for the GPU's progress, not for this call alone:
+    /// while other calls' work completes (the GPU is busy, not hung), it waits on.
+    pub(crate) fn wait(&self, timeout: Duration) -> Result<()> {
+        let done = Signal::new();
+        on_work_done(&self.progress, &self.queue, &done);
+        super::blocking::block_on(self.poller.watch(&done, timeout))
     }
 
-    /// Maps a MAP_READ buffer and copies its contents out.
+    /// Maps a MAP_READ buffer and copies its contents out, blocking the thread
+    /// ([`GpuContext::wait`]).
     pub(crate) fn read_buffer(&self, buffer: &wgpu::Buffer, timeout: Duration) -> Result<Vec<u8>> {
         let rx = self.request_read(buffer, buffer.size());
-        self.wait(timeout)?;
-        self.take_mapped(&rx, buffer, buffer.size(), timeout)
-    }
-
-    /// Copies out and unmaps a buffer whose mapping [`GpuContext::request_read`] asked for,
-    /// after a poll that completed it (its callback may still be running in the thread that
-    /// polled, the device's poller or another blocking wait: this waits for it, at most
-    /// `timeout`, after which the GPU is taken to be hung).
-    pub(super) fn take_mapped(
-        &self,
-        mapped: &Signal,
-        buffer: &wgpu::Buffer,
-        bytes: u64,
-        timeout: Duration,
-    ) -> Result<Vec<u8>> {
-        let outcome = mapped.wait(timeout).unwrap_or_else(|| {
-            Err(MsmError::Timeout(format!(
-                "a read-back was not mapped within {timeout:?} (MsmConfig::gpu_timeout)"
-            )))
-        });
-        self.hung_if_late(outcome)?;
-        read_mapped(buffer, bytes)
+        super::blocking::block_on(self.mapped(&rx, buffer, buffer.size(), timeout))
     }
 
     /// Copies out and unmaps a buffer once its mapping, `mapped`, is done, without blocking
@@ -125,25 +65,12 @@ impl GpuContext {
         bytes: u64,
         timeout: Duration,
     ) -> Result<Vec<u8>> {
-        self.poller.watch(mapped, None, timeout).await?;
+        self.poller.watch(mapped, timeout).await?;
         read_mapped(buffer, bytes)
     }
 
-    /// A wait's result; past its deadline ([`MsmError::Timeout`]) the GPU is taken to be
-    /// hung and its device dropped, as [`GpuContext::wait_for`] does (a device the driver
-    /// lost first, whose callbacks never came, is lost: [`MsmError::DeviceLost`]).
-    pub(super) fn hung_if_late<T>(&self, r: Result<T>) -> Result<T> {
-        if let Err(MsmError::Timeout(_)) = &r {
-            self.drop_hung();
-            if !self.was_hung() {
-                return Err(MsmError::DeviceLost("the device was lost".into()));
-            }
-        }
-        r
-    }
-
     /// Asks for the first `bytes` of a MAP_READ buffer to be mapped once the GPU is done
-    /// with it; its callback counts as the GPU's progress ([`GpuContext::wait_for`]).
+    /// with it; its callback counts as the GPU's progress ([`GpuContext::wait`]).
     pub(super) fn request_read(&self, buffer: &wgpu::Buffer, bytes: u64) -> Arc<Signal> {
         let signal = Signal::new();
         map_read(&self.progress, buffer, bytes, &signal);

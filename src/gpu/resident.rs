@@ -124,8 +124,8 @@ impl Drop for StoredBases {
     fn drop(&mut self) {
         // Destroyed, not only dropped: pooled workspaces' cached bind groups may still hold
         // the buffer, and its memory must come back with its charge. (Destroying waits for
-        // a poll in progress on another thread: every poll waits one slice at most,
-        // `poller::POLL_SLICE`.)
+        // a poll in progress on another thread: no poll waits inside wgpu, see
+        // `gpu::poller`.)
         self.buffer.destroy();
     }
 }
@@ -226,14 +226,14 @@ impl GpuContext {
         for pass in convert.into_iter().chain(shifts) {
             let mut encoder = self.device.create_command_encoder(&Default::default());
             pass.record(&mut encoder.begin_compute_pass(&Default::default()));
-            let index = self.queue.submit([encoder.finish()]);
-            self.wait_for(index, timeout)?;
+            self.queue.submit([encoder.finish()]);
+            self.wait(timeout)?;
         }
         if shift.copies == 1 {
             if !self.profile.converts_bases() {
                 // No pass ran: wait for the upload itself, as every load does.
-                let index = self.queue.submit([]);
-                self.wait_for(index, timeout)?;
+                self.queue.submit([]);
+                self.wait(timeout)?;
             }
             return Ok(None);
         }
@@ -255,8 +255,7 @@ impl GpuContext {
                 at += base_bytes;
             }
         }
-        let index = self.queue.submit([encoder.finish()]);
-        self.wait_for(index, timeout)?;
+        self.queue.submit([encoder.finish()]);
         let bytes = self.read_buffer(&read, timeout)?;
         Ok(Some(bytemuck::cast_slice(&bytes).to_vec()))
     }

@@ -65,7 +65,6 @@ pub(crate) struct CallOutput {
 /// buffers and reservation stay with the device's poller until the GPU is done with them.
 pub(crate) struct InFlight {
     pub(super) ws: Busy<Lease>,
-    pub(super) submission: wgpu::SubmissionIndex,
     pub(super) readback: Arc<Signal>,
     pub(super) timestamps: Option<Arc<Signal>>,
     pub(super) phases: Vec<Phase>,
@@ -100,7 +99,7 @@ impl GpuContext {
         job: &Job<C>,
         timeout: Duration,
     ) -> Result<InFlight> {
-        let submitted = pollster::block_on(self.submit_if(job, true, timeout));
+        let submitted = super::blocking::block_on(self.submit_if(job, true, timeout));
         Ok(submitted?.expect("waited for room"))
     }
 
@@ -196,22 +195,21 @@ impl GpuContext {
             .collect();
         let asks = self.read_requests(&ws, lay, passes.len(), &readback, timestamps.as_ref());
         let w = Instant::now();
-        let submission = if self.timestamps {
+        if self.timestamps {
             let commands = scoped(&self.device, "submission", || {
                 Ok(self.encode_timestamped(&ws, &passes, copies, tail))
             })?;
             ws.until(reads.clone(), timeout);
-            self.submit_handed(commands, &reads, asks, timeout).await?
+            self.submit_handed(commands, &reads, asks, timeout).await?;
         } else {
-            let (index, ns) = self
+            let ns = self
                 .submit_wallclock(&mut ws, &passes, copies, tail, timeout)
                 .await?;
             let phases: Vec<Phase> = passes.iter().map(|p| p.phase).collect();
             add_stage_times(&mut times, &phases, &ns);
             ws.until(reads, timeout);
             asks();
-            index
-        };
+        }
         // The submit itself may wait for the queue's earlier work (lavapipe's does): a wait
         // for the GPU, not host work.
         times.wait += w.elapsed();
@@ -219,7 +217,6 @@ impl GpuContext {
         times.dispatches = passes.len() as u32;
         Ok(InFlight {
             ws,
-            submission,
             readback,
             timestamps,
             phases: passes.iter().map(|p| p.phase).collect(),
@@ -272,12 +269,15 @@ impl GpuContext {
         signals: &[Arc<Signal>],
         then: impl FnOnce() + Send + 'static,
         timeout: Duration,
-    ) -> Result<wgpu::SubmissionIndex> {
+    ) -> Result<()> {
         let (device, queue) = (self.device.clone(), self.queue.clone());
         let failed = signals.to_vec();
         let job = move || {
             let submitted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let out = scoped(&device, "submission", || Ok(queue.submit([commands])));
+                let out = scoped(&device, "submission", || {
+                    queue.submit([commands]);
+                    Ok(())
+                });
                 if out.is_ok() {
                     then();
                 }
@@ -293,7 +293,7 @@ impl GpuContext {
         };
         let handoff = self.submitter.run(job);
         // Registered with the poller for its deadline; the hand-off itself is awaited.
-        let _deadline = self.poller.watch(handoff.signal(), None, timeout);
+        let _deadline = self.poller.watch(handoff.signal(), timeout);
         let out = handoff.await.and_then(|submitted| submitted);
         if let Err(e) = &out {
             // A signal completed already keeps its outcome.
@@ -347,7 +347,7 @@ impl GpuContext {
     }
 
     /// Without timestamps: the copies, then one submission per pass, each awaited and
-    /// timed by the host's clock. Returns the last submission and each pass's time.
+    /// timed by the host's clock. Returns each pass's time.
     pub(super) async fn submit_wallclock(
         &self,
         ws: &mut Busy<Lease>,
@@ -355,14 +355,14 @@ impl GpuContext {
         copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
         timeout: Duration,
-    ) -> Result<(wgpu::SubmissionIndex, Vec<f64>)> {
+    ) -> Result<Vec<f64>> {
         let dev = &self.device;
         let encoded = scoped(dev, "submission", || {
             let mut encoder = dev.create_command_encoder(&Default::default());
             copies(&mut encoder, ws);
             Ok(encoder.finish())
         })?;
-        let mut last = self.submit_and_await(encoded, ws, timeout).await?;
+        self.submit_and_await(encoded, ws, timeout).await?;
         let mut ns = Vec::new();
         for (i, p) in passes.iter().enumerate() {
             let t = Instant::now();
@@ -374,10 +374,10 @@ impl GpuContext {
                 }
                 Ok(encoder.finish())
             })?;
-            last = self.submit_and_await(encoded, ws, timeout).await?;
+            self.submit_and_await(encoded, ws, timeout).await?;
             ns.push(t.elapsed().as_nanos() as f64);
         }
-        Ok((last, ns))
+        Ok(ns)
     }
 
     /// Submits `commands` ([`GpuContext::submit_handed`]) and awaits the GPU's work, `ws`
@@ -387,7 +387,7 @@ impl GpuContext {
         commands: wgpu::CommandBuffer,
         ws: &mut Busy<Lease>,
         timeout: Duration,
-    ) -> Result<wgpu::SubmissionIndex> {
+    ) -> Result<()> {
         let done = Signal::new();
         ws.until(vec![Arc::clone(&done)], timeout);
         let (progress, queue, signal) = (
@@ -397,20 +397,16 @@ impl GpuContext {
         );
         let then = move || on_work_done(&progress, &queue, &signal);
         let signals = [Arc::clone(&done)];
-        let index = self
-            .submit_handed(commands, &signals, then, timeout)
+        self.submit_handed(commands, &signals, then, timeout)
             .await?;
-        self.poller
-            .watch(&done, Some(index.clone()), timeout)
-            .await?;
-        Ok(index)
+        self.poller.watch(&done, timeout).await
     }
 
     /// Waits for a submitted job and reads back its window sums (in the shaders' packed
     /// projective form, W of them), its status and its stage times, blocking the thread
     /// ([`GpuContext::finish`]).
     pub(crate) fn finish_blocking(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
-        pollster::block_on(self.finish(f, timeout))
+        super::blocking::block_on(self.finish(f, timeout))
     }
 
     /// Awaits a submitted job (each wait at most `timeout` without the GPU's progress) and
@@ -418,8 +414,7 @@ impl GpuContext {
     /// pool.
     pub(crate) async fn finish(&self, f: InFlight, timeout: Duration) -> Result<CallOutput> {
         let w = Instant::now();
-        let after = Some(f.submission.clone());
-        self.poller.watch(&f.readback, after, timeout).await?;
+        self.poller.watch(&f.readback, timeout).await?;
         let wait = w.elapsed();
         let t = Instant::now();
         let read = read_mapped(f.ws.get(Slot::Readback), f.read_bytes)?;

@@ -56,7 +56,10 @@ impl Submitter {
             let (tx, rx) = mpsc::channel::<Job>();
             std::thread::Builder::new()
                 .name("gpu-msm submitter".into())
-                .spawn(move || rx.into_iter().for_each(|job| job()))
+                .spawn(move || {
+                    super::blocking::engine_thread("submitting");
+                    rx.into_iter().for_each(|job| job())
+                })
                 .map_err(|e| MsmError::Gpu(format!("cannot start the submitting thread: {e}")))?;
             *jobs = Some(tx);
         }

@@ -33,7 +33,7 @@ impl GpuContext {
         };
         let timeout = crate::config::DEFAULT_GPU_TIMEOUT;
         let f = self.submit_blocking(&job, timeout)?;
-        self.wait_for(f.submission.clone(), timeout)?;
+        self.wait(timeout)?;
         let buckets = crate::digits::num_windows(c, self.profile.curve.scalar_bits) as u64
             * crate::digits::buckets_per_window(c) as u64;
         // The offsets from the prefix sum's levels, as the stages after it read them.

@@ -213,7 +213,7 @@ impl GpuContext {
         if !ws.staging_mapped() {
             // A pooled workspace's last call finished, so its staging buffer's re-map only
             // waits for a poll to run its callback: poll without waiting for other calls.
-            let _ = super::foreign::poll(&self.device, || wgpu::PollType::Poll);
+            let _ = super::foreign::poll(&self.device);
             if !ws.staging_mapped() {
                 // The re-map's callback runs in whichever thread polls (the device's poller,
                 // or a blocking wait): it can still be pending in another thread's poll (or

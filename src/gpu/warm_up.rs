@@ -35,40 +35,40 @@ pub(super) fn while_compiling<T>(
     std::thread::scope(|scope| {
         let warmer = scope.spawn(|| {
             scoped(&gpu.device, "pipeline warm-up", || {
-                let mut last = None;
+                let mut any = false;
                 for (id, p) in rx {
-                    last = Some(warm.dispatch(gpu, id, &p));
+                    warm.dispatch(gpu, id, &p);
+                    any = true;
                 }
-                Ok(last)
+                Ok(any)
             })
         });
         let out = compile(&|id, p| {
             let _ = tx.send((id, p.clone()));
         });
         drop(tx);
-        let last = join(warmer)?;
+        let dispatched = join(warmer)?;
         let out = out?;
-        if let Some(last) = last {
-            compiled_at_first_dispatch(gpu, last)?;
+        if dispatched {
+            compiled_at_first_dispatch(gpu)?;
         }
         Ok(out)
     })
 }
 
-/// Waits for the warm-up's dispatches up to the `last`, in which a driver that compiles at
-/// first dispatch compiles the new pipelines (and for what was queued before them: on a
-/// device shared with other engines, their calls): at most [`FIRST_DISPATCH_TIMEOUT`]
-/// without progress, past which the device is taken to be hung and dropped.
-fn compiled_at_first_dispatch(gpu: &GpuContext, last: wgpu::SubmissionIndex) -> Result<()> {
-    gpu.wait_for(last, FIRST_DISPATCH_TIMEOUT)
-        .map_err(|e| match e {
-            MsmError::Timeout(_) => MsmError::Timeout(format!(
-                "the first dispatches of new pipelines (where a driver may compile them) did not \
+/// Waits for the warm-up's dispatches, in which a driver that compiles at first dispatch
+/// compiles the new pipelines (and for what the queue holds with them: on a device shared
+/// with other engines, their calls): at most [`FIRST_DISPATCH_TIMEOUT`] without progress,
+/// past which the device is taken to be hung and dropped.
+fn compiled_at_first_dispatch(gpu: &GpuContext) -> Result<()> {
+    gpu.wait(FIRST_DISPATCH_TIMEOUT).map_err(|e| match e {
+        MsmError::Timeout(_) => MsmError::Timeout(format!(
+            "the first dispatches of new pipelines (where a driver may compile them) did not \
              end within {FIRST_DISPATCH_TIMEOUT:?} (FIRST_DISPATCH_TIMEOUT); the device is \
              taken to be hung and was dropped"
-            )),
-            e => e,
-        })
+        )),
+        e => e,
+    })
 }
 
 /// The zeroed buffers every warm-up dispatch binds.
@@ -110,12 +110,7 @@ impl WarmUp {
     }
 
     /// Submits one workgroup of `id`'s pipeline over these buffers.
-    fn dispatch(
-        &self,
-        gpu: &GpuContext,
-        id: StageId,
-        pipeline: &wgpu::ComputePipeline,
-    ) -> wgpu::SubmissionIndex {
+    fn dispatch(&self, gpu: &GpuContext, id: StageId, pipeline: &wgpu::ComputePipeline) {
         let mut storage = self.storage.iter();
         let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("warm-up"),
@@ -135,6 +130,6 @@ impl WarmUp {
             pass.set_bind_group(0, &group, &[]);
             pass.dispatch_workgroups(1, 1, 1);
         }
-        gpu.queue.submit([encoder.finish()])
+        gpu.queue.submit([encoder.finish()]);
     }
 }

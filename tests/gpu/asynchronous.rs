@@ -322,3 +322,53 @@ fn a_minimal_executor_drives_the_futures() {
         "the same error as the blocking call"
     );
 }
+
+/// Blocking waits (resident loads, blocking calls, on threads of their own) and calls that
+/// do not block (from one tokio thread), all at once on one device: every wait is served
+/// by the device's one poller, which never waits inside wgpu (a timed-out wait there can
+/// race another thread's poll in wgpu-core 30.0.2 and lose callbacks, gfx-rs/wgpu#9958).
+/// Every sum equals arkworks.
+#[test]
+fn blocking_and_async_waits_at_once_on_one_device() {
+    let engine = common::gpu_engine();
+    let n = N / 4;
+    let bases = Arc::new(random_bases(n * 4, 75));
+    let scalars: Vec<Vec<Fr>> = (0..8).map(|k| random_scalars(n, 3000 + k)).collect();
+    let (blocking, asynchronous) = scalars.split_at(4);
+    let rt = one_thread();
+    let futures: Vec<_> = asynchronous
+        .iter()
+        .enumerate()
+        .map(|(k, s)| engine.msm_async(&bases[k * n..(k + 1) * n], s))
+        .collect();
+    let (async_sums, blocking_sums) = std::thread::scope(|scope| {
+        let threads: Vec<_> = blocking
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let bases = &bases[k * n..(k + 1) * n];
+                scope.spawn(move || match k % 2 {
+                    0 => {
+                        let set = engine.load_bases(bases).expect("load");
+                        engine.msm(&set, s).expect("msm on a resident set")
+                    }
+                    _ => engine.msm(bases, s).expect("msm"),
+                })
+            })
+            .collect();
+        let async_sums = rt.block_on(join_all(futures));
+        let blocking_sums: Vec<_> = threads
+            .into_iter()
+            .map(|t| t.join().expect("a blocking call's thread"))
+            .collect();
+        (async_sums, blocking_sums)
+    });
+    for (k, sum) in blocking_sums.iter().enumerate() {
+        let want = reference(&bases[k * n..(k + 1) * n], &blocking[k]);
+        assert_eq!(sum, &want, "blocking call {k}");
+    }
+    for (k, sum) in async_sums.into_iter().enumerate() {
+        let want = reference(&bases[k * n..(k + 1) * n], &asynchronous[k]);
+        assert_eq!(sum.expect("async call"), want, "async call {k}");
+    }
+}

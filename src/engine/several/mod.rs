@@ -252,6 +252,16 @@ impl<C: GpuCurve> Several<C> {
         self.devices[k].gpu().is_none_or(|g| g.is_lost())
     }
 
+    /// The error of a call on lost device k ([`MsmError::Timeout`] when it was taken to be
+    /// hung).
+    fn lost_error(&self, k: usize) -> MsmError {
+        let what = format!("device {k} is lost");
+        match self.devices[k].gpu() {
+            Some(g) => g.lost_error(&what),
+            None => MsmError::DeviceLost(what),
+        }
+    }
+
     /// Starts replacing lost device k on a thread of its own, unless one is at it.
     fn replace_in_background(&self, k: usize) {
         let d = &self.devices[k];

@@ -183,7 +183,7 @@ impl<C: GpuCurve> Several<C> {
             async move {
                 match device {
                     Some(d) => d.batch_here(set, &vs).await,
-                    None => Err(MsmError::DeviceLost(format!("device {k} is lost"))),
+                    None => Err(self.lost_error(k)),
                 }
             }
         };
