@@ -52,8 +52,10 @@ pub enum MsmError {
     #[error("input too large: {0}")]
     InputTooLarge(String),
     /// The GPU reported an error (validation, out of memory, failed mapping), or a result
-    /// that cannot be right (a window sum off the curve with every base valid). A lost device
-    /// is [`MsmError::DeviceLost`].
+    /// that cannot be right (a window sum off the curve with every base valid), or a blocking
+    /// call made on one of the engine's own threads (reached through an executor that polls
+    /// tasks inside their wakers' `wake`), refused rather than left waiting for itself. A
+    /// lost device is [`MsmError::DeviceLost`].
     #[error("GPU error: {0}")]
     Gpu(String),
     /// The device was lost (a driver reset, a removed GPU) before this call's result came

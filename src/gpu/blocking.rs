@@ -1,11 +1,13 @@
-//! Blocking a caller's thread on one of the engine's futures, never one of the engine's own
-//! threads: each device's poller and submitting thread and the deadline timer complete what
-//! those futures wait for, so a blocking call on one of them would wait for itself. It can
-//! get there only through an executor that polls a task inside its waker's `wake` (the
-//! engine wakes tasks from those threads).
+//! Blocking a caller's thread: on one of the engine's futures, never on one of the engine's
+//! own threads (each device's poller and submitting thread, the deadline timer), which
+//! complete what those futures wait for, so that a blocking call there would wait for
+//! itself (it can get there only through an executor that polls a task inside its waker's
+//! `wake`: the engine wakes tasks from those threads, among others); and on a lock held by
+//! another call, for a bounded time ([`lock_within`]).
 
 use std::cell::Cell;
 use std::future::Future;
+use std::time::Duration;
 
 use crate::error::{MsmError, Result};
 
@@ -14,9 +16,18 @@ thread_local! {
     static ENGINE_THREAD: Cell<Option<&'static str>> = const { Cell::new(None) };
 }
 
-/// Marks this thread as the engine's `name` thread, for the rest of its life.
-pub(crate) fn engine_thread(name: &'static str) {
-    ENGINE_THREAD.with(|t| t.set(Some(name)));
+/// Starts one of the engine's threads, `gpu-msm {name}`, running `f`: no blocking call
+/// ([`block_on`]) may wait on it.
+pub(crate) fn spawn_engine_thread(
+    name: &'static str,
+    f: impl FnOnce() + Send + 'static,
+) -> std::io::Result<()> {
+    let marked = move || {
+        ENGINE_THREAD.with(|t| t.set(Some(name)));
+        f()
+    };
+    let thread = std::thread::Builder::new().name(format!("gpu-msm {name}"));
+    thread.spawn(marked).map(drop)
 }
 
 /// `f`, waited for on this thread; [`MsmError::Gpu`] at once on one of the engine's own
@@ -32,6 +43,37 @@ pub(crate) fn block_on<T>(f: impl Future<Output = Result<T>>) -> Result<T> {
     }
 }
 
+/// Locks `m`, waiting at most `timeout` for another thread to release it
+/// ([`MsmError::Timeout`] past it, naming `what`): the locks a call may meet (stages
+/// compiled or checked on first use) are held for seconds, never for good.
+pub(crate) fn lock_within<'a, T>(
+    m: &'a std::sync::Mutex<T>,
+    timeout: Duration,
+    what: &str,
+) -> Result<std::sync::MutexGuard<'a, T>> {
+    let give_up = std::time::Instant::now().checked_add(timeout);
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Ok(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+        if let Some(name) = ENGINE_THREAD.with(Cell::get) {
+            // Its holder may be waiting for this very thread.
+            return Err(MsmError::Gpu(format!(
+                "a call on the engine's {name} thread (an executor polled a task inside its \
+                 waker) met another call {what}: refused rather than waited for"
+            )));
+        }
+        if give_up.is_some_and(|t| std::time::Instant::now() >= t) {
+            return Err(MsmError::Timeout(format!(
+                "waited {timeout:?} for another call {what}"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,11 +82,12 @@ mod tests {
     #[test]
     fn an_engine_thread_never_blocks_on_the_engine() {
         assert_eq!(block_on(async { Ok(7) }).expect("a caller's thread"), 7);
-        let on_engine = std::thread::spawn(|| {
-            engine_thread("poller");
-            block_on(std::future::pending::<Result<()>>())
-        });
-        let out = on_engine.join().expect("the thread");
+        let (tx, rx) = std::sync::mpsc::channel();
+        spawn_engine_thread("poller", move || {
+            let _ = tx.send(block_on(std::future::pending::<Result<()>>()));
+        })
+        .expect("a thread");
+        let out = rx.recv().expect("the thread's outcome");
         assert!(matches!(out, Err(MsmError::Gpu(m)) if m.contains("poller")));
     }
 }

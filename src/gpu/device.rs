@@ -176,7 +176,12 @@ impl SharedDevice {
         });
         let progress = Arc::default();
         Ok(Self {
-            poller: Poller::new(device.clone(), Arc::clone(&progress), Arc::clone(&lost)),
+            poller: Poller::new(
+                device.clone(),
+                queue.clone(),
+                Arc::clone(&progress),
+                Arc::clone(&lost),
+            ),
             submitter: Arc::default(),
             device,
             queue,

@@ -15,8 +15,9 @@
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
 //! | `submitter.rs` | the device's submitting thread: a driver's submit that waits blocks no caller |
-//! | `readback.rs` | waits with deadlines, mapping buffers |
-//! | `poller.rs` | waiting without blocking a thread: signals from wgpu's callbacks, one polling thread per device, dropped calls collected |
+//! | `readback.rs` | reading buffers back, waiting for the queue from a blocked thread |
+//! | `poller.rs` | every wait for the GPU, a thread's or a task's: signals from wgpu's callbacks, one polling thread per device (deadlines, a hung GPU dropped), dropped calls collected |
+//! | `blocking.rs` | blocking a caller's thread: on the engine's futures (never on the engine's own threads), on a lock for a bounded time |
 //! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
@@ -44,7 +45,7 @@ mod poller;
 pub mod pool;
 mod readback;
 pub mod reduction;
-pub(crate) use readback::lock_within;
+pub(crate) use blocking::lock_within;
 mod resident;
 pub mod selftest;
 pub mod shader;
@@ -157,7 +158,9 @@ impl Loss {
 
     /// The error of a call that meets the device lost, naming `what` failed:
     /// [`MsmError::Timeout`] when the engine dropped it as hung, [`MsmError::DeviceLost`]
-    /// otherwise.
+    /// otherwise. Every error a lost device causes is chosen here: the poller's for what it
+    /// awaited, `GpuMsm::on_device` for a call's, a split call's lost share, the self-test
+    /// engine's.
     ///
     /// [`MsmError::Timeout`]: crate::MsmError::Timeout
     /// [`MsmError::DeviceLost`]: crate::MsmError::DeviceLost
@@ -165,8 +168,9 @@ impl Loss {
         use crate::error::MsmError;
         match self.was_hung() {
             true => MsmError::Timeout(format!(
-                "{what}: the GPU finished nothing within MsmConfig::gpu_timeout; its device \
-                 was taken to be hung and dropped"
+                "{what}: the GPU finished nothing within a wait's deadline \
+                 (MsmConfig::gpu_timeout for calls and loads); its device was taken to be \
+                 hung and dropped"
             )),
             false => MsmError::DeviceLost(what.into()),
         }

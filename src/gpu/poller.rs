@@ -24,12 +24,15 @@ const SHORTEST_PAUSE: Duration = Duration::from_micros(20);
 /// a device busy with others' work may).
 const LONGEST_PAUSE: Duration = Duration::from_millis(1);
 
+/// The share of the quiet so far ([`pause`]) that the poller sleeps before it polls again.
+const QUIET_SHARE: u32 = 32;
+
 /// The sleep between two polls after `quiet`, the time since a callback last ran (or the
-/// poller woke): a sixteenth of it, so that what the GPU finishes is seen at most about a
-/// sixteenth late (plus the scheduler's slack), a burst of callbacks is followed closely,
-/// and a long wait costs a poll a millisecond.
+/// poller was last unparked): 1 / [`QUIET_SHARE`] of it, so that what the GPU finishes is
+/// seen at most that share late (plus the scheduler's slack), a burst of callbacks is
+/// followed closely, and a long wait costs a poll a millisecond.
 fn pause(quiet: Duration) -> Duration {
-    (quiet / 16).clamp(SHORTEST_PAUSE, LONGEST_PAUSE)
+    (quiet / QUIET_SHARE).clamp(SHORTEST_PAUSE, LONGEST_PAUSE)
 }
 
 /// A wgpu callback's outcome, awaited by one call.
@@ -155,6 +158,7 @@ struct State {
 
 struct Inner {
     device: wgpu::Device,
+    queue: wgpu::Queue,
     /// Callbacks run so far (`GpuContext::progress`): a GPU that runs them is busy, not hung.
     progress: Arc<AtomicU64>,
     lost: Arc<Loss>,
@@ -169,11 +173,13 @@ pub(crate) struct Poller(Arc<Inner>);
 impl Poller {
     pub(crate) fn new(
         device: wgpu::Device,
+        queue: wgpu::Queue,
         progress: Arc<AtomicU64>,
         lost: Arc<Loss>,
     ) -> Arc<Self> {
         Arc::new(Self(Arc::new(Inner {
             device,
+            queue,
             progress,
             lost,
             state: Mutex::default(),
@@ -240,11 +246,9 @@ impl Inner {
             return;
         }
         let me = Arc::clone(self);
-        let spawned = std::thread::Builder::new()
-            .name("gpu-msm poller".into())
-            .spawn(move || me.run());
+        let spawned = super::blocking::spawn_engine_thread("poller", move || me.run());
         match spawned {
-            Ok(_) => s.running = true,
+            Ok(()) => s.running = true,
             Err(e) => {
                 let (failed, orphans) = abandon(&mut s);
                 drop(s);
@@ -260,7 +264,6 @@ impl Inner {
     /// The thread: polls while anything is awaited or held, parks otherwise; a panic fails
     /// the signals awaited rather than leave them waiting, and frees what it held.
     fn run(self: Arc<Self>) {
-        super::blocking::engine_thread("poller");
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
         let mut s = self.lock();
         s.running = false;
@@ -307,25 +310,31 @@ impl Inner {
             if progress != seen.0 {
                 seen = (progress, now);
             }
-            if let Some(w) = s.watched.iter().find(|w| late(w, seen.1, now)) {
-                let timeout = w.timeout;
-                drop(s);
-                drop(finished);
-                self.hung(timeout);
-                continue;
-            }
-            let timeout = s.watched.iter().map(|w| w.timeout).min();
+            // The device's deadline is its longest waiter's: a first dispatch, where a driver
+            // may compile (`FIRST_DISPATCH_TIMEOUT`), keeps the GPU from finishing others'
+            // work for longer than their `gpu_timeout`, and is no hang.
+            let longest = s.watched.iter().map(|w| w.timeout).max();
+            let late = longest.filter(|&t| s.watched.iter().any(|w| late(w, t, seen.1, now)));
             let quiet = now.saturating_duration_since(seen.1);
-            let sleep = pause(quiet).min(timeout.unwrap_or(LONGEST_PAUSE));
+            let sleep = pause(quiet).min(longest.unwrap_or(LONGEST_PAUSE));
             let woken = s.woken;
             drop(s);
             drop(finished);
             let before = self.progress.load(Ordering::Acquire);
             if let Err(e) = super::foreign::poll(&self.device) {
+                // wgpu fails a poll only for a device it lost.
                 let failed = awaited(&mut self.lock());
-                fail(failed, MsmError::Gpu(format!("poll: {e}")));
+                fail(failed, self.lost.error(&format!("poll: {e}")));
             }
-            if self.progress.load(Ordering::Acquire) == before {
+            let ran = self.progress.load(Ordering::Acquire) != before;
+            if let Some(timeout) = late {
+                // Late only if this last poll, too, ran nothing.
+                if !ran {
+                    self.drop_as_hung(timeout);
+                }
+                continue;
+            }
+            if !ran {
                 // Nothing ran: sleep, unless a waiter came meanwhile.
                 let s = self.lock();
                 if s.woken == woken {
@@ -335,24 +344,33 @@ impl Inner {
         }
     }
 
-    /// The GPU ran no callback within a waiter's `timeout`: taken to be hung, its device is
-    /// dropped and every waiter fails.
-    fn hung(&self, timeout: Duration) {
+    /// The GPU ran no callback within the waiters' `timeout`: taken to be hung, every waiter
+    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]).
+    fn drop_as_hung(&self, timeout: Duration) {
         self.lost.set_hung();
-        self.device.destroy();
-        let _ = super::foreign::poll(&self.device);
         tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
+        let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+        hung.push(self.queue.clone());
+        drop(hung);
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
-        let waited = format!("a wait of {timeout:?} for the GPU ended");
+        let waited = format!("no callback ran on the device for {timeout:?}");
         fail(failed, self.lost.error(&waited));
+        self.device.destroy();
+        let _ = super::foreign::poll(&self.device);
     }
 }
 
-/// Whether a waiter has seen no progress for longer than its timeout.
-fn late(w: &Waiter, progress_at: Instant, now: Instant) -> bool {
-    now.saturating_duration_since(w.since.max(progress_at)) > w.timeout
+/// Whether a waiter has seen no progress for longer than `timeout`.
+fn late(w: &Waiter, timeout: Duration, progress_at: Instant, now: Instant) -> bool {
+    now.saturating_duration_since(w.since.max(progress_at)) > timeout
 }
+
+/// The queues of devices taken to be hung, never dropped: wgpu's `Queue::drop` waits for the
+/// queue to be idle, on a GPU that never finishes for good, in whichever thread drops the
+/// last handle (a call, the engine replacing the device under its lock). A hung device's
+/// memory is not given back (its queue holds the device).
+static HUNG_QUEUES: Mutex<Vec<wgpu::Queue>> = Mutex::new(Vec::new());
 
 /// Takes the signals that are done off the list, and the orphans the GPU is done with
 /// (returned, to be dropped without the lock: dropping one gives its reservation back).
@@ -477,14 +495,12 @@ mod tests {
         assert!(matches!(ran.outcome(), Some(Ok(()))));
     }
 
-    /// Between polls the poller sleeps a sixteenth of the quiet so far, within its bounds.
+    /// Between polls the poller sleeps a share of the quiet so far, within its bounds.
     #[test]
     fn the_pause_between_polls_grows_with_the_wait() {
         assert_eq!(pause(Duration::ZERO), SHORTEST_PAUSE);
-        assert_eq!(
-            pause(Duration::from_micros(1600)),
-            Duration::from_micros(100)
-        );
+        let quiet = Duration::from_micros(100) * QUIET_SHARE;
+        assert_eq!(pause(quiet), Duration::from_micros(100));
         assert_eq!(pause(Duration::from_secs(10)), LONGEST_PAUSE);
         let waits = (0..200).map(|k| Duration::from_micros(k * 50));
         let pauses: Vec<Duration> = waits.map(pause).collect();

@@ -1,5 +1,5 @@
-//! Waiting for the GPU and reading buffers back, each wait with a deadline; a GPU that
-//! finishes nothing within it is taken to be hung and its device dropped.
+//! Reading buffers back and waiting for the GPU from a blocked thread: each a future the
+//! device's poller completes (its deadline the poller's), blocked on or awaited.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -8,30 +8,6 @@ use std::time::Duration;
 use super::poller::Signal;
 use super::GpuContext;
 use crate::error::{MsmError, Result};
-
-/// Locks `m`, waiting at most `timeout` for another thread to release it
-/// ([`MsmError::Timeout`] past it, naming `what`): the locks a call may meet (stages
-/// compiled or checked on first use) are held for seconds, never for good.
-pub(crate) fn lock_within<'a, T>(
-    m: &'a std::sync::Mutex<T>,
-    timeout: Duration,
-    what: &str,
-) -> Result<std::sync::MutexGuard<'a, T>> {
-    let give_up = std::time::Instant::now().checked_add(timeout);
-    loop {
-        match m.try_lock() {
-            Ok(g) => return Ok(g),
-            Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
-            Err(std::sync::TryLockError::WouldBlock) => {}
-        }
-        if give_up.is_some_and(|t| std::time::Instant::now() >= t) {
-            return Err(MsmError::Timeout(format!(
-                "waited {timeout:?} for another call {what}"
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
 
 impl GpuContext {
     /// Blocks until all work submitted so far is done, at most `timeout` without the GPU's

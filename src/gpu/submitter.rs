@@ -54,13 +54,10 @@ impl Submitter {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if jobs.is_none() {
             let (tx, rx) = mpsc::channel::<Job>();
-            std::thread::Builder::new()
-                .name("gpu-msm submitter".into())
-                .spawn(move || {
-                    super::blocking::engine_thread("submitting");
-                    rx.into_iter().for_each(|job| job())
-                })
-                .map_err(|e| MsmError::Gpu(format!("cannot start the submitting thread: {e}")))?;
+            super::blocking::spawn_engine_thread("submitter", move || {
+                rx.into_iter().for_each(|job| job())
+            })
+            .map_err(|e| MsmError::Gpu(format!("cannot start the submitting thread: {e}")))?;
             *jobs = Some(tx);
         }
         let tx = jobs.as_ref().expect("set above");

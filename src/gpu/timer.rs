@@ -18,12 +18,7 @@ static TIMER: OnceLock<Timer> = OnceLock::new();
 /// for nothing.
 pub(crate) fn wake_at(at: Instant, waker: Waker) {
     let timer = TIMER.get_or_init(|| {
-        let spawned = std::thread::Builder::new()
-            .name("gpu-msm deadlines".into())
-            .spawn(|| {
-                super::blocking::engine_thread("deadline timer");
-                run()
-            });
+        let spawned = super::blocking::spawn_engine_thread("deadlines", run);
         if let Err(e) = spawned {
             // Waits then end only when room comes (each call in flight has its own deadline).
             tracing::warn!(target: "gpu_msm", error = %e, "cannot start the deadline timer");

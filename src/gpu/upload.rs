@@ -216,7 +216,7 @@ impl GpuContext {
             let _ = super::foreign::poll(&self.device);
             if !ws.staging_mapped() {
                 // The re-map's callback runs in whichever thread polls (the device's poller,
-                // or a blocking wait): it can still be pending in another thread's poll (or
+                // another call's upload, a submit): it can still be pending in another thread's poll (or
                 // have failed) when this poll returns. A new mapped buffer of the same size does not wait.
                 ws.fresh_staging(dev);
             }
