@@ -1,5 +1,6 @@
 //! Fault injection for the tests: a device lost now, during the next call or during a
-//! replacement's known-answer test, a validation error in the next submission,
+//! replacement's known-answer test, a poll that never returns, a validation error in the
+//! next submission,
 //! known-answer tests that fail (at creation, or the host-list stages' on first use), and
 //! calls that read a set's shifted copies whatever the cost model says (to test every shape
 //! of copies on small sets).
@@ -45,6 +46,15 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub fn inject_device_loss(&self) {
         if let Some(g) = self.gpu() {
             g.lose();
+        }
+    }
+
+    /// Test hook: the device's next poll does not return until the device is lost, as one
+    /// blocked in wgpu behind a driver's submit that waits for a hung GPU: the poller's
+    /// watchdog must take the device to be hung after `gpu_timeout`.
+    pub fn inject_stalled_poll(&self) {
+        if let Some(g) = self.gpu() {
+            g.stall_next_poll();
         }
     }
 

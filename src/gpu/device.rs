@@ -357,6 +357,13 @@ impl GpuContext {
         self.shared().lose();
     }
 
+    /// Test hook: the device's next poll does not return until the device is lost (as one
+    /// blocked in wgpu behind a driver's submit that waits for a hung GPU).
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn stall_next_poll(&self) {
+        self.poller.stall_next_poll();
+    }
+
     /// Test hook: the next call's submission also asks for a buffer that cannot exist
     /// (mapped for reading and writing at once), a validation error its error scope must
     /// catch.

@@ -29,7 +29,7 @@ pub(crate) fn wake(waker: Waker) {
 /// A poll that panics all the same is tried again (wgpu's state is kept by locks that do
 /// not poison); the panic goes on after [`POLL_RETRIES`] in a row. A poll that panicked
 /// may have dropped the callbacks it was running: their waits fail at once
-/// (`poller::Completer`), the call with [`MsmError::Gpu`].
+/// (`signal::Completer`), the call with [`MsmError::Gpu`].
 ///
 /// [`MsmError::Gpu`]: crate::MsmError::Gpu
 pub(crate) fn poll(device: &wgpu::Device) -> Result<wgpu::PollStatus, wgpu::PollError> {

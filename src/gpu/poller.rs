@@ -1,21 +1,19 @@
-//! Waiting for the GPU without blocking a caller's thread: a [`Signal`] is completed by a
-//! wgpu callback (a buffer mapped, a submission done) and awaited by a future or a blocked
-//! thread; one [`Poller`] thread per device polls it while any signal is awaited (and parks
+//! Every wait for the GPU: a [`Signal`] is completed by a wgpu callback (a buffer mapped, a
+//! submission done) and awaited by a future or a blocked thread; one [`Poller`] thread per
+//! device polls it while any signal is awaited (and parks
 //! otherwise), takes a GPU that completes nothing within a waiter's deadline to be hung, and
 //! collects the calls whose futures were dropped while the GPU still ran them.
 //!
 //! The poller never waits inside wgpu (why: [`super::foreign::poll`]): it polls, which
 //! returns at once, and sleeps between polls ([`pause`]), woken early by a new waiter.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
+use super::signal::{Awaited, Signal};
 use super::Loss;
-use crate::error::{MsmError, Result};
+use crate::error::MsmError;
 
 /// The shortest sleep between two polls.
 const SHORTEST_PAUSE: Duration = Duration::from_micros(20);
@@ -33,100 +31,6 @@ const QUIET_SHARE: u32 = 32;
 /// followed closely, and a long wait costs a poll a millisecond.
 fn pause(quiet: Duration) -> Duration {
     (quiet / QUIET_SHARE).clamp(SHORTEST_PAUSE, LONGEST_PAUSE)
-}
-
-/// A wgpu callback's outcome, awaited by one call.
-pub(crate) struct Signal {
-    state: Mutex<SignalState>,
-}
-
-#[derive(Default)]
-struct SignalState {
-    outcome: Option<Result<()>>,
-    waker: Option<Waker>,
-}
-
-impl Signal {
-    pub(crate) fn new() -> Arc<Self> {
-        Arc::new(Self {
-            state: Mutex::default(),
-        })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, SignalState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Completes the signal (the first outcome stays) and wakes its waiter.
-    pub(crate) fn complete(&self, outcome: Result<()>) {
-        let mut s = self.lock();
-        if s.outcome.is_none() {
-            s.outcome = Some(outcome);
-        }
-        let waker = s.waker.take();
-        drop(s);
-        if let Some(w) = waker {
-            super::foreign::wake(w);
-        }
-    }
-
-    /// The end of the signal a wgpu callback completes.
-    pub(crate) fn completer(self: &Arc<Self>) -> Completer {
-        Completer(Arc::clone(self))
-    }
-
-    /// Whether the signal has its outcome.
-    pub(crate) fn is_done(&self) -> bool {
-        self.lock().outcome.is_some()
-    }
-
-    /// The signal's outcome, if it has one.
-    #[cfg(test)]
-    fn outcome(&self) -> Option<Result<()>> {
-        self.lock().outcome.clone()
-    }
-
-    pub(crate) fn poll_done(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        let mut s = self.lock();
-        match &s.outcome {
-            Some(o) => Poll::Ready(o.clone()),
-            None => {
-                s.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
-    }
-}
-
-/// A signal's end held by a wgpu callback ([`Signal::completer`]): dropped without
-/// completing it (wgpu dropped the callback without running it, as a poll that panicked
-/// does, [`super::foreign::poll`]), it fails the signal at once instead of leaving its
-/// waiter to its deadline and the device to be taken for hung.
-pub(crate) struct Completer(Arc<Signal>);
-
-impl Completer {
-    pub(crate) fn complete(self, outcome: Result<()>) {
-        self.0.complete(outcome);
-    }
-}
-
-impl Drop for Completer {
-    fn drop(&mut self) {
-        if !self.0.is_done() {
-            let dropped = "wgpu dropped a callback without running it".into();
-            self.0.complete(Err(MsmError::Gpu(dropped)));
-        }
-    }
-}
-
-/// A future that completes with a watched signal ([`Poller::watch`]).
-pub(crate) struct Awaited(Arc<Signal>);
-
-impl Future for Awaited {
-    type Output = Result<()>;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.0.poll_done(cx)
-    }
 }
 
 /// Something the poller keeps until its signals are done: a dropped call's buffers (and
@@ -154,6 +58,10 @@ struct State {
     woken: u64,
     /// Every handle is dropped: the thread ends once nothing is left to collect.
     closing: bool,
+    /// When the poll in progress began, if one is.
+    polling_since: Option<Instant>,
+    /// The watchdog thread ([`Inner::watch_polls`]) is running.
+    watchdog: bool,
 }
 
 struct Inner {
@@ -164,6 +72,9 @@ struct Inner {
     lost: Arc<Loss>,
     state: Mutex<State>,
     work: Condvar,
+    /// Test hook: the next poll does not return until the device is lost (as one blocked
+    /// behind a driver's submit that waits for a hung GPU).
+    stall_next_poll: std::sync::atomic::AtomicBool,
 }
 
 /// The poller of one device, shared by every context on it; its thread starts on the first
@@ -184,7 +95,15 @@ impl Poller {
             lost,
             state: Mutex::default(),
             work: Condvar::new(),
+            stall_next_poll: Default::default(),
         })))
+    }
+
+    /// Test hook: the next poll does not return until the device is lost, as one blocked in
+    /// wgpu behind a driver's submit that waits for a hung GPU.
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn stall_next_poll(&self) {
+        self.0.stall_next_poll.store(true, Ordering::Release);
     }
 
     /// A future that completes with `signal`, the device polled meanwhile. Past `timeout`
@@ -247,6 +166,15 @@ impl Inner {
         }
         let me = Arc::clone(self);
         let spawned = super::blocking::spawn_engine_thread("poller", move || me.run());
+        if spawned.is_ok() && !s.watchdog {
+            let me = Arc::clone(self);
+            match super::blocking::spawn_engine_thread("watchdog", move || me.watch_polls()) {
+                Ok(()) => s.watchdog = true,
+                Err(e) => {
+                    tracing::warn!(target: "gpu_msm", error = %e, "cannot start the poller's watchdog")
+                }
+            }
+        }
         match spawned {
             Ok(()) => s.running = true,
             Err(e) => {
@@ -267,6 +195,8 @@ impl Inner {
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
         let mut s = self.lock();
         s.running = false;
+        // The watchdog ends with it.
+        self.work.notify_all();
         if ran.is_err() {
             let (failed, orphans) = abandon(&mut s);
             drop(s);
@@ -318,10 +248,14 @@ impl Inner {
             let quiet = now.saturating_duration_since(seen.1);
             let sleep = pause(quiet).min(longest.unwrap_or(LONGEST_PAUSE));
             let woken = s.woken;
+            s.polling_since = Some(Instant::now());
             drop(s);
             drop(finished);
             let before = self.progress.load(Ordering::Acquire);
-            if let Err(e) = super::foreign::poll(&self.device) {
+            self.stall_if_asked();
+            let polled = super::foreign::poll(&self.device);
+            self.lock().polling_since = None;
+            if let Err(e) = polled {
                 // wgpu fails a poll only for a device it lost.
                 let failed = awaited(&mut self.lock());
                 fail(failed, self.lost.error(&format!("poll: {e}")));
@@ -330,7 +264,7 @@ impl Inner {
             if let Some(timeout) = late {
                 // Late only if this last poll, too, ran nothing.
                 if !ran {
-                    self.drop_as_hung(timeout);
+                    self.drop_as_hung(timeout, true);
                 }
                 continue;
             }
@@ -345,19 +279,63 @@ impl Inner {
     }
 
     /// The GPU ran no callback within the waiters' `timeout`: taken to be hung, every waiter
-    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]).
-    fn drop_as_hung(&self, timeout: Duration) {
+    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]);
+    /// then, unless a poll is stuck (`then_poll` false), one poll reports the loss.
+    fn drop_as_hung(&self, timeout: Duration, then_poll: bool) {
+        if !self.lost.is_lost() {
+            tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
+            let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+            hung.push(self.queue.clone());
+        }
         self.lost.set_hung();
-        tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
-        let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-        hung.push(self.queue.clone());
-        drop(hung);
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
         let waited = format!("no callback ran on the device for {timeout:?}");
         fail(failed, self.lost.error(&waited));
+        // Lock-free in wgpu-core 30.0.2 (it marks the device invalid).
         self.device.destroy();
-        let _ = super::foreign::poll(&self.device);
+        if then_poll {
+            let _ = super::foreign::poll(&self.device);
+        }
+    }
+
+    /// The watchdog, a thread beside the poller: a poll that has not returned within the
+    /// waiters' deadline (wgpu blocked behind a driver's submit that waits for a hung GPU)
+    /// gets the device taken to be hung all the same, by a thread that calls nothing in
+    /// wgpu that could block too; while that poll stays stuck, later waiters fail once
+    /// their own deadlines pass. It ends with the poller.
+    fn watch_polls(self: Arc<Self>) {
+        let mut s = self.lock();
+        while s.running {
+            let longest = s.watched.iter().map(|w| w.timeout).max();
+            let stuck = s.polling_since.map(|t| t.elapsed()).unwrap_or_default();
+            s = match longest {
+                Some(longest) if stuck > longest => {
+                    drop(s);
+                    self.drop_as_hung(longest, false);
+                    self.lock()
+                }
+                Some(longest) => {
+                    let left = longest - stuck;
+                    let (s, _) = self
+                        .work
+                        .wait_timeout(s, left)
+                        .unwrap_or_else(|e| e.into_inner());
+                    s
+                }
+                None => self.work.wait(s).unwrap_or_else(|e| e.into_inner()),
+            };
+        }
+        s.watchdog = false;
+    }
+
+    /// Test hook ([`Poller::stall_next_poll`]).
+    fn stall_if_asked(&self) {
+        if self.stall_next_poll.swap(false, Ordering::AcqRel) {
+            while !self.lost.is_lost() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
     }
 }
 
@@ -482,18 +460,6 @@ impl<T: Send> Orphan for Orphaned<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A callback wgpu drops without running it fails its signal at once; one that runs
-    /// keeps its outcome.
-    #[test]
-    fn a_dropped_callback_fails_its_signal() {
-        let dropped = Signal::new();
-        drop(dropped.completer());
-        assert!(matches!(dropped.outcome(), Some(Err(MsmError::Gpu(_)))));
-        let ran = Signal::new();
-        ran.completer().complete(Ok(()));
-        assert!(matches!(ran.outcome(), Some(Ok(()))));
-    }
 
     /// Between polls the poller sleeps a share of the quiet so far, within its bounds.
     #[test]

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::poller::Signal;
+use super::signal::Signal;
 use super::GpuContext;
 use crate::error::{MsmError, Result};
 

@@ -123,9 +123,10 @@ impl StoredBases {
 impl Drop for StoredBases {
     fn drop(&mut self) {
         // Destroyed, not only dropped: pooled workspaces' cached bind groups may still hold
-        // the buffer, and its memory must come back with its charge. (Destroying waits for
-        // a poll in progress on another thread: no poll waits inside wgpu, see
-        // `gpu::poller`.)
+        // the buffer, and its memory must come back with its charge. (Destroying takes a
+        // lock of wgpu's that a poll or a submit holds while it runs: no poll waits inside
+        // wgpu, see `gpu::foreign::poll`, but a driver's submit that waits for a hung GPU
+        // would hold it for good, docs/RELIABILITY.md "Known gaps".)
         self.buffer.destroy();
     }
 }

@@ -10,10 +10,11 @@ use super::layout::{
     Job, JobBases, JobLayout, JobPlan, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT,
 };
 use super::pipelines::Pass;
-use super::poller::{Busy, Signal};
+use super::poller::Busy;
 use super::pool::Lease;
 use super::readback::{map_read, on_work_done, read_mapped};
 use super::shader::contract::{self, STATUS_WORDS};
+use super::signal::Signal;
 use super::slots::Slot;
 use super::stages::Phase;
 use super::upload::Uploads;

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use super::poller::Signal;
+use super::signal::Signal;
 use crate::error::{MsmError, Result};
 
 type Job = Box<dyn FnOnce() + Send>;

@@ -380,7 +380,8 @@ fn a_failed_replacement_backs_off() {
 }
 
 /// A call whose GPU wait passes `gpu_timeout` fails with `Timeout`, gives its memory back,
-/// and the device, taken to be hung, is replaced by the next call.
+/// and the device, taken to be hung, is replaced by the next call; the same when the wait's
+/// poll itself never returns (the poller's watchdog).
 #[test]
 fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
     let e = with_loss(DeviceLoss::Recreate);
@@ -398,6 +399,26 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
     assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
     assert_eq!(e.devices_recreated(), 1);
+    // A poll that never returns (as one blocked in wgpu behind a driver's submit that waits
+    // for a hung GPU): the poller's watchdog takes the device to be hung once the call's
+    // deadline passes, without a call into wgpu; the next call runs on a new device.
+    let patient = e
+        .reconfigured(MsmConfig {
+            gpu_timeout: Duration::from_secs(2),
+            ..e.config().clone()
+        })
+        .unwrap();
+    patient.inject_stalled_poll();
+    let began = std::time::Instant::now();
+    let got = patient.msm(&bases, &s);
+    eprintln!(
+        "a stalled poll: {:?} after {:?}",
+        got.as_ref().err(),
+        began.elapsed()
+    );
+    assert!(matches!(got, Err(MsmError::Timeout(_))), "{got:?}");
+    assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
+    assert_eq!(e.devices_recreated(), 2);
     let zero = MsmConfig {
         gpu_timeout: Duration::ZERO,
         ..e.config().clone()
