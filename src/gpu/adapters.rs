@@ -11,7 +11,7 @@ fn enumerate() -> (wgpu::Instance, Vec<wgpu::Adapter>) {
         backends: wgpu::Backends::PRIMARY,
         ..wgpu::InstanceDescriptor::new_without_display_handle_from_env()
     });
-    let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+    let adapters = super::blocking::ready(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
     (instance, adapters)
 }
 
@@ -49,7 +49,7 @@ pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
         PowerPreference::HighPerformance => wgpu::PowerPreference::HighPerformance,
         PowerPreference::LowPower => wgpu::PowerPreference::LowPower,
     };
-    pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+    super::blocking::ready(instance.request_adapter(&wgpu::RequestAdapterOptions {
         power_preference,
         force_fallback_adapter: false,
         compatible_surface: None,

@@ -39,8 +39,24 @@ pub(crate) fn block_on<T>(f: impl Future<Output = Result<T>>) -> Result<T> {
              its waker), which would wait for itself: await the call's `_async` form, or \
              run it elsewhere"
         ))),
+        #[allow(clippy::disallowed_methods)] // the one blocking wait on the engine's futures
         None => pollster::block_on(f),
     }
+}
+
+/// `f`, one of wgpu's futures that native wgpu completes before returning it (an error
+/// scope popped, an adapter or device requested): waited for on this thread, which no GPU
+/// work can hold.
+pub(crate) fn ready<F: Future>(f: F) -> F::Output {
+    #[allow(clippy::disallowed_methods)] // completes at once: nothing to wait for
+    pollster::block_on(f)
+}
+
+/// `f`, a share of a call that [`block_on`] let block, waited for on a thread of the call's
+/// own (`engine::several`'s `each_at_once`: this thread, or one it started).
+pub(crate) fn share<F: Future>(f: F) -> F::Output {
+    #[allow(clippy::disallowed_methods)] // the caller's thread passed `block_on`
+    pollster::block_on(f)
 }
 
 /// Locks `m`, waiting at most `timeout` for another thread to release it

@@ -63,7 +63,7 @@ fn vulkan_device_heap(_adapter: &wgpu::Adapter) -> Option<u64> {
 
 /// Waits for a popped error scope and turns a captured error into `MsmError::Gpu`.
 pub(super) fn check_scope(scope: wgpu::ErrorScopeGuard, what: &str) -> Result<()> {
-    match pollster::block_on(scope.pop()) {
+    match super::blocking::ready(scope.pop()) {
         None => Ok(()),
         Some(e) => Err(MsmError::Gpu(format!("{what}: {e}"))),
     }
@@ -156,13 +156,14 @@ impl SharedDevice {
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
-            label: Some("gpu-msm"),
-            required_features,
-            required_limits: limits.clone(),
-            ..Default::default()
-        }))
-        .map_err(|e| MsmError::DeviceRequest(e.to_string()))?;
+        let (device, queue) =
+            super::blocking::ready(adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("gpu-msm"),
+                required_features,
+                required_limits: limits.clone(),
+                ..Default::default()
+            }))
+            .map_err(|e| MsmError::DeviceRequest(e.to_string()))?;
         // Errors are captured by error scopes around every operation; anything that escapes
         // them (none should) is reported here instead of aborting the process.
         device.on_uncaptured_error(std::sync::Arc::new(|e| {

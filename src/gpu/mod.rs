@@ -18,7 +18,7 @@
 //! | `readback.rs` | reading buffers back, waiting for the queue from a blocked thread |
 //! | `poller.rs` | every wait for the GPU, a thread's or a task's: signals from wgpu's callbacks, one polling thread per device (deadlines, a hung GPU dropped), dropped calls collected |
 //! | `signal.rs` | a wgpu callback's outcome: completed by the callback (or failed when wgpu drops it), awaited by a future or a blocked thread |
-//! | `blocking.rs` | blocking a caller's thread: on the engine's futures (never on the engine's own threads), on a lock for a bounded time |
+//! | `blocking.rs` | blocking a caller's thread: on the engine's futures (never on the engine's own threads), on wgpu's ready futures, on a lock for a bounded time; the engine's threads started and marked (clippy.toml allows `pollster::block_on` nowhere else) |
 //! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |
 //! | `slots.rs` | the buffers of a call by role: usage, name |
 //! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |

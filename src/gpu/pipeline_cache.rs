@@ -197,7 +197,7 @@ impl DiskCache {
                     fallback: true,
                 })
             };
-            match pollster::block_on(scope.pop()) {
+            match super::blocking::ready(scope.pop()) {
                 None => Ok(cache),
                 Some(e) => Err(e),
             }

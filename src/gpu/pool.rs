@@ -741,6 +741,7 @@ mod tests {
         assert!(pool.lock().queue.is_empty() && pool.lock().wakers.is_empty());
         // Past its deadline, woken by the timer: `Timeout`, and nothing held.
         let short = pool.take_async(&large, Duration::from_millis(50));
+        #[allow(clippy::disallowed_methods)] // a test's own thread
         let late = pollster::block_on(short);
         assert!(
             matches!(late, Err(MsmError::Timeout(_))),

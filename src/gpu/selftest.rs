@@ -107,7 +107,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             &constants,
             gpu.disk_cache.as_ref().map(|c| &c.cache),
         );
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        if let Some(e) = super::blocking::ready(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test pipeline {op:?}: {e}")));
         }
         map.insert(op, p.clone());
@@ -196,7 +196,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
         encoder.copy_buffer_to_buffer(&out_buf, 0, &read, 0, out_bytes);
         self.gpu.queue.submit([encoder.finish()]);
         let bytes = self.gpu.read_buffer(&read, SELFTEST_TIMEOUT)?;
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        if let Some(e) = super::blocking::ready(scope.pop()) {
             return Err(MsmError::Gpu(format!("self-test: {e}")));
         }
         let words: &[u32] = bytemuck::cast_slice(&bytes);

@@ -188,7 +188,7 @@ impl<C: GpuCurve> Several<C> {
             }
         };
         let outcomes = match spread {
-            Spread::Threads => each_at_once(jobs, |j| pollster::block_on(batch(j))),
+            Spread::Threads => each_at_once(jobs, |j| crate::gpu::blocking::share(batch(j))),
             Spread::Joined => each_joined(jobs.iter().map(batch).collect()).await,
         };
         let panicked = || Err(MsmError::Gpu("a device's batch panicked".into()));
