@@ -66,9 +66,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     ///
     /// What sharing means for calls:
     /// - one queue: a call's wait includes the work queued before it by every engine on the
-    ///   device, so give them the same `gpu_timeout` (a short one can take the device for
-    ///   hung while the other engine's long call runs, and a timeout drops the device for
-    ///   both);
+    ///   device, and the device's deadline is its longest waiter's (a call of the engine
+    ///   with the shorter `gpu_timeout` waits as long as the other's calls in flight allow);
+    ///   a timeout drops the device for both;
     /// - one budget: sets loaded by either engine leave less room for the other's calls
     ///   (a resident part that no longer fits beside them is [`MsmError::InputTooLarge`]),
     ///   and a known-answer test that finds no room fails with it too;

@@ -58,8 +58,8 @@ struct State {
     woken: u64,
     /// Every handle is dropped: the thread ends once nothing is left to collect.
     closing: bool,
-    /// When the poll in progress began, if one is.
-    polling_since: Option<Instant>,
+    /// When the poll in progress began, if one is, and the GPU's progress then.
+    polling_since: Option<(Instant, u64)>,
     /// The watchdog thread ([`Inner::watch_polls`]) is running.
     watchdog: bool,
 }
@@ -195,7 +195,8 @@ impl Inner {
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.serve()));
         let mut s = self.lock();
         s.running = false;
-        // The watchdog ends with it.
+        // A poll a panic left is no poll in progress; the watchdog ends with the thread.
+        s.polling_since = None;
         self.work.notify_all();
         if ran.is_err() {
             let (failed, orphans) = abandon(&mut s);
@@ -248,10 +249,10 @@ impl Inner {
             let quiet = now.saturating_duration_since(seen.1);
             let sleep = pause(quiet).min(longest.unwrap_or(LONGEST_PAUSE));
             let woken = s.woken;
-            s.polling_since = Some(Instant::now());
             drop(s);
             drop(finished);
             let before = self.progress.load(Ordering::Acquire);
+            self.lock().polling_since = Some((Instant::now(), before));
             self.stall_if_asked();
             let polled = super::foreign::poll(&self.device);
             self.lock().polling_since = None;
@@ -264,7 +265,7 @@ impl Inner {
             if let Some(timeout) = late {
                 // Late only if this last poll, too, ran nothing.
                 if !ran {
-                    self.drop_as_hung(timeout, true);
+                    self.drop_as_hung(timeout);
                 }
                 continue;
             }
@@ -279,9 +280,10 @@ impl Inner {
     }
 
     /// The GPU ran no callback within the waiters' `timeout`: taken to be hung, every waiter
-    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]);
-    /// then, unless a poll is stuck (`then_poll` false), one poll reports the loss.
-    fn drop_as_hung(&self, timeout: Duration, then_poll: bool) {
+    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]).
+    /// No poll follows (one could block behind a driver's submit stuck on the hung GPU, and
+    /// wgpu reports a destroyed device's loss only once its queue is empty, never here).
+    fn drop_as_hung(&self, timeout: Duration) {
         if !self.lost.is_lost() {
             tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
             let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
@@ -294,45 +296,63 @@ impl Inner {
         fail(failed, self.lost.error(&waited));
         // Lock-free in wgpu-core 30.0.2 (it marks the device invalid).
         self.device.destroy();
-        if then_poll {
-            let _ = super::foreign::poll(&self.device);
+    }
+
+    /// The watchdog, a thread beside the poller: a poll that has not returned, and run no
+    /// callback, within the waiters' deadline (wgpu blocked behind a driver's submit that
+    /// waits for a hung GPU) gets the device taken to be hung all the same, by a thread
+    /// that calls nothing in wgpu that could block too; while a poll is in progress on a
+    /// lost device, later waiters fail at once. It ends with the poller's thread (a panic of
+    /// its own ends it too: the next wait starts another).
+    fn watch_polls(self: Arc<Self>) {
+        let watched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.watch()));
+        let mut s = self.lock();
+        s.watchdog = false;
+        if watched.is_err() {
+            tracing::error!(target: "gpu_msm", "the poller's watchdog panicked");
         }
     }
 
-    /// The watchdog, a thread beside the poller: a poll that has not returned within the
-    /// waiters' deadline (wgpu blocked behind a driver's submit that waits for a hung GPU)
-    /// gets the device taken to be hung all the same, by a thread that calls nothing in
-    /// wgpu that could block too; while that poll stays stuck, later waiters fail once
-    /// their own deadlines pass. It ends with the poller.
-    fn watch_polls(self: Arc<Self>) {
+    fn watch(&self) {
         let mut s = self.lock();
         while s.running {
             let longest = s.watched.iter().map(|w| w.timeout).max();
-            let stuck = s.polling_since.map(|t| t.elapsed()).unwrap_or_default();
-            s = match longest {
-                Some(longest) if stuck > longest => {
+            let progress = self.progress.load(Ordering::Acquire);
+            // A poll in progress that has run no callback, and for how long.
+            let stuck = s
+                .polling_since
+                .filter(|&(_, before)| before == progress)
+                .map(|(t, _)| t.elapsed());
+            s = match (longest, stuck) {
+                (Some(_), Some(_)) if self.lost.is_lost() => {
+                    let failed = awaited(&mut s);
                     drop(s);
-                    self.drop_as_hung(longest, false);
+                    fail(failed, self.lost.error("the device was lost"));
                     self.lock()
                 }
-                Some(longest) => {
-                    let left = longest - stuck;
+                (Some(longest), Some(stuck)) if stuck > longest => {
+                    drop(s);
+                    self.drop_as_hung(longest);
+                    self.lock()
+                }
+                (Some(longest), stuck) => {
+                    let left = longest - stuck.unwrap_or_default();
                     let (s, _) = self
                         .work
                         .wait_timeout(s, left)
                         .unwrap_or_else(|e| e.into_inner());
                     s
                 }
-                None => self.work.wait(s).unwrap_or_else(|e| e.into_inner()),
+                (None, _) => self.work.wait(s).unwrap_or_else(|e| e.into_inner()),
             };
         }
-        s.watchdog = false;
     }
 
-    /// Test hook ([`Poller::stall_next_poll`]).
+    /// Test hook ([`Poller::stall_next_poll`]): at most a minute, should no watchdog come.
     fn stall_if_asked(&self) {
         if self.stall_next_poll.swap(false, Ordering::AcqRel) {
-            while !self.lost.is_lost() {
+            let give_up = Instant::now() + Duration::from_secs(60);
+            while !self.lost.is_lost() && Instant::now() < give_up {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }

@@ -409,14 +409,17 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
         })
         .unwrap();
     patient.inject_stalled_poll();
-    let began = std::time::Instant::now();
-    let got = patient.msm(&bases, &s);
-    eprintln!(
-        "a stalled poll: {:?} after {:?}",
-        got.as_ref().err(),
-        began.elapsed()
-    );
+    let (got, took) = {
+        let (bases, s) = (bases.clone(), s.clone());
+        under_watchdog(Duration::from_secs(90), move || {
+            let began = std::time::Instant::now();
+            (patient.msm(&bases, &s), began.elapsed())
+        })
+    };
+    eprintln!("a stalled poll: {:?} after {took:?}", got.as_ref().err());
     assert!(matches!(got, Err(MsmError::Timeout(_))), "{got:?}");
+    // The hook gives up after a minute: a call that ends only then had no watchdog.
+    assert!(took < Duration::from_secs(30), "{took:?}");
     assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
     assert_eq!(e.devices_recreated(), 2);
     let zero = MsmConfig {
