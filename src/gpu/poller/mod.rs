@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use super::signal::{Awaited, Signal};
 use super::Loss;
+
+mod watchdog;
 use crate::error::MsmError;
 
 /// The shortest sleep between two polls.
@@ -58,7 +60,9 @@ struct State {
     woken: u64,
     /// Every handle is dropped: the thread ends once nothing is left to collect.
     closing: bool,
-    /// When the poll in progress began, if one is, and the GPU's progress then.
+    /// Polls begun so far.
+    polls: u64,
+    /// When the poll in progress began, if one is, and its number ([`State::polls`]).
     polling_since: Option<(Instant, u64)>,
     /// The watchdog thread ([`Inner::watch_polls`]) is running.
     watchdog: bool,
@@ -161,30 +165,29 @@ impl Inner {
     fn start(self: &Arc<Self>, mut s: MutexGuard<'_, State>) {
         s.woken += 1;
         self.work.notify_all();
-        if s.running {
-            return;
+        if !s.running {
+            let me = Arc::clone(self);
+            match super::blocking::spawn_engine_thread("poller", move || me.run()) {
+                Ok(()) => s.running = true,
+                Err(e) => {
+                    let (failed, orphans) = abandon(&mut s);
+                    drop(s);
+                    let e = MsmError::Gpu(format!("cannot start the poller: {e}"));
+                    fail(failed, e);
+                    drop(orphans);
+                    return;
+                }
+            }
         }
-        let me = Arc::clone(self);
-        let spawned = super::blocking::spawn_engine_thread("poller", move || me.run());
-        if spawned.is_ok() && !s.watchdog {
+        if !s.watchdog {
+            // Started after the poller (it ends when the poller's thread does), and again
+            // by the next wait should it end early.
             let me = Arc::clone(self);
             match super::blocking::spawn_engine_thread("watchdog", move || me.watch_polls()) {
                 Ok(()) => s.watchdog = true,
                 Err(e) => {
                     tracing::warn!(target: "gpu_msm", error = %e, "cannot start the poller's watchdog")
                 }
-            }
-        }
-        match spawned {
-            Ok(()) => s.running = true,
-            Err(e) => {
-                let (failed, orphans) = abandon(&mut s);
-                drop(s);
-                fail(
-                    failed,
-                    MsmError::Gpu(format!("cannot start the poller: {e}")),
-                );
-                drop(orphans);
             }
         }
     }
@@ -252,7 +255,10 @@ impl Inner {
             drop(s);
             drop(finished);
             let before = self.progress.load(Ordering::Acquire);
-            self.lock().polling_since = Some((Instant::now(), before));
+            let mut s = self.lock();
+            s.polls += 1;
+            s.polling_since = Some((Instant::now(), s.polls));
+            drop(s);
             self.stall_if_asked();
             let polled = super::foreign::poll(&self.device);
             self.lock().polling_since = None;
@@ -296,56 +302,6 @@ impl Inner {
         fail(failed, self.lost.error(&waited));
         // Lock-free in wgpu-core 30.0.2 (it marks the device invalid).
         self.device.destroy();
-    }
-
-    /// The watchdog, a thread beside the poller: a poll that has not returned, and run no
-    /// callback, within the waiters' deadline (wgpu blocked behind a driver's submit that
-    /// waits for a hung GPU) gets the device taken to be hung all the same, by a thread
-    /// that calls nothing in wgpu that could block too; while a poll is in progress on a
-    /// lost device, later waiters fail at once. It ends with the poller's thread (a panic of
-    /// its own ends it too: the next wait starts another).
-    fn watch_polls(self: Arc<Self>) {
-        let watched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.watch()));
-        let mut s = self.lock();
-        s.watchdog = false;
-        if watched.is_err() {
-            tracing::error!(target: "gpu_msm", "the poller's watchdog panicked");
-        }
-    }
-
-    fn watch(&self) {
-        let mut s = self.lock();
-        while s.running {
-            let longest = s.watched.iter().map(|w| w.timeout).max();
-            let progress = self.progress.load(Ordering::Acquire);
-            // A poll in progress that has run no callback, and for how long.
-            let stuck = s
-                .polling_since
-                .filter(|&(_, before)| before == progress)
-                .map(|(t, _)| t.elapsed());
-            s = match (longest, stuck) {
-                (Some(_), Some(_)) if self.lost.is_lost() => {
-                    let failed = awaited(&mut s);
-                    drop(s);
-                    fail(failed, self.lost.error("the device was lost"));
-                    self.lock()
-                }
-                (Some(longest), Some(stuck)) if stuck > longest => {
-                    drop(s);
-                    self.drop_as_hung(longest);
-                    self.lock()
-                }
-                (Some(longest), stuck) => {
-                    let left = longest - stuck.unwrap_or_default();
-                    let (s, _) = self
-                        .work
-                        .wait_timeout(s, left)
-                        .unwrap_or_else(|e| e.into_inner());
-                    s
-                }
-                (None, _) => self.work.wait(s).unwrap_or_else(|e| e.into_inner()),
-            };
-        }
     }
 
     /// Test hook ([`Poller::stall_next_poll`]): at most a minute, should no watchdog come.
