@@ -28,7 +28,7 @@
 //! Where a call that does not finish waits: its room in the memory budget
 //! (`gpu/pool.rs`, `RoomWait`), its hand-off to the device's submitting thread
 //! (`gpu/submitter.rs`), the GPU's callbacks the device's poller waits for
-//! (`gpu/poller.rs`). Each wait ends within `MsmConfig::gpu_timeout` without progress.
+//! (`gpu/poller/`). Each wait ends within `MsmConfig::gpu_timeout` without progress.
 
 use std::future::Future;
 

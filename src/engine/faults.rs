@@ -51,7 +51,8 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// Test hook: the device's next poll does not return until the device is lost, as one
     /// blocked in wgpu behind a driver's submit that waits for a hung GPU: the poller's
-    /// watchdog must take the device to be hung after `gpu_timeout`.
+    /// watchdog must take the device to be hung after `gpu_timeout` and a grace of an
+    /// eighth of it.
     pub fn inject_stalled_poll(&self) {
         if let Some(g) = self.gpu() {
             g.stall_next_poll();

@@ -154,8 +154,9 @@ impl Loss {
 
     /// Lost because the GPU was taken to be hung (unless it already was lost: a device the
     /// driver lost, whose callbacks then never come, is lost, not hung).
-    pub(crate) fn set_hung(&self) {
-        self.set(Self::HUNG);
+    /// Whether this made it lost.
+    pub(crate) fn set_hung(&self) -> bool {
+        self.set(Self::HUNG)
     }
 
     /// The error of a call that meets the device lost, naming `what` failed:
@@ -178,11 +179,12 @@ impl Loss {
         }
     }
 
-    fn set(&self, cause: u8) {
+    /// Whether this made it lost.
+    fn set(&self, cause: u8) -> bool {
         let (live, order) = (Self::LIVE, Ordering::AcqRel);
-        let _ = self
-            .0
-            .compare_exchange(live, cause, order, Ordering::Acquire);
+        self.0
+            .compare_exchange(live, cause, order, Ordering::Acquire)
+            .is_ok()
     }
 }
 

@@ -401,7 +401,8 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
     assert_eq!(e.devices_recreated(), 1);
     // A poll that never returns (as one blocked in wgpu behind a driver's submit that waits
     // for a hung GPU): the poller's watchdog takes the device to be hung once the call's
-    // deadline passes, without a call into wgpu; the next call runs on a new device.
+    // deadline and a grace of an eighth of it pass, without a call into wgpu; the next call
+    // runs on a new device.
     let patient = e
         .reconfigured(MsmConfig {
             gpu_timeout: Duration::from_secs(2),

@@ -5,7 +5,9 @@
 //! collects the calls whose futures were dropped while the GPU still ran them.
 //!
 //! The poller never waits inside wgpu (why: [`super::foreign::poll`]): it polls, which
-//! returns at once, and sleeps between polls ([`pause`]), woken early by a new waiter.
+//! returns at once, and sleeps between polls ([`pause`]), woken early by a new waiter. A
+//! poll that does not return all the same (behind a driver's submit stuck on a hung GPU)
+//! is its [`watchdog`]'s.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -13,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use super::signal::{Awaited, Signal};
 use super::Loss;
+use crate::error::MsmError;
 
 mod watchdog;
-use crate::error::MsmError;
 
 /// The shortest sleep between two polls.
 const SHORTEST_PAUSE: Duration = Duration::from_micros(20);
@@ -290,12 +292,15 @@ impl Inner {
     /// No poll follows (one could block behind a driver's submit stuck on the hung GPU, and
     /// wgpu reports a destroyed device's loss only once its queue is empty, never here).
     fn drop_as_hung(&self, timeout: Duration) {
-        if !self.lost.is_lost() {
+        let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+        // Kept before the loss is seen: no thread may drop the last handle meanwhile.
+        hung.push(self.queue.clone());
+        if self.lost.set_hung() {
             tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
-            let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-            hung.push(self.queue.clone());
+        } else {
+            hung.pop();
         }
-        self.lost.set_hung();
+        drop(hung);
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
         let waited = format!("no callback ran on the device for {timeout:?}");
