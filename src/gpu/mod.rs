@@ -153,8 +153,8 @@ impl Loss {
     }
 
     /// Lost because the GPU was taken to be hung (unless it already was lost: a device the
-    /// driver lost, whose callbacks then never come, is lost, not hung).
-    /// Whether this made it lost.
+    /// driver lost, whose callbacks then never come, is lost, not hung); whether this made
+    /// it lost.
     pub(crate) fn set_hung(&self) -> bool {
         self.set(Self::HUNG)
     }

@@ -70,6 +70,16 @@ struct State {
     watchdog: bool,
 }
 
+impl State {
+    /// The device's deadline for the GPU's progress, while anything is awaited: its longest
+    /// waiter's (a first dispatch, where a driver may compile, `FIRST_DISPATCH_TIMEOUT`,
+    /// keeps the GPU from finishing others' work for longer than their `gpu_timeout`, and
+    /// is no hang).
+    fn deadline(&self) -> Option<Duration> {
+        self.watched.iter().map(|w| w.timeout).max()
+    }
+}
+
 struct Inner {
     device: wgpu::Device,
     queue: wgpu::Queue,
@@ -246,10 +256,7 @@ impl Inner {
             if progress != seen.0 {
                 seen = (progress, now);
             }
-            // The device's deadline is its longest waiter's: a first dispatch, where a driver
-            // may compile (`FIRST_DISPATCH_TIMEOUT`), keeps the GPU from finishing others'
-            // work for longer than their `gpu_timeout`, and is no hang.
-            let longest = s.watched.iter().map(|w| w.timeout).max();
+            let longest = s.deadline();
             let late = longest.filter(|&t| s.watched.iter().any(|w| late(w, t, seen.1, now)));
             let quiet = now.saturating_duration_since(seen.1);
             let sleep = pause(quiet).min(longest.unwrap_or(LONGEST_PAUSE));
@@ -292,15 +299,12 @@ impl Inner {
     /// No poll follows (one could block behind a driver's submit stuck on the hung GPU, and
     /// wgpu reports a destroyed device's loss only once its queue is empty, never here).
     fn drop_as_hung(&self, timeout: Duration) {
-        let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-        // Kept before the loss is seen: no thread may drop the last handle meanwhile.
-        hung.push(self.queue.clone());
+        // The poller's own handle keeps the queue alive until it is kept for good.
         if self.lost.set_hung() {
             tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
-        } else {
-            hung.pop();
+            let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
+            hung.push(self.queue.clone());
         }
-        drop(hung);
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
         let waited = format!("no callback ran on the device for {timeout:?}");

@@ -29,8 +29,7 @@ impl Inner {
     }
 
     /// Until the poller's thread ends (or every handle is dropped, nothing awaited): a poll
-    /// in progress for longer than the waiters' deadline (the longest, as the poller judges
-    /// it) since the later of its start and the last callback seen run on the device, and
+    /// in progress for longer than the device's deadline (`State::deadline`) since the later of its start and the last callback seen run on the device, and
     /// still so after a grace of an eighth of the deadline (a process paused meanwhile may
     /// find the poll about to return), gets the device taken to be hung; while a poll is in
     /// progress on a lost device, later waiters fail at once.
@@ -46,7 +45,7 @@ impl Inner {
             if progress != seen.0 {
                 seen = (progress, now);
             }
-            let longest = s.watched.iter().map(|w| w.timeout).max();
+            let longest = s.deadline();
             // The poll in progress, and how long it has gone without a callback.
             let polling = s
                 .polling_since
