@@ -227,8 +227,9 @@ pub(crate) struct RoomWait<'a> {
     /// Bytes the call holds in a new workspace.
     fresh: u64,
     turn: Turn,
-    /// The task the deadline's timer wakes, and when, once armed.
-    timer: Option<(Waker, Instant)>,
+    /// The task the deadline's timer wakes, and its deadline on the timer, once armed
+    /// (taken off the timer when the wait ends or is dropped).
+    timer: Option<(Waker, super::timer::Deadline)>,
 }
 
 impl Future for RoomWait<'_> {
@@ -249,6 +250,7 @@ impl Future for RoomWait<'_> {
             if left {
                 pool.wake(l);
             }
+            this.timer = None;
             return Poll::Ready(out);
         }
         let ticket = this.turn.ticket.expect("queued by step");
@@ -259,11 +261,12 @@ impl Future for RoomWait<'_> {
         if let Some(at) = next {
             // A timer armed for this task that has not fired, due no later, looks in time.
             let armed = this.timer.as_ref().is_some_and(|(w, due)| {
-                w.will_wake(cx.waker()) && *due <= at && *due > Instant::now()
+                w.will_wake(cx.waker()) && due.at() <= at && due.at() > Instant::now()
             });
             if !armed {
-                this.timer = Some((cx.waker().clone(), at));
-                super::timer::wake_at(at, cx.waker().clone());
+                // The deadline it replaces, if any, comes off the timer.
+                let due = super::timer::wake_at(at, cx.waker().clone());
+                this.timer = Some((cx.waker().clone(), due));
             }
         }
         Poll::Pending
@@ -826,6 +829,44 @@ mod tests {
             assert!(admitted.unwrap(), "no room");
         });
         assert_eq!(pool.usage().in_flight, 0);
+    }
+
+    /// A wait for room dropped before its deadline keeps nothing of its task: neither the
+    /// queue nor the deadline's timer holds its waker (with a long `gpu_timeout`, the timer
+    /// held it for that long), nor does one that was admitted.
+    #[test]
+    fn a_dropped_wait_keeps_no_waker() {
+        use crate::gpu::foreign::tests::Flaky;
+        let pool = Pool::new(1024, SizeCaps::NONE);
+        let long = Duration::from_secs(3600);
+        let holder = pool.take(&needs(1024), true, long).unwrap().unwrap();
+        let large = needs(1024);
+        let task = Flaky::new(0);
+        let mut dropped = pool.take_async(&large, long);
+        assert!(poll_with(&mut dropped, &task).is_pending());
+        // Polled again with another waker: the deadline is set again, the first taken off.
+        let other = Flaky::new(0);
+        assert!(poll_with(&mut dropped, &other).is_pending());
+        assert_eq!(Arc::strong_count(&task), 1, "the first waker is still held");
+        assert!(Arc::strong_count(&other) > 1, "no deadline armed");
+        drop(dropped);
+        assert_eq!(
+            Arc::strong_count(&other),
+            1,
+            "a dropped wait's waker is still held"
+        );
+        let mut admitted = pool.take_async(&large, long);
+        assert!(poll_with(&mut admitted, &task).is_pending());
+        holder.keep();
+        let Poll::Ready(lease) = poll_with(&mut admitted, &task) else {
+            panic!("first in line, with room, and not admitted")
+        };
+        assert_eq!(
+            Arc::strong_count(&task),
+            1,
+            "an admitted wait's waker is still held"
+        );
+        drop((lease, admitted));
     }
 
     /// A task's waker that panics does not unwind through a reservation given back: the
