@@ -7,6 +7,18 @@ pub const SOFTWARE_VULKAN_HINT: &str =
     "no GPU adapter found; on headless Linux install Mesa's software Vulkan driver \
      (lavapipe): `apt-get install -y mesa-vulkan-drivers`";
 
+/// [`MsmError::NoAdapter`]'s message: the software driver's hint only where no adapter was
+/// seen at all.
+fn no_adapter_message(detail: &str, seen: &[String]) -> String {
+    match seen {
+        [] => format!("{SOFTWARE_VULKAN_HINT} ({detail})"),
+        _ => format!(
+            "no adapter taken: {detail}; adapters seen: {}",
+            seen.join(", ")
+        ),
+    }
+}
+
 /// What can go wrong in an MSM call or when building an engine.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum MsmError {
@@ -18,11 +30,15 @@ pub enum MsmError {
         /// Number of scalars passed.
         scalars: usize,
     },
-    /// No wgpu adapter matched the configuration.
-    #[error("{SOFTWARE_VULKAN_HINT} ({detail})")]
+    /// No wgpu adapter was taken: wgpu found none (the message then says how to install a
+    /// software one), or none it found is what the configuration asks for.
+    #[error("{}", no_adapter_message(detail, seen))]
     NoAdapter {
-        /// What was looked for and what was seen.
+        /// Why none was taken: what was looked for.
         detail: String,
+        /// The adapters wgpu listed, each as "name (backend, type)"; empty when it found
+        /// none.
+        seen: Vec<String>,
     },
     /// The adapter refused to create a device.
     #[error("device request failed: {0}")]

@@ -172,10 +172,10 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
             // by a forced GPU backend, or by naming an adapter).
-            Err(MsmError::NoAdapter { detail })
+            Err(e @ MsmError::NoAdapter { .. })
                 if !config.demands_gpu() && config.adapter_filter().is_none() =>
             {
-                (None, AdapterFacts::None(detail))
+                (None, AdapterFacts::None(e.to_string()))
             }
             Err(e) => return Err(e),
         };
@@ -475,6 +475,7 @@ fn msm_span(n: usize) -> tracing::Span {
 fn no_gpu() -> MsmError {
     MsmError::NoAdapter {
         detail: "this engine runs on the CPU only".into(),
+        seen: crate::gpu::adapters::seen_now(),
     }
 }
 

@@ -15,15 +15,35 @@ fn enumerate() -> (wgpu::Instance, Vec<wgpu::Adapter>) {
     (instance, adapters)
 }
 
-/// The adapters' names and backends, for error messages.
+/// The adapters' names, backends and types, for error messages.
 fn seen(adapters: &[wgpu::Adapter]) -> Vec<String> {
     adapters
         .iter()
         .map(|a| {
             let i = a.get_info();
-            format!("{} ({:?})", i.name, i.backend)
+            format!("{} ({:?}, {:?})", i.name, i.backend, i.device_type)
         })
         .collect()
+}
+
+/// The adapters wgpu lists now ([`seen`]), for an error of an engine made without one.
+pub(crate) fn seen_now() -> Vec<String> {
+    seen(&enumerate().1)
+}
+
+/// [`MsmError::NoAdapter`]: none taken, for `detail`'s reason, of those `seen`.
+fn none_taken(detail: String, seen: Vec<String>) -> MsmError {
+    MsmError::NoAdapter { detail, seen }
+}
+
+/// Whether `Devices::AllHardware` takes the adapter: a GPU, not a software rasterizer.
+fn hardware(a: &wgpu::Adapter) -> bool {
+    matches!(
+        a.get_info().device_type,
+        wgpu::DeviceType::DiscreteGpu
+            | wgpu::DeviceType::IntegratedGpu
+            | wgpu::DeviceType::VirtualGpu
+    )
 }
 
 /// Whether the adapter's name contains `filter` (case-insensitive).
@@ -41,8 +61,12 @@ pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
         return adapters
             .into_iter()
             .find(|a| named(a, &filter))
-            .ok_or_else(|| MsmError::NoAdapter {
-                detail: format!("no adapter name contains {filter:?}; seen: {seen:?}"),
+            .ok_or_else(|| {
+                let why = format!(
+                    "no adapter name contains {filter:?} (MsmConfig::adapter, or {})",
+                    crate::config::ADAPTER_ENV
+                );
+                none_taken(why, seen)
             });
     }
     let power_preference = match config.adapter.power_preference {
@@ -55,9 +79,7 @@ pub(super) fn pick_adapter(config: &MsmConfig) -> Result<wgpu::Adapter> {
         compatible_surface: None,
         apply_limit_buckets: false,
     }))
-    .map_err(|e| MsmError::NoAdapter {
-        detail: format!("{e}; seen: {seen:?}"),
-    })
+    .map_err(|e| none_taken(format!("wgpu chose none: {e}"), seen))
 }
 
 /// One physical adapter, as a lost device's replacement finds it again: by its backend,
@@ -108,9 +130,7 @@ impl AdapterKey {
             .into_iter()
             .find(|(k, _)| k == self)
             .map(|(_, a)| a)
-            .ok_or_else(|| MsmError::NoAdapter {
-                detail: format!("the adapter {:?} is gone; seen: {seen:?}", self.name),
-            })
+            .ok_or_else(|| none_taken(format!("the adapter {:?} is gone", self.name), seen))
     }
 }
 
@@ -152,28 +172,15 @@ pub(crate) fn adapters_for(config: &MsmConfig) -> Result<Vec<(AdapterKey, wgpu::
                 "Devices::One opens one device: pick_adapter".into(),
             ))
         }
-        Devices::AllHardware => gpus
-            .into_iter()
-            .filter(|(_, a)| {
-                matches!(
-                    a.get_info().device_type,
-                    wgpu::DeviceType::DiscreteGpu
-                        | wgpu::DeviceType::IntegratedGpu
-                        | wgpu::DeviceType::VirtualGpu
-                )
-            })
-            .collect(),
+        Devices::AllHardware => gpus.into_iter().filter(|(_, a)| hardware(a)).collect(),
         Devices::Named(list) => {
             let mut out = Vec::new();
             for (name, count) in list {
                 let matches: Vec<&(AdapterKey, wgpu::Adapter)> =
                     gpus.iter().filter(|(_, a)| named(a, name)).collect();
                 if matches.is_empty() {
-                    return Err(MsmError::NoAdapter {
-                        detail: format!(
-                            "Devices::Named: no adapter name contains {name:?}; seen: {seen:?}"
-                        ),
-                    });
+                    let why = format!("Devices::Named: no adapter name contains {name:?}");
+                    return Err(none_taken(why, seen));
                 }
                 if *count > matches.len() && matches.len() > 1 {
                     tracing::warn!(
@@ -188,9 +195,13 @@ pub(crate) fn adapters_for(config: &MsmConfig) -> Result<Vec<(AdapterKey, wgpu::
         }
     };
     match out.is_empty() {
-        true => Err(MsmError::NoAdapter {
-            detail: format!("no hardware adapter; seen: {seen:?}"),
-        }),
+        true => Err(none_taken(
+            "Devices::AllHardware takes discrete, integrated and virtual GPUs, and none of \
+             those was seen (a software adapter, type Cpu, is taken only by name: \
+             Devices::Named)"
+                .into(),
+            seen,
+        )),
         false => Ok(out),
     }
 }

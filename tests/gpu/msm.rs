@@ -227,8 +227,14 @@ fn errors_are_typed() {
         ..Default::default()
     })
     .unwrap_err();
-    assert!(matches!(err, MsmError::NoAdapter { .. }), "{err}");
-    assert!(err.to_string().contains("mesa-vulkan-drivers"));
+    // The adapters seen are named, and no driver is advised where one was seen.
+    let MsmError::NoAdapter { seen, .. } = &err else {
+        panic!("{err}")
+    };
+    let text = err.to_string();
+    assert!(!seen.is_empty() && text.contains(&seen[0]), "{err}");
+    assert!(text.contains("no-such-adapter-xyz"), "{err}");
+    assert!(!text.contains("mesa-vulkan-drivers"), "{err}");
 }
 
 #[test]

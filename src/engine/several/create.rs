@@ -22,8 +22,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         let named = matches!(config.devices, Devices::Named(_));
         let adapters = match crate::gpu::adapters::adapters_for(&config) {
             Ok(a) => a,
-            Err(MsmError::NoAdapter { detail }) if !named && !config.demands_gpu() => {
-                return Self::on_cpu(config, calibration, detail, start);
+            Err(e @ MsmError::NoAdapter { .. }) if !named && !config.demands_gpu() => {
+                return Self::on_cpu(config, calibration, e.to_string(), start);
             }
             Err(e) => return Err(e),
         };
@@ -61,7 +61,8 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             let detail = format!("no device was made: {}", left_out.join("; "));
             if config.demands_gpu() {
-                return Err(MsmError::NoAdapter { detail });
+                let seen = crate::gpu::adapters::seen_now();
+                return Err(MsmError::NoAdapter { detail, seen });
             }
             return Self::on_cpu(config, calibration, detail, start);
         }
