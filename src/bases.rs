@@ -105,10 +105,12 @@ impl<C: GpuCurve> Bases<C> {
     pub(crate) fn outside_subgroup(&self) -> &[usize] {
         self.inner.outside_subgroup.get_or_init(|| {
             let host = self.points();
-            (0..self.len())
-                .into_par_iter()
-                .filter(|&i| !host[i].is_in_correct_subgroup_assuming_on_curve())
-                .collect()
+            crate::host_pool::install(|| {
+                (0..self.len())
+                    .into_par_iter()
+                    .filter(|&i| !host[i].is_in_correct_subgroup_assuming_on_curve())
+                    .collect()
+            })
         })
     }
 

@@ -43,16 +43,19 @@ pub fn arkworks_msm<C: GpuCurve>(
     scalars: &[Fr<C>],
     in_subgroup: bool,
 ) -> Projective<C> {
-    let sum = Projective::<C>::msm_unchecked(bases, scalars);
+    // arkworks' own parallel iterators, too, on the host pool.
+    let sum = crate::host_pool::install(|| Projective::<C>::msm_unchecked(bases, scalars));
     if in_subgroup {
         return sum;
     }
-    let negated = bases
-        .par_iter()
-        .zip(scalars.par_iter())
-        .filter(|(_, k)| arkworks_negates(*k))
-        .map(|(p, _)| Projective::<C>::from(*p))
-        .reduce(Projective::<C>::zero, |a, b| a + b);
+    let negated = crate::host_pool::install(|| {
+        bases
+            .par_iter()
+            .zip(scalars.par_iter())
+            .filter(|(_, k)| arkworks_negates(*k))
+            .map(|(p, _)| Projective::<C>::from(*p))
+            .reduce(Projective::<C>::zero, |a, b| a + b)
+    });
     if negated.is_zero() {
         return sum;
     }

@@ -43,6 +43,7 @@ pub mod digits;
 pub mod engine;
 pub mod error;
 pub mod gpu;
+pub(crate) mod host_pool;
 pub mod inputs;
 pub mod report;
 pub mod routing;

@@ -83,19 +83,21 @@ impl BucketPlan {
             .all(|d| d.unsigned_abs() <= buckets_per_window(c)));
 
         // Count per bucket, window by window in parallel.
-        let counts: Vec<Vec<u32>> = (0..nw)
-            .into_par_iter()
-            .map(|w| {
-                let mut cnt = vec![0u32; nb];
-                for i in 0..n {
-                    let d = digits[i * nw + w];
-                    if d != 0 {
-                        cnt[d.unsigned_abs() as usize - 1] += 1;
+        let counts: Vec<Vec<u32>> = crate::host_pool::install(|| {
+            (0..nw)
+                .into_par_iter()
+                .map(|w| {
+                    let mut cnt = vec![0u32; nb];
+                    for i in 0..n {
+                        let d = digits[i * nw + w];
+                        if d != 0 {
+                            cnt[d.unsigned_abs() as usize - 1] += 1;
+                        }
                     }
-                }
-                cnt
-            })
-            .collect();
+                    cnt
+                })
+                .collect()
+        });
 
         let mut offsets = Vec::with_capacity(nw * nb + 1);
         let mut total = 0u32;
@@ -117,21 +119,23 @@ impl BucketPlan {
             slices.push(head);
             rest = tail;
         }
-        slices.into_par_iter().enumerate().for_each(|(w, slice)| {
-            let base = offsets[w * nb];
-            let mut cursor: Vec<u32> = offsets[w * nb..(w + 1) * nb]
-                .iter()
-                .map(|&o| o - base)
-                .collect();
-            for i in 0..n {
-                let d = digits[i * nw + w];
-                if d != 0 {
-                    let k = d.unsigned_abs() as usize - 1;
-                    let sign = if d < 0 { SIGN_BIT } else { 0 };
-                    slice[cursor[k] as usize] = i as u32 | sign;
-                    cursor[k] += 1;
+        crate::host_pool::install(|| {
+            slices.into_par_iter().enumerate().for_each(|(w, slice)| {
+                let base = offsets[w * nb];
+                let mut cursor: Vec<u32> = offsets[w * nb..(w + 1) * nb]
+                    .iter()
+                    .map(|&o| o - base)
+                    .collect();
+                for i in 0..n {
+                    let d = digits[i * nw + w];
+                    if d != 0 {
+                        let k = d.unsigned_abs() as usize - 1;
+                        let sign = if d < 0 { SIGN_BIT } else { 0 };
+                        slice[cursor[k] as usize] = i as u32 | sign;
+                        cursor[k] += 1;
+                    }
                 }
-            }
+            })
         });
 
         let chunk_cap = chunk_entries(entries.len());

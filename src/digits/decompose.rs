@@ -16,28 +16,30 @@ pub fn scalar_integers<C: GpuCurve>(
     scalars: &[Fr<C>],
 ) -> (Vec<[u64; 4]>, u32) {
     assert_eq!(bases.len(), scalars.len());
-    let ints: Vec<[u64; 4]> = scalars
-        .par_iter()
-        .zip(bases.par_iter())
-        .map(|(s, p)| {
-            if p.is_zero() {
-                [0; 4]
-            } else {
-                s.into_bigint().0
-            }
-        })
-        .collect();
-    let bits = ints
-        .par_iter()
-        .map(|k| {
-            (0..4)
-                .rev()
-                .find(|&i| k[i] != 0)
-                .map_or(0, |i| 64 * i as u32 + 64 - k[i].leading_zeros())
-        })
-        .max()
-        .unwrap_or(0);
-    (ints, bits)
+    crate::host_pool::install(|| {
+        let ints: Vec<[u64; 4]> = scalars
+            .par_iter()
+            .zip(bases.par_iter())
+            .map(|(s, p)| {
+                if p.is_zero() {
+                    [0; 4]
+                } else {
+                    s.into_bigint().0
+                }
+            })
+            .collect();
+        let bits = ints
+            .par_iter()
+            .map(|k| {
+                (0..4)
+                    .rev()
+                    .find(|&i| k[i] != 0)
+                    .map_or(0, |i| 64 * i as u32 + 64 - k[i].leading_zeros())
+            })
+            .max()
+            .unwrap_or(0);
+        (ints, bits)
+    })
 }
 
 /// Raw bits [start, start + c) of a little-endian integer given as 64-bit limbs.
@@ -113,14 +115,16 @@ impl DigitMatrix {
         assert!((1..=MAX_WINDOW_BITS).contains(&c));
         let nw = num_windows(c, C::spec().scalar_bits) as usize;
         let mut digits = vec![0i32; scalars.len() * nw];
-        digits
-            .par_chunks_mut(nw)
-            .zip(scalars.par_iter().zip(bases.par_iter()))
-            .for_each(|(d, (s, p))| {
-                if !p.is_zero() {
-                    signed_digits(s, c, d);
-                }
-            });
+        crate::host_pool::install(|| {
+            digits
+                .par_chunks_mut(nw)
+                .zip(scalars.par_iter().zip(bases.par_iter()))
+                .for_each(|(d, (s, p))| {
+                    if !p.is_zero() {
+                        signed_digits(s, c, d);
+                    }
+                })
+        });
         Self {
             window_bits: c,
             num_windows: nw,
@@ -139,16 +143,18 @@ impl DigitMatrix {
             bits.div_ceil(c)
         } as usize;
         let mut digits = vec![0i32; ints.len() * nw];
-        digits
-            .par_chunks_mut(nw.max(1))
-            .zip(ints.par_iter())
-            .for_each(|(d, k)| {
-                if signed {
-                    signed_digits_of_limbs(k, c, d)
-                } else {
-                    unsigned_digits_of_limbs(k, c, d)
-                }
-            });
+        crate::host_pool::install(|| {
+            digits
+                .par_chunks_mut(nw.max(1))
+                .zip(ints.par_iter())
+                .for_each(|(d, k)| {
+                    if signed {
+                        signed_digits_of_limbs(k, c, d)
+                    } else {
+                        unsigned_digits_of_limbs(k, c, d)
+                    }
+                })
+        });
         Self {
             window_bits: c,
             num_windows: nw,
@@ -163,10 +169,12 @@ impl DigitMatrix {
         let nw = windows as usize;
         let mut digits = vec![0i32; ints.len() * nw];
         if nw > 0 {
-            digits
-                .par_chunks_mut(nw)
-                .zip(ints.par_iter())
-                .for_each(|(d, k)| signed_digits_of_limbs(k, c, d));
+            crate::host_pool::install(|| {
+                digits
+                    .par_chunks_mut(nw)
+                    .zip(ints.par_iter())
+                    .for_each(|(d, k)| signed_digits_of_limbs(k, c, d))
+            });
         }
         Self {
             window_bits: c,
@@ -188,6 +196,6 @@ impl DigitMatrix {
     /// Number of nonzero digits: the bucket entries, that is the additions of plain point
     /// merging.
     pub fn nonzero(&self) -> usize {
-        self.digits.par_iter().filter(|&&d| d != 0).count()
+        crate::host_pool::install(|| self.digits.par_iter().filter(|&&d| d != 0).count())
     }
 }

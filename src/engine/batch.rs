@@ -46,11 +46,12 @@ impl<C: GpuCurve> GpuMsm<C> {
             return self.batch_here(bases, scalars).await;
         };
         self.validate_batch(bases, scalars)?;
-        if !bases.shares().is_empty() {
+        if !bases.shares().is_empty() && !several.live().is_empty() {
             return self.split_batch(several, bases, scalars, spread).await;
         }
-        // A set kept on the host (loaded while every device was lost): each vector split
-        // as a one-shot call.
+        // A set kept on the host (loaded while every device was lost), or every device lost
+        // now: each vector as a call on the set (split, or as on one device, device 0's,
+        // whose `device_loss` then decides).
         let mut out = Vec::new();
         for (k, s) in scalars.iter().enumerate() {
             let call = self.msm_of(BasesRef::Resident(bases), s, spread);

@@ -99,16 +99,16 @@ pub(super) fn check_bases<C: GpuCurve>(bases: &[Affine<C>], subgroup: bool) -> R
     let valid = |p: &Affine<C>| {
         p.is_zero() || (reduced::<C>(&p.x) && reduced::<C>(&p.y) && p.is_on_curve())
     };
-    if let Some(index) = bases.par_iter().position_first(|p| !valid(p)) {
+    let first = |bad: &(dyn Fn(&Affine<C>) -> bool + Sync)| {
+        crate::host_pool::install(|| bases.par_iter().position_first(bad))
+    };
+    if let Some(index) = first(&|p| !valid(p)) {
         return Err(MsmError::InvalidBase { index });
     }
     if !subgroup {
         return Ok(());
     }
-    match bases
-        .par_iter()
-        .position_first(|p| !p.is_in_correct_subgroup_assuming_on_curve())
-    {
+    match first(&|p| !p.is_in_correct_subgroup_assuming_on_curve()) {
         Some(index) => Err(MsmError::BaseNotInSubgroup { index }),
         None => Ok(()),
     }

@@ -11,17 +11,19 @@ use crate::curve::GpuCurve;
 /// additions in parallel, then one batched normalisation (a single field inversion for the
 /// batch). A sum that is the point at infinity comes back as the affine identity.
 pub fn merged_points<C: GpuCurve>(bases: &[Affine<C>], pairs: &[MergedPair]) -> Vec<Affine<C>> {
-    let sums: Vec<Projective<C>> = pairs
-        .par_iter()
-        .map(|p| {
-            let a = Projective::<C>::from(bases[p.i as usize]);
-            let b = bases[p.j as usize];
-            if p.negate_j {
-                a - b
-            } else {
-                a + b
-            }
-        })
-        .collect();
-    Projective::<C>::normalize_batch(&sums)
+    crate::host_pool::install(|| {
+        let sums: Vec<Projective<C>> = pairs
+            .par_iter()
+            .map(|p| {
+                let a = Projective::<C>::from(bases[p.i as usize]);
+                let b = bases[p.j as usize];
+                if p.negate_j {
+                    a - b
+                } else {
+                    a + b
+                }
+            })
+            .collect();
+        Projective::<C>::normalize_batch(&sums)
+    })
 }

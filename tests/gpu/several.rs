@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use ark_bls12_377::{Fr, G1Affine};
 use gpu_msm::config::MIN_DEVICE_SHARE as MIN;
 use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
-use gpu_msm::{Backend, CalibrationSource, Devices, GpuMsm, MsmConfig, MsmError, MsmReport};
+use gpu_msm::{
+    Backend, CalibrationSource, DeviceLoss, Devices, GpuMsm, MsmConfig, MsmError, MsmReport,
+};
 
 use crate::common::{self, reference};
 
@@ -283,6 +285,30 @@ fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
         assert_eq!(got, want);
         assert_eq!(rep.devices.len(), 2, "{rep}");
     }
+    // Every device lost under a set placed on them: a batch on it runs as a call on it does,
+    // on device 0's replacement (the GPU is demanded), and with DeviceLoss::FallBackToCpu on
+    // the CPU.
+    let vectors = [&s[..], &s[..MIN + 1]];
+    let sums_of =
+        |v: &[&[Fr]]| -> Vec<_> { v.iter().map(|v| reference(&b[..v.len()], v)).collect() };
+    e.inject_device_loss();
+    device1.inject_device_loss();
+    assert_eq!(e.batch_msm(&set, &vectors).unwrap(), sums_of(&vectors));
+    let cpu = e
+        .reconfigured(MsmConfig {
+            require_gpu: false,
+            device_loss: DeviceLoss::FallBackToCpu,
+            ..e.config().clone()
+        })
+        .unwrap();
+    cpu.inject_device_loss();
+    cpu.device_engine(1)
+        .expect("two devices")
+        .inject_device_loss();
+    assert_eq!(cpu.batch_msm(&set, &vectors).unwrap(), sums_of(&vectors));
+    let sums = runtime().block_on(cpu.batch_msm_async(&set, &vectors));
+    assert_eq!(sums.unwrap(), sums_of(&vectors));
+    assert_eq!(cpu.msm(&set, &s).unwrap(), want);
     // Every device lost: a set loaded then stays on the host, and calls on it wait for
     // device 0's replacement (the GPU is demanded) and upload it.
     e.inject_device_loss();
@@ -347,7 +373,17 @@ fn device_lists_that_cannot_be_are_refused() {
     );
     let none = Devices::Named(vec![("no adapter is named this".into(), 1)]);
     let out = GpuMsm::<ark_bls12_377::g1::Config>::with_config(with(none));
-    assert!(matches!(out, Err(MsmError::NoAdapter { .. })));
+    let seen_and_why = |out: Result<GpuMsm, MsmError>, why: &str| {
+        let Err(e @ MsmError::NoAdapter { .. }) = out else {
+            panic!("{out:?}")
+        };
+        // The adapters seen are named, why none was taken said, and no driver advised.
+        let text = e.to_string();
+        let name = common::gpu_engine().adapter_name().to_string();
+        assert!(text.contains(&name) && text.contains(why), "{text}");
+        assert!(!text.contains("mesa-vulkan-drivers"), "{text}");
+    };
+    seen_and_why(out, "no adapter is named this");
     // Every hardware adapter: none on a machine with only a software one, where the engine
     // runs on the CPU (or, with the GPU demanded, is refused).
     let all = GpuMsm::<ark_bls12_377::g1::Config>::with_config(with(Devices::AllHardware)).unwrap();
@@ -362,7 +398,7 @@ fn device_lists_that_cannot_be_are_refused() {
             ..with(Devices::AllHardware)
         };
         let out = GpuMsm::<ark_bls12_377::g1::Config>::with_config(demanded);
-        assert!(matches!(out, Err(MsmError::NoAdapter { .. })));
+        seen_and_why(out, "Devices::AllHardware takes");
     } else {
         assert!(all.has_gpu() && !all.is_software_adapter());
     }

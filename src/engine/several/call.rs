@@ -172,8 +172,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// A share whose device failed (`why`), rerun from its host bases on the first of
-    /// `candidates` that can, else on the CPU (unless the configuration demands the GPU: then
-    /// `why` fails the call).
+    /// `candidates` that can, else on the CPU, or, where the configuration demands the GPU,
+    /// as a call with every device lost runs (on device 0, once replaced, or on the CPU with
+    /// `DeviceLoss::FallBackToCpu`).
     async fn rerun(
         &self,
         several: &Several<C>,
@@ -205,18 +206,25 @@ impl<C: GpuCurve> GpuMsm<C> {
                 Err(e) => return Err(e.at_offset(sh.points.start)),
             }
         }
-        if self.config.demands_gpu() {
-            return Err(why);
-        }
+        // No live device took it. A call that may move runs it on the CPU; one that demands
+        // the GPU, as a call with every device lost does: as on one device (device 0's),
+        // whose `device_loss` decides (its replacement waited for, or the CPU).
         let t = Instant::now();
-        let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));
-        let (r, rep) = self
-            .one_call(BasesRef::Host(points), s, route)
-            .await
-            .map_err(|e| e.at_offset(sh.points.start))?;
+        let (r, rep) = match self.config.demands_gpu() {
+            true => self.msm_here(BasesRef::Host(points), s).await,
+            false => {
+                let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));
+                self.one_call(BasesRef::Host(points), s, route).await
+            }
+        }
+        .map_err(|e| e.at_offset(sh.points.start))?;
+        let gpu = rep.backend == Backend::Gpu;
         let run = DeviceRun {
-            device: None,
-            adapter: "none (the CPU)".into(),
+            device: gpu.then_some(0),
+            adapter: match gpu {
+                true => self.adapter_name().to_string(),
+                false => "none (the CPU)".into(),
+            },
             points: sh.points.clone(),
             route: format!("{:?}: {}", rep.backend, rep.route),
             time: t.elapsed(),

@@ -83,26 +83,17 @@ fn device_fault(e: &MsmError) -> bool {
     )
 }
 
-/// `f` of each item, all at once, in order; `None` where `f` panicked. From a rayon worker
-/// the items run as tasks of its pool (a worker blocked joining threads of its own would
-/// leave the rayon work the items start, their uploads and checks, with no worker to run
-/// it); elsewhere on threads of their own, the first on this one, and an item whose thread
-/// cannot be made runs here too.
+/// `f` of each item, all at once, in order; `None` where `f` panicked: on threads of their
+/// own, the first on this one, and an item whose thread cannot be made runs here too. Never
+/// as rayon tasks, even from a rayon worker: one that waited for them would run other tasks
+/// of its pool meanwhile, calls among them, which may wait for room in a budget that these
+/// items hold. The items' own parallel work runs on the engine's host pool
+/// ([`crate::host_pool`]), whose threads wait for nothing.
 pub(super) fn each_at_once<I: Sync, T: Send>(
     items: &[I],
     f: impl Fn(&I) -> T + Sync,
 ) -> Vec<Option<T>> {
     let caught = |item: &I| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(item))).ok();
-    if rayon::current_thread_index().is_some() {
-        let mut out: Vec<Option<T>> = items.iter().map(|_| None).collect();
-        rayon::in_place_scope(|s| {
-            for (slot, item) in out.iter_mut().zip(items) {
-                let caught = &caught;
-                s.spawn(move |_| *slot = caught(item));
-            }
-        });
-        return out;
-    }
     std::thread::scope(|s| {
         let caught = &caught;
         let rest: Vec<_> = items
@@ -239,7 +230,7 @@ impl<C: GpuCurve> Several<C> {
 
     /// The devices that can take a share now; a lost one is replaced in the background
     /// (`DeviceLoss::Recreate`) and left out until it is.
-    fn live(&self) -> Vec<usize> {
+    pub(in crate::engine) fn live(&self) -> Vec<usize> {
         let live: Vec<usize> = (0..self.devices.len()).filter(|&k| !self.lost(k)).collect();
         for k in (0..self.devices.len()).filter(|&k| self.lost(k)) {
             self.replace_in_background(k);

@@ -451,12 +451,14 @@ pub(crate) fn pack_identity_bits<'a, C: GpuCurve>(
     out: &mut [u32],
 ) {
     out.fill(0);
-    out.par_iter_mut()
-        .zip(points.chunks(32))
-        .for_each(|(w, chunk)| {
-            *w = (chunk.iter().enumerate())
-                .fold(0, |acc, (b, p)| acc | (u32::from(p.is_zero()) << b))
-        });
+    crate::host_pool::install(|| {
+        out.par_iter_mut()
+            .zip(points.chunks(32))
+            .for_each(|(w, chunk)| {
+                *w = (chunk.iter().enumerate())
+                    .fold(0, |acc, (b, p)| acc | (u32::from(p.is_zero()) << b))
+            })
+    });
 }
 
 /// Packs affine points into `out` in the upload layout (one profile's stored slot a base),
@@ -466,9 +468,11 @@ pub(crate) fn pack_affine<'a, C: GpuCurve>(
     profile: CurveProfile,
     out: &mut [u32],
 ) {
-    out.par_chunks_mut(profile.base_words())
-        .zip(points)
-        .for_each(|(o, p)| affine_upload_words(p, o));
+    crate::host_pool::install(|| {
+        out.par_chunks_mut(profile.base_words())
+            .zip(points)
+            .for_each(|(o, p)| affine_upload_words(p, o))
+    });
 }
 
 /// Every profile on every curve the crate implements, where the curve allows it (the tests
