@@ -240,6 +240,18 @@ impl<C: GpuCurve> GpuMsm<C> {
         if !cell.current().is_lost() {
             return Ok(DeviceState::Ready); // another call made it
         }
+        if let Some(thread) = crate::gpu::blocking::engine_thread() {
+            // A replacement's known-answer test blocks, which the engine's own threads may
+            // not (a future polled inside its waker): no attempt, so no failure to back off
+            // from; the next call on a caller's thread makes it.
+            let why = format!(
+                "the device was lost, and a new one is not made on the engine's {thread}                  thread (a future polled inside its waker)"
+            );
+            return match demanded {
+                false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+                true => Err(MsmError::DeviceLost(why)),
+            };
+        }
         let now = Instant::now();
         if let (Some(at), Some(err)) = (state.retry_at, &state.last_error) {
             if now < at {

@@ -1,6 +1,6 @@
 //! Fault injection for the tests: a device lost now, during the next call or during a
-//! replacement's known-answer test, a poll that never returns, a validation error in the
-//! next submission,
+//! replacement's known-answer test, a poll that never returns, polls held back (a GPU that
+//! seems busy), a validation error in the next submission, code run on an engine thread,
 //! known-answer tests that fail (at creation, or the host-list stages' on first use), and
 //! calls that read a set's shifted copies whatever the cost model says (to test every shape
 //! of copies on small sets).
@@ -57,6 +57,34 @@ impl<C: GpuCurve> GpuMsm<C> {
         if let Some(g) = self.gpu() {
             g.stall_next_poll();
         }
+    }
+
+    /// Test hook: while `hold`, the device is not polled, so that what the GPU finishes is
+    /// not seen (but by a later submission's own poll) and no deadline is judged: calls in
+    /// flight stay in flight, whatever the GPU's speed. Hold it briefly: waits for the GPU
+    /// do not end meanwhile.
+    pub fn hold_gpu_progress(&self, hold: bool) {
+        if let Some(g) = self.gpu() {
+            g.hold_polls(hold);
+        }
+    }
+
+    /// Test hook: devices taken to be hung since the process started (every engine's), and
+    /// those still kept now, their queues busy (`gpu::poller::hung`).
+    pub fn hung_devices() -> (u64, usize) {
+        crate::gpu::poller::hung::counts()
+    }
+
+    /// Test hook: `f` run on a thread marked as one of the engine's own, where a future
+    /// polled inside its waker runs (the poller's, the submitter's, the deadline timer's),
+    /// and its outcome.
+    pub fn on_engine_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        crate::gpu::blocking::spawn_engine_thread("test", move || {
+            let _ = tx.send(f());
+        })
+        .expect("a thread");
+        rx.recv().expect("the thread's outcome")
     }
 
     /// Test hook: the next GPU call meets a validation error in its submission (caught by

@@ -231,6 +231,12 @@ impl<C: GpuCurve> GpuMsm<C> {
         gpu: &Arc<GpuContext>,
     ) -> Result<std::result::Result<HostListCheck, String>> {
         let timeout = self.config.gpu_timeout;
+        if let Some(thread) = crate::gpu::blocking::engine_thread() {
+            // Its calls block, which the engine's own threads may not: no verdict yet.
+            return Ok(Err(format!(
+                "the host-list stages' known-answer test does not run on the engine's {thread}                  thread (a future polled inside its waker)"
+            )));
+        }
         let _one = crate::gpu::lock_within(
             &gpu.host_list_stages_checking,
             timeout,

@@ -30,10 +30,15 @@ pub(crate) fn spawn_engine_thread(
     thread.spawn(marked).map(drop)
 }
 
+/// The name of the engine's thread this is, if it is one: no blocking call may run here.
+pub(crate) fn engine_thread() -> Option<&'static str> {
+    ENGINE_THREAD.with(Cell::get)
+}
+
 /// `f`, waited for on this thread; [`MsmError::Gpu`] at once on one of the engine's own
 /// threads (module doc), which the wait would leave waiting for itself for good.
 pub(crate) fn block_on<T>(f: impl Future<Output = Result<T>>) -> Result<T> {
-    match ENGINE_THREAD.with(Cell::get) {
+    match engine_thread() {
         Some(name) => Err(MsmError::Gpu(format!(
             "a blocking call on the engine's {name} thread (an executor polled a task inside \
              its waker), which would wait for itself: await the call's `_async` form, or \
@@ -74,7 +79,7 @@ pub(crate) fn lock_within<'a, T>(
             Err(std::sync::TryLockError::Poisoned(e)) => return Ok(e.into_inner()),
             Err(std::sync::TryLockError::WouldBlock) => {}
         }
-        if let Some(name) = ENGINE_THREAD.with(Cell::get) {
+        if let Some(name) = engine_thread() {
             // Its holder may be waiting for this very thread.
             return Err(MsmError::Gpu(format!(
                 "a call on the engine's {name} thread (an executor polled a task inside its \

@@ -141,6 +141,9 @@ impl SharedDevice {
         start: Instant,
     ) -> Result<Self> {
         let info = adapter.get_info();
+        let adapter_key = super::poller::hung::adapter_key(&info);
+        // Not on an adapter where devices taken to be hung are still busy, past a few.
+        super::poller::hung::room_on(&adapter_key)?;
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY)
             && std::env::var(crate::config::TIMING_ENV)
                 .map(|v| v != "wallclock")
@@ -178,8 +181,8 @@ impl SharedDevice {
         let progress = Arc::default();
         Ok(Self {
             poller: Poller::new(
-                device.clone(),
-                queue.clone(),
+                (device.clone(), queue.clone()),
+                adapter_key,
                 Arc::clone(&progress),
                 Arc::clone(&lost),
             ),
@@ -363,6 +366,12 @@ impl GpuContext {
     #[cfg(feature = "fault-injection")]
     pub(crate) fn stall_next_poll(&self) {
         self.poller.stall_next_poll();
+    }
+
+    /// Test hook: while `hold`, the device is not polled (`Poller::hold`).
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn hold_polls(&self, hold: bool) {
+        self.poller.hold(hold);
     }
 
     /// Test hook: the next call's submission also asks for a buffer that cannot exist

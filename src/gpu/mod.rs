@@ -42,7 +42,7 @@ mod layout;
 mod passes;
 pub(crate) mod pipeline_cache;
 mod pipelines;
-mod poller;
+pub(crate) mod poller;
 pub mod pool;
 mod readback;
 pub mod reduction;

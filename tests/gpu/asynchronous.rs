@@ -85,7 +85,9 @@ fn one_thread() -> tokio::runtime::Runtime {
 /// 64 calls at once from one task, beside a heartbeat task on the same (single) worker
 /// thread, under a budget of about three calls: most wait for room, without a thread
 /// blocked. Every sum equals arkworks; the heartbeat beats while the calls are pending
-/// (a call that blocked its thread would stop it until every call was done); one call is
+/// (a call that blocked its thread would stop it until every call was done), over a GPU
+/// made to look busy for the first half second (`hold_gpu_progress`), so that the calls
+/// wait for it whatever the adapter's speed; one call is
 /// larger than the budget holds (sliced), some on a resident set, some with adversarial
 /// scalars; no reservation is left at the end.
 #[test]
@@ -157,8 +159,14 @@ fn sixty_four_calls_from_one_tokio_thread_block_nothing() {
         })
     };
     let start = Instant::now();
+    engine.hold_gpu_progress(true);
+    let release = std::thread::spawn(|| {
+        std::thread::sleep(Duration::from_millis(500));
+        small_budget().hold_gpu_progress(false);
+    });
     let results = rt.block_on(calls).expect("the calls' task");
     let window = (start, Instant::now());
+    release.join().expect("the release");
     stop.store(true, Ordering::Release);
     rt.block_on(heartbeat).expect("the heartbeat ran");
     for (k, out) in results.iter().enumerate() {
@@ -212,9 +220,13 @@ fn dropped_futures_leave_no_reservation() {
     let bases = random_bases(N, 72);
     let scalars: Vec<Vec<Fr>> = (0..12).map(|k| random_scalars(N, 2000 + k)).collect();
     let rt = one_thread();
+    // What the GPU finishes is not seen meanwhile (but by later submissions' own polls):
+    // the last call submitted is in flight when the futures are dropped, whatever the
+    // adapter's speed.
+    engine.hold_gpu_progress(true);
     rt.block_on(async {
-        // Each polled until it has run for a while, then dropped: the first ones with the
-        // GPU running them, the rest waiting for room.
+        // Each polled for a while, then dropped: the first ones with the GPU running them,
+        // the rest waiting for room.
         let cut = scalars
             .iter()
             .map(|s| tokio::time::timeout(Duration::from_millis(20), engine.msm_async(&bases, s)))
@@ -223,14 +235,14 @@ fn dropped_futures_leave_no_reservation() {
         let finished = outcomes.iter().filter(|o| o.is_ok()).count();
         let after = engine.memory_usage().expect("a GPU");
         eprintln!("12 calls cut at 20 ms: {finished} finished; right after: {after:?}");
-        // Each call takes longer than 20 ms on the GPU here (tens of ms on lavapipe): those
-        // cut while it ran keep their reservations until it is done.
+        // Those cut while the GPU ran them keep their reservations until it is done.
         assert!(finished < 12, "no call was cut");
         assert!(
             after.in_flight > 0,
             "reservations came back before the GPU was done"
         );
     });
+    engine.hold_gpu_progress(false);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {
         let u = engine.memory_usage().expect("a GPU");

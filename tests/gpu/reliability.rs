@@ -381,9 +381,11 @@ fn a_failed_replacement_backs_off() {
 
 /// A call whose GPU wait passes `gpu_timeout` fails with `Timeout`, gives its memory back,
 /// and the device, taken to be hung, is replaced by the next call; the same when the wait's
-/// poll itself never returns (the poller's watchdog).
+/// poll itself never returns (the poller's watchdog). A device dropped so is kept only until
+/// its queue is idle (lavapipe's soon is), then freed.
 #[test]
 fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
+    let (hung_before, _) = <GpuMsm>::hung_devices();
     let e = with_loss(DeviceLoss::Recreate);
     let hasty = e
         .reconfigured(MsmConfig {
@@ -423,6 +425,20 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
     assert!(took < Duration::from_secs(30), "{took:?}");
     assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
     assert_eq!(e.devices_recreated(), 2);
+    // Both devices dropped as hung are freed once idle (every other test's too).
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (ever, kept) = <GpuMsm>::hung_devices();
+        assert!(ever >= hung_before + 2, "{ever} devices taken to be hung");
+        if kept == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "{kept} hung devices still kept"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let zero = MsmConfig {
         gpu_timeout: Duration::ZERO,
         ..e.config().clone()
@@ -431,6 +447,95 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
         e.reconfigured(zero),
         Err(MsmError::InvalidConfig(_))
     ));
+}
+
+/// Calls from every rayon worker, plain threads and a tokio worker at once, and loads,
+/// under a budget that holds two calls: the host work of a call or load that holds room
+/// (packing its bases for upload) never needs a thread that waits for that room, so every
+/// call ends with its sum, none by `Timeout`. Before the engine's host pool, rayon workers
+/// blocked in `msm` were the very threads an admitted plain thread's packing needed, and
+/// nothing moved until `gpu_timeout`.
+#[test]
+fn rayon_workers_threads_and_tasks_share_a_small_budget() {
+    use rayon::prelude::*;
+    const N: usize = 1 << 11;
+    let one = common::gpu_engine().call_memory(N, false).unwrap();
+    let e = engine(MsmConfig {
+        memory_budget: MemoryBudget::Bytes(2 * one + one / 2),
+        gpu_timeout: Duration::from_secs(30),
+        ..Default::default()
+    });
+    let bases = random_bases(N, 90);
+    let scalars: Vec<Vec<Fr>> = (0..6).map(|k| random_scalars(N, 91 + k)).collect();
+    let want: Vec<G1Projective> = scalars.iter().map(|s| reference(&bases, s)).collect();
+    let (e, bases) = (&e, &bases);
+    let check = |k: usize, got: Result<G1Projective, MsmError>, who: &str| match got {
+        Ok(sum) => assert_eq!(sum, want[k % 6], "{who}, call {k}"),
+        Err(err) => panic!("{who}, call {k}: {err}"),
+    };
+    let call = |k: usize| e.msm(bases, &scalars[k % 6]);
+    // Every worker of rayon's global pool (where the engine's packing ran) takes calls.
+    let tasks = 2 * rayon::current_num_threads() + 2;
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            s.spawn(move || (0..3).for_each(|k| check(t + k, call(t + k), "a thread")));
+        }
+        s.spawn(|| {
+            let set = e.load_bases(bases).expect("a load from a thread");
+            check(5, e.msm(&set, &scalars[5]), "a call on a set");
+        });
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(async {
+                for (k, s) in scalars.iter().enumerate().take(3) {
+                    check(k, e.msm_async(bases, s).await, "a tokio task");
+                }
+            });
+        });
+        (0..tasks).into_par_iter().for_each(|k| match k % 5 {
+            4 => {
+                let set = e.load_bases(bases).expect("a load from a rayon worker");
+                check(k, e.msm(&set, &scalars[k % 6]), "a rayon worker's set");
+            }
+            _ => check(k, call(k), "a rayon worker"),
+        });
+    });
+    let u = e.memory_usage().unwrap();
+    assert_eq!(u.in_flight, 0, "{u:?}");
+    assert!(u.waits > 0, "no call waited for room: {u:?}");
+}
+
+/// A lost device met on one of the engine's own threads (a future polled inside its waker,
+/// where no blocking call runs) is not replaced there, and that is no failed replacement: the
+/// next call on a caller's thread replaces it at once, with no back-off.
+#[test]
+fn a_loss_met_on_an_engine_thread_starts_no_back_off() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    let e = Arc::new(with_loss(DeviceLoss::Recreate));
+    let bases = random_bases(64, 81);
+    let s = random_scalars(64, 82);
+    e.inject_device_loss();
+    let on_engine = {
+        let (e, bases, s) = (Arc::clone(&e), bases.clone(), s.clone());
+        <GpuMsm>::on_engine_thread(move || {
+            let mut call = std::pin::pin!(e.msm_async(&bases, &s));
+            call.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+        })
+    };
+    assert!(
+        matches!(
+            on_engine,
+            std::task::Poll::Ready(Err(MsmError::DeviceLost(_)))
+        ),
+        "{on_engine:?}"
+    );
+    assert_eq!(e.devices_recreated(), 0);
+    assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
+    assert_eq!(e.devices_recreated(), 1);
 }
 
 /// What one call of a shape may return while devices are lost: the sum, or a typed error of

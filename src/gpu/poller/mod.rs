@@ -17,6 +17,7 @@ use super::signal::{Awaited, Signal};
 use super::Loss;
 use crate::error::MsmError;
 
+pub(crate) mod hung;
 mod watchdog;
 
 /// The shortest sleep between two polls.
@@ -83,6 +84,8 @@ impl State {
 struct Inner {
     device: wgpu::Device,
     queue: wgpu::Queue,
+    /// The device's adapter ([`hung::adapter_key`]).
+    adapter: String,
     /// Callbacks run so far (`GpuContext::progress`): a GPU that runs them is busy, not hung.
     progress: Arc<AtomicU64>,
     lost: Arc<Loss>,
@@ -91,6 +94,9 @@ struct Inner {
     /// Test hook: the next poll does not return until the device is lost (as one blocked
     /// behind a driver's submit that waits for a hung GPU).
     stall_next_poll: std::sync::atomic::AtomicBool,
+    /// Test hook: no poll while set, so that nothing the GPU finishes is seen (but by a
+    /// submit's own poll), and no deadline judged.
+    held: std::sync::atomic::AtomicBool,
 }
 
 /// The poller of one device, shared by every context on it; its thread starts on the first
@@ -99,19 +105,21 @@ pub(crate) struct Poller(Arc<Inner>);
 
 impl Poller {
     pub(crate) fn new(
-        device: wgpu::Device,
-        queue: wgpu::Queue,
+        (device, queue): (wgpu::Device, wgpu::Queue),
+        adapter: String,
         progress: Arc<AtomicU64>,
         lost: Arc<Loss>,
     ) -> Arc<Self> {
         Arc::new(Self(Arc::new(Inner {
             device,
             queue,
+            adapter,
             progress,
             lost,
             state: Mutex::default(),
             work: Condvar::new(),
             stall_next_poll: Default::default(),
+            held: Default::default(),
         })))
     }
 
@@ -120,6 +128,17 @@ impl Poller {
     #[cfg(feature = "fault-injection")]
     pub(crate) fn stall_next_poll(&self) {
         self.0.stall_next_poll.store(true, Ordering::Release);
+    }
+
+    /// Test hook: while `hold`, the device is not polled (nothing the GPU finishes is seen
+    /// but by a submit's own poll, and no deadline is judged), as on a GPU still busy.
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn hold(&self, hold: bool) {
+        self.0.held.store(hold, Ordering::Release);
+        let mut s = self.0.lock();
+        s.woken += 1;
+        drop(s);
+        self.0.work.notify_all();
     }
 
     /// A future that completes with `signal`, the device polled meanwhile. Past `timeout`
@@ -253,8 +272,15 @@ impl Inner {
             }
             let now = Instant::now();
             let progress = self.progress.load(Ordering::Acquire);
-            if progress != seen.0 {
+            if progress != seen.0 || self.held.load(Ordering::Acquire) {
                 seen = (progress, now);
+            }
+            if self.held.load(Ordering::Acquire) {
+                // Test hook: nothing polled, no deadline judged.
+                drop(s);
+                drop(finished);
+                std::thread::sleep(LONGEST_PAUSE);
+                continue;
             }
             let longest = s.deadline();
             let late = longest.filter(|&t| s.watched.iter().any(|w| late(w, t, seen.1, now)));
@@ -295,15 +321,18 @@ impl Inner {
     }
 
     /// The GPU ran no callback within the waiters' `timeout`: taken to be hung, every waiter
-    /// fails and its device is dropped, but its queue is kept for good ([`HUNG_QUEUES`]).
+    /// fails and its device is dropped, but its queue is kept until it is idle ([`hung`]).
     /// No poll follows (one could block behind a driver's submit stuck on the hung GPU, and
     /// wgpu reports a destroyed device's loss only once its queue is empty, never here).
     fn drop_as_hung(&self, timeout: Duration) {
-        // The poller's own handle keeps the queue alive until it is kept for good.
+        // The poller's own handle keeps the queue alive until it is kept.
         if self.lost.set_hung() {
             tracing::warn!(target: "gpu_msm", ?timeout, "the GPU finished nothing in time: its device is dropped");
-            let mut hung = HUNG_QUEUES.lock().unwrap_or_else(|e| e.into_inner());
-            hung.push(self.queue.clone());
+            hung::keep(
+                self.device.clone(),
+                self.queue.clone(),
+                self.adapter.clone(),
+            );
         }
         let failed = awaited(&mut self.lock());
         // A device the driver lost first (its callbacks never came) is lost, not hung.
@@ -328,12 +357,6 @@ impl Inner {
 fn late(w: &Waiter, timeout: Duration, progress_at: Instant, now: Instant) -> bool {
     now.saturating_duration_since(w.since.max(progress_at)) > timeout
 }
-
-/// The queues of devices taken to be hung, never dropped: wgpu's `Queue::drop` waits for the
-/// queue to be idle, on a GPU that never finishes for good, in whichever thread drops the
-/// last handle (a call, the engine replacing the device under its lock). A hung device's
-/// memory is not given back (its queue holds the device).
-static HUNG_QUEUES: Mutex<Vec<wgpu::Queue>> = Mutex::new(Vec::new());
 
 /// Takes the signals that are done off the list, and the orphans the GPU is done with
 /// (returned, to be dropped without the lock: dropping one gives its reservation back).
