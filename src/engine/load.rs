@@ -148,13 +148,24 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<(u32, u32)> {
         let configured = options.window_bits.or(self.config.window_bits);
         let costs = gpu.profile.add_costs();
-        // In how many parts the set is stored with k copies at c, where they and a call
-        // over one part fit the budget now.
-        let parts = |c: u32, k: u32| {
-            let set = gpu.resident_bytes(n, k);
-            let part = self.bindable(gpu, n, k);
-            let fits = gpu.fits_call(part, false, (c, k), set);
-            fits.then(|| n.div_ceil(part) as u64)
+        let bits = C::spec().scalar_bits;
+        // In how many parts the set is stored with k copies at c (as `part_len` cuts it),
+        // where a call over a part fits beside them now.
+        let in_parts = |len: usize| n.div_ceil(len) as u64;
+        let plain = self.callable_part_len(gpu, n, Shift::NONE).map(in_parts);
+        let parts = |c: u32, k: u32| match k {
+            1 => plain,
+            _ => Some(in_parts(self.callable_part_len(
+                gpu,
+                n,
+                Shift::new(c, k, bits),
+            )?)),
+        };
+        // Auto's: copies whose bases alone bind in more parts than the set without copies
+        // takes are not sized (`choose_precompute` drops them), which keeps the search short.
+        let auto_parts = |c: u32, k: u32| match plain {
+            Some(p) if k > 1 && in_parts(self.bindable(gpu, n, k)) > p => None,
+            _ => parts(c, k),
         };
         match options.precompute {
             Precompute::None | Precompute::Factor(1) => {
@@ -162,7 +173,6 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             Precompute::Factor(k) => {
                 let only_k = |c: u32, j: u32| if j == k { parts(c, j) } else { None };
-                let bits = C::spec().scalar_bits;
                 let (c, found) = choose_precompute(configured, n, bits, costs, only_k);
                 match found {
                     // No c fits a call over a whole part beside the copies: the configured
@@ -175,13 +185,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                     _ => Ok((c, k)),
                 }
             }
-            Precompute::Auto => Ok(choose_precompute(
-                configured,
-                n,
-                C::spec().scalar_bits,
-                costs,
-                parts,
-            )),
+            Precompute::Auto => Ok(choose_precompute(configured, n, bits, costs, auto_parts)),
         }
     }
 
@@ -193,26 +197,31 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// leaves no room for one call is refused ([`MsmError::InputTooLarge`]): the copies
     /// would only make it unusable.
     fn part_len(&self, gpu: &GpuContext, n: usize, shift: Shift) -> Result<usize> {
+        if let Some(len) = self.callable_part_len(gpu, n, shift) {
+            return Ok(len);
+        }
+        let copies = shift.copies();
+        let Some(c) = shift.window_bits() else {
+            let c = window_bits(&self.config, gpu, n, C::spec().scalar_bits);
+            return Ok(gpu.max_call_points(c).min(self.bindable(gpu, n, copies)));
+        };
+        let reserve = gpu.resident_bytes(n, copies);
+        Err(MsmError::InputTooLarge(format!(
+            "no call fits beside {n} bases with {copies} shifted copies at c = {c}: a \
+             one-point call there: {}; try Precompute::Auto, fewer copies, or a smaller \
+             LoadOptions::window_bits",
+            gpu.why_no_fit(1, false, (c, copies), reserve)
+        )))
+    }
+
+    /// [`GpuMsm::part_len`] where a call over a part fits beside the set; `None` where not
+    /// even a one-point call does.
+    fn callable_part_len(&self, gpu: &GpuContext, n: usize, shift: Shift) -> Option<usize> {
         let copies = shift.copies();
         let reserve = gpu.resident_bytes(n, copies);
         let shape = shift.window_bits().map(|c| (c, copies));
-        let cap = match self
-            .max_call_len(n, false, reserve, shape)
-            .filter(|&p| p > 0)
-        {
-            Some(cap) => cap,
-            None if shape.is_some() => {
-                return Err(MsmError::InputTooLarge(format!(
-                    "no call fits beside {n} bases with {copies} shifted copies at c = {} \
-                     ({reserve} bytes of copies; MsmConfig::memory_budget, and the call's \
-                     buckets within one binding): try Precompute::Auto, or fewer copies for \
-                     the budget, or a smaller LoadOptions::window_bits for the buckets",
-                    shape.map_or(0, |s| s.0)
-                )))
-            }
-            None => gpu.max_call_points(window_bits(&self.config, gpu, n, C::spec().scalar_bits)),
-        };
-        Ok(cap.min(self.bindable(gpu, n, copies)))
+        let cap = self.max_call_len(n, false, reserve, shape)?;
+        (cap > 0).then(|| cap.min(self.bindable(gpu, n, copies)))
     }
 
     /// The most of n bases, with `copies` copies each, that one device part holds: one

@@ -239,6 +239,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         c: Option<u32>,
     ) -> Result<(u32, Shift)> {
         let host = matches!(src, BasesRef::Host(_));
+        let chosen = c.or(self.config.window_bits);
         let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, C::spec().scalar_bits));
         let held = src
             .stored_part()
@@ -246,28 +247,33 @@ impl<C: GpuCurve> GpuMsm<C> {
             .map_or(Shift::NONE, |part| part.shift());
         let (costs, bits) = (gpu.profile.add_costs(), C::spec().scalar_bits);
         let forced = self.read_copies_always.load(Ordering::Acquire);
-        // The copies where they are cheaper and fit; else copy 0 at the call's own window.
-        let (c, shift) = match held.window_bits() {
-            Some(set_c)
-                if (forced
-                    || precompute_cost(n, set_c, held.copies(), bits, costs)
-                        < pippenger_cost(n, own, bits, costs))
-                    && gpu.fits_call(n, host, (set_c, held.copies()), 0) =>
-            {
-                (set_c, held)
-            }
-            _ => (own, Shift::NONE),
+        let fits = |c: u32, k: u32| gpu.fits_call(n, host, (c, k), 0);
+        // The copies where they are cheaper and fit; else copy 0 at the call's own window,
+        // unless that does not fit where the copies do (a part sized for the copies' window:
+        // a set always runs at the window it was stored for), or, with no window fixed, at
+        // the cheapest window that fits (the cost model's window may not bind its buckets).
+        let copies = held
+            .window_bits()
+            .filter(|&set_c| fits(set_c, held.copies()));
+        let cheaper = |set_c| {
+            forced
+                || precompute_cost(n, set_c, held.copies(), bits, costs)
+                    < pippenger_cost(n, own, bits, costs)
+        };
+        let fitting_own = || {
+            (crate::config::MIN_WINDOW_BITS.max(2)..=crate::config::MAX_WINDOW_BITS)
+                .filter(|&c| fits(c, 1))
+                .min_by_key(|&c| (pippenger_cost(n, c, bits, costs), c))
+        };
+        let (c, shift) = match copies {
+            Some(set_c) if cheaper(set_c) || !fits(own, 1) => (set_c, held),
+            _ if fits(own, 1) => (own, Shift::NONE),
+            _ => match fitting_own().filter(|_| chosen.is_none()) {
+                Some(c) => (c, Shift::NONE),
+                None => return Err(self.call_too_large(gpu, n, host, own)),
+            },
         };
         let copies = shift.copies();
-        if !gpu.fits_call(n, host, (c, copies), 0) {
-            return Err(MsmError::InputTooLarge(format!(
-                "{n} points on {} bases at c = {c} need more than the adapter's limits \
-                 or the memory budget allow ({:?}); run fewer points per call or raise \
-                 MsmConfig::memory_budget",
-                if host { "host" } else { "resident" },
-                gpu.memory_usage()
-            )));
-        }
         let w = bucket_windows(c, copies, bits);
         report.window_bits = Some(c);
         report.num_windows = w;
@@ -278,6 +284,16 @@ impl<C: GpuCurve> GpuMsm<C> {
             report.route += &format!("; bases precomputed, {copies} copies");
         }
         Ok((c, shift))
+    }
+
+    /// [`MsmError::InputTooLarge`] for an n-point call at window size c that fits nowhere:
+    /// which limit it exceeds.
+    fn call_too_large(&self, gpu: &GpuContext, n: usize, host: bool, c: u32) -> MsmError {
+        let bases = if host { "host" } else { "resident" };
+        MsmError::InputTooLarge(format!(
+            "{n} points on {bases} bases at c = {c}: {}",
+            gpu.why_no_fit(n, host, (c, 1), 0)
+        ))
     }
 
     /// The host-lists path: signed digits on the host (or SRE's placement), bucket lists

@@ -117,7 +117,15 @@ impl<C: GpuCurve> GpuMsm<C> {
                 route: Some(route.clone()),
             })
             .collect();
-        let err = |k: usize, e: MsmError| e.at_offset(ranges[k].start);
+        // A slice too large is named as the caller's call.
+        let n = scalars.len();
+        let err = |k: usize, e: MsmError| match e.at_offset(ranges[k].start) {
+            MsmError::InputTooLarge(why) => MsmError::InputTooLarge(format!(
+                "slice {k} (points {:?}) of a call of {n} points: {why}",
+                ranges[k]
+            )),
+            e => e,
+        };
         let done = self.run_overlapped(pieces, err).await?;
         let slices = done.len();
         let mut sum = Projective::<C>::zero();

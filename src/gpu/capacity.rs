@@ -199,6 +199,38 @@ impl GpuContext {
         n <= self.max_call_points(c) && self.call_bytes(n, host, c, copies).is_ok_and(|b| b <= room)
     }
 
+    /// Why an n-point call at window size c does not fit ([`GpuContext::fits_call`]): the
+    /// adapter's limits (named), or the memory budget (with what holds it).
+    pub(crate) fn why_no_fit(
+        &self,
+        n: usize,
+        host: bool,
+        (c, copies): (u32, u32),
+        reserve: u64,
+    ) -> String {
+        let max = self.max_call_points(c);
+        if n > max {
+            return format!(
+                "one call holds at most {max} points at this window (each of its buffers \
+                 within the adapter's storage-binding limit of {} bytes)",
+                self.max_binding_bytes()
+            );
+        }
+        let bytes = match self.call_bytes(n, host, c, copies) {
+            Ok(b) => b,
+            Err(MsmError::InputTooLarge(why)) => {
+                return format!("beyond the adapter's limits: {why}")
+            }
+            Err(e) => return format!("beyond the adapter's limits: {e}"),
+        };
+        let u = self.pool.usage();
+        format!(
+            "its buffers take {bytes} bytes, more than the memory budget leaves ({} bytes, \
+             {} held by resident bases and {reserve} for its set; MsmConfig::memory_budget)",
+            u.budget, u.resident
+        )
+    }
+
     /// Whether `job` fits the adapter's limits and the memory budget beside the resident
     /// bases: what slicing made sure of for the bucket sort, which a call on the host's
     /// lists with SRE's merged points (more bases than points) may exceed.

@@ -225,3 +225,55 @@ fn limits_beyond_the_adapter_or_the_pipeline_are_an_invalid_config() {
         }
     }
 }
+
+/// Sets with shifted copies under a binding limit, stored in parts sized for their copies'
+/// window: every call on them runs, whichever window the cost model would pick for its
+/// own length (one whose buckets do not bind was refused, naming the memory budget), and
+/// is exact; a load that cannot be names the limit it meets; `Precompute::Auto` never
+/// takes more parts than the set without copies.
+#[test]
+fn sets_with_copies_run_every_call_under_a_binding_limit() {
+    use gpu_msm::{LoadOptions, Precompute};
+    let e = engine(odd_limits(), None).expect("an engine under the limits");
+    let n = 9000;
+    let bases = random_bases(n, 911);
+    let scalars = random_scalars(n, 912);
+    for (k, c) in [(2, 5), (3, 7), (2, 9)] {
+        let opts = LoadOptions {
+            precompute: Precompute::Factor(k),
+            window_bits: Some(c),
+        };
+        let set = e.load_bases_with(&bases, opts).unwrap();
+        assert!(set.part_len() < n, "k = {k}, c = {c}: one part");
+        for m in [n, set.part_len() + 1, set.part_len(), n / 2, 100, 1] {
+            let got = e.msm(&set, &scalars[..m]);
+            let want = reference(&bases[..m], &scalars[..m]);
+            assert_eq!(got, Ok(want), "k = {k}, c = {c}, {m} of {n} points");
+        }
+    }
+    let wide = LoadOptions {
+        precompute: Precompute::Factor(2),
+        window_bits: Some(12),
+    };
+    let refused = e.load_bases_with(&bases, wide).map(|_| ());
+    let Err(MsmError::InputTooLarge(why)) = refused else {
+        panic!("{refused:?}")
+    };
+    assert!(
+        why.contains("binds at most") && !why.contains("memory_budget"),
+        "{why}"
+    );
+    let auto = LoadOptions {
+        precompute: Precompute::Auto,
+        window_bits: None,
+    };
+    for n in [3000, 14000, 20000] {
+        let bases = random_bases(n, 913);
+        let plain_parts = n.div_ceil(e.load_bases(&bases).unwrap().part_len());
+        let set = e.load_bases_with(&bases, auto).unwrap();
+        let parts = n.div_ceil(set.part_len());
+        assert!(parts <= plain_parts, "n = {n}: {parts} > {plain_parts}");
+        let s = random_scalars(n, 914);
+        assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "n = {n}");
+    }
+}
