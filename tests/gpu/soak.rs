@@ -7,6 +7,11 @@
 //! of the adapter's own. `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once,
 //! sharing one engine, and `GPU_MSM_SOAK_BUDGET` (bytes) gives that engine its own memory
 //! budget, so that the calls wait for each other (memory admission under load).
+//! `GPU_MSM_SOAK_DEVICES=N` runs an engine on N devices of the adapter (the calls split
+//! across them). A third of the cases run on those threads, a third from rayon's workers and
+//! a third as tasks of a tokio runtime calling the `_async` forms (one-shot and batch), all
+//! at once; `GPU_MSM_SOAK_CALLERS=threads` runs every case on the threads. Any error a case did not have to meet, `Timeout`
+//! among them, is a mismatch.
 //!
 //! GPU_MSM_SOAK_CASES=10000 cargo test --release --test gpu soak -- --nocapture
 
@@ -137,10 +142,23 @@ impl Expect {
     }
 }
 
+/// Who makes a case's calls.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Caller {
+    /// A plain thread, blocking calls.
+    Thread,
+    /// One of rayon's workers, blocking calls.
+    Rayon,
+    /// A tokio task, the `_async` forms (loads block: they have no other form).
+    Task,
+}
+
 /// One case's MSMs (one-shot, resident, a batch of three with an empty vector) on `base`
 /// at a random window size, sometimes in slices and device parts of a random length, and
-/// sometimes with bad bases: how many ran, and what went wrong.
-fn run_case(base: &GpuMsm, case: u64) -> Tally {
+/// sometimes with bad bases, made by `caller`: how many ran, and what went wrong. A future
+/// that never waits but in the `_async` calls, which only a [`Caller::Task`] makes.
+async fn run_case(base: &GpuMsm, case: u64, caller: Caller) -> Tally {
+    let task = caller == Caller::Task;
     let mut rng = StdRng::seed_from_u64(case);
     let log = rng.gen_range(0..=MAX_LOG_N);
     let n = rng.gen_range(1..=1usize << log);
@@ -191,22 +209,32 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
         None => Expect::Sum(G1Projective::zero()),
     };
     let what = format!(
-        "case {case}: n = {n}, {dist}, window {window:?}, slices {slice:?}, {precompute:?}, \
-         bad {bad:?}"
+        "case {case} ({caller:?}): n = {n}, {dist}, window {window:?}, slices {slice:?}, \
+         {precompute:?}, bad {bad:?}"
     );
     let mut t = Tally {
         bad_cases: u64::from(!bad.is_empty()),
         ..Tally::default()
     };
+    // A budget too small for one point's call at the case's window (a soak budget, a wide
+    // configured window) refuses it: justified by the load, not a mismatch.
+    let budget = e.memory_usage().map_or(u64::MAX, |u| u.budget);
+    let no_room = e.call_memory(1, false).is_none_or(|b| b > budget);
     let mut check = |mode: &str, got: Result<G1Projective, MsmError>, want: &Expect| {
         t.msms += 1;
         t.refused += u64::from(got.is_err());
-        if !want.holds(&got) {
+        if no_room && matches!(got, Err(MsmError::InputTooLarge(_))) {
+            t.no_room += 1;
+        } else if !want.holds(&got) {
             t.mismatches.push(format!("{what}, {mode}: {got:?}"));
         }
     };
     let zero = Expect::Sum(G1Projective::zero());
-    check("one-shot", e.msm(&all[..n], &s), &want);
+    let one_shot = match task {
+        true => e.msm_async(&all[..n], &s).await,
+        false => e.msm(&all[..n], &s),
+    };
+    check("one-shot", one_shot, &want);
     // Copies that leave no room for a call (a small soak budget) are refused: load plain.
     let options = LoadOptions {
         precompute,
@@ -218,9 +246,18 @@ fn run_case(base: &GpuMsm, case: u64) -> Tally {
     };
     match (set, &loaded) {
         (Ok(resident), Expect::Sum(_)) => {
-            check("resident", e.msm(&resident, &s), &want);
+            let on_set = match task {
+                true => e.msm_async(&resident, &s).await,
+                false => e.msm(&resident, &s),
+            };
+            check("resident", on_set, &want);
             let empty: &[Fr] = &[];
-            match e.batch_msm(&resident, &[&s, empty, &s2]) {
+            let vectors = [&s[..], empty, &s2[..]];
+            let batch = match task {
+                true => e.batch_msm_async(&resident, &vectors).await,
+                false => e.batch_msm(&resident, &vectors),
+            };
+            match batch {
                 Ok(v) => {
                     check("batch[0]", Ok(v[0]), &want);
                     check("batch[1]", Ok(v[1]), &zero);
@@ -245,6 +282,8 @@ struct Tally {
     msms: u64,
     bad_cases: u64,
     refused: u64,
+    /// Calls refused for a budget that holds no call at their window.
+    no_room: u64,
     mismatches: Vec<String>,
 }
 
@@ -253,9 +292,111 @@ impl Tally {
         self.msms += other.msms;
         self.bad_cases += other.bad_cases;
         self.refused += other.refused;
+        self.no_room += other.no_room;
         self.mismatches.extend(other.mismatches);
         self
     }
+}
+
+/// A future that never waits ([`run_case`] of a blocking caller), run to its end.
+fn now<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("a blocking case waited"),
+    }
+}
+
+/// The soak's engine: the shared one, or one of its own for a budget, a profile or several
+/// devices (kept for the process: tasks borrow it).
+fn soak_engine(arithmetic: Option<gpu_msm::Arithmetic>) -> &'static GpuMsm {
+    let budget = std::env::var("GPU_MSM_SOAK_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let devices = env("GPU_MSM_SOAK_DEVICES", 1);
+    if budget.is_none() && devices == 1 {
+        return match arithmetic {
+            Some(a) => engine_for(a).expect("the adapter runs this profile"),
+            None => gpu_engine(),
+        };
+    }
+    let mut config = MsmConfig {
+        arithmetic,
+        ..gpu_engine().config().clone()
+    };
+    if let Some(bytes) = budget {
+        config.memory_budget = MemoryBudget::Bytes(bytes);
+    }
+    if devices > 1 {
+        let name = gpu_engine().adapter_name().to_string();
+        config.devices = gpu_msm::Devices::Named(vec![(name, devices as usize)]);
+    }
+    let e = GpuMsm::with_config(config).expect("an engine with the soak's settings");
+    Box::leak(Box::new(e))
+}
+
+/// Each case's caller: a plain thread's, or with `mixed` a third each (by case).
+fn caller_of(case: u64, mixed: bool) -> Caller {
+    match (mixed, case % 3) {
+        (false, _) | (true, 0) => Caller::Thread,
+        (true, 1) => Caller::Rayon,
+        _ => Caller::Task,
+    }
+}
+
+/// The cases, each run by its caller, all at once: `threads` plain threads, rayon's
+/// workers, and a tokio runtime of two workers.
+fn run_cases(base: &'static GpuMsm, cases: &[u64], threads: u64, mixed: bool) -> Tally {
+    use rayon::prelude::*;
+    let of = |who: Caller| -> Vec<u64> {
+        (cases.iter().copied())
+            .filter(|&c| caller_of(c, mixed) == who)
+            .collect()
+    };
+    let (plain, rayon_cases, tasks) = (of(Caller::Thread), of(Caller::Rayon), of(Caller::Task));
+    std::thread::scope(|scope| {
+        let mut workers: Vec<_> = (0..threads as usize)
+            .map(|t| {
+                let mine: Vec<u64> = plain
+                    .iter()
+                    .copied()
+                    .skip(t)
+                    .step_by(threads as usize)
+                    .collect();
+                scope.spawn(move || {
+                    (mine.into_iter())
+                        .map(|case| now(run_case(base, case, Caller::Thread)))
+                        .fold(Tally::default(), Tally::plus)
+                })
+            })
+            .collect();
+        workers.push(scope.spawn(move || {
+            (rayon_cases.into_par_iter())
+                .map(|case| now(run_case(base, case, Caller::Rayon)))
+                .reduce(Tally::default, Tally::plus)
+        }));
+        workers.push(scope.spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .expect("a tokio runtime");
+            let spawned: Vec<_> = (tasks.into_iter())
+                .map(|case| rt.spawn(run_case(base, case, Caller::Task)))
+                .collect();
+            rt.block_on(async {
+                let mut t = Tally::default();
+                for task in spawned {
+                    t = t.plus(task.await.expect("a soak task panicked"));
+                }
+                t
+            })
+        }));
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a soak thread panicked"))
+            .fold(Tally::default(), Tally::plus)
+    })
 }
 
 #[test]
@@ -263,53 +404,32 @@ fn differential_soak_against_arkworks() {
     let cases = env("GPU_MSM_SOAK_CASES", DEFAULT_CASES);
     let first = env("GPU_MSM_SOAK_SEED", 1);
     let threads = env("GPU_MSM_SOAK_THREADS", 1).max(1);
+    let mixed = std::env::var("GPU_MSM_SOAK_CALLERS").as_deref() != Ok("threads");
     let arithmetic = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
         Ok("limbs13") => Some(gpu_msm::Arithmetic::Limbs13),
         Ok("limbs32") => Some(gpu_msm::Arithmetic::Limbs32),
         Ok("limbs32-edwards") => Some(gpu_msm::Arithmetic::Limbs32Edwards),
         _ => None,
     };
-    let budgeted = std::env::var("GPU_MSM_SOAK_BUDGET")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(|bytes| {
-            GpuMsm::with_config(MsmConfig {
-                arithmetic,
-                memory_budget: MemoryBudget::Bytes(bytes),
-                ..gpu_engine().config().clone()
-            })
-            .expect("an engine with the soak's budget")
-        });
-    let base = match (&budgeted, arithmetic) {
-        (Some(e), _) => e,
-        (None, Some(a)) => engine_for(a).expect("the adapter runs this profile"),
-        (None, None) => gpu_engine(),
-    };
-    let t = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (first + t..first + cases)
-                        .step_by(threads as usize)
-                        .map(|case| run_case(base, case))
-                        .fold(Tally::default(), Tally::plus)
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a soak thread panicked"))
-            .fold(Tally::default(), Tally::plus)
-    });
+    let base = soak_engine(arithmetic);
+    let all: Vec<u64> = (first..first + cases).collect();
+    let t = run_cases(base, &all, threads, mixed);
     eprintln!(
-        "soak: {cases} cases from seed {first} on {threads} thread(s), {} MSMs ({} cases \
-         with bad bases, {} calls refused as they had to be), {} mismatches, on {} ({:?}); \
-         memory {:?}",
+        "soak: {cases} cases from seed {first} on {threads} thread(s){}, {} MSMs ({} cases \
+         with bad bases, {} calls refused as they had to be, {} of them for a budget that \
+         holds no call at their window), {} mismatches, on {} x{} ({:?}); memory {:?}",
+        if mixed {
+            " (callers mixed: threads, rayon, tokio tasks)"
+        } else {
+            ""
+        },
         t.msms,
         t.bad_cases,
         t.refused,
+        t.no_room,
         t.mismatches.len(),
         base.adapter_name(),
+        base.device_names().len().max(1),
         base.arithmetic(),
         base.memory_usage()
     );
