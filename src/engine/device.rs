@@ -213,6 +213,20 @@ impl<C: GpuCurve> GpuMsm<C> {
             ));
         }
         let demanded = self.config.demands_gpu();
+        if let Some(thread) = crate::gpu::blocking::engine_thread() {
+            // A replacement's known-answer test blocks, and so does a wait for another
+            // call's attempt, which the engine's own threads may not (a future polled inside
+            // its waker): no attempt, so no failure to back off from, and no wait; the next
+            // call on a caller's thread makes it.
+            let why = format!(
+                "the device was lost, and a new one is not made on the engine's {thread} \
+                 thread (a future polled inside its waker)"
+            );
+            return match demanded {
+                false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+                true => Err(MsmError::DeviceLost(why)),
+            };
+        }
         let timeout = self.config.gpu_timeout;
         let deadline = Instant::now().checked_add(timeout);
         let mut state = cell.lock();
@@ -239,18 +253,6 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         if !cell.current().is_lost() {
             return Ok(DeviceState::Ready); // another call made it
-        }
-        if let Some(thread) = crate::gpu::blocking::engine_thread() {
-            // A replacement's known-answer test blocks, which the engine's own threads may
-            // not (a future polled inside its waker): no attempt, so no failure to back off
-            // from; the next call on a caller's thread makes it.
-            let why = format!(
-                "the device was lost, and a new one is not made on the engine's {thread}                  thread (a future polled inside its waker)"
-            );
-            return match demanded {
-                false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
-                true => Err(MsmError::DeviceLost(why)),
-            };
         }
         let now = Instant::now();
         if let (Some(at), Some(err)) = (state.retry_at, &state.last_error) {

@@ -234,7 +234,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         if let Some(thread) = crate::gpu::blocking::engine_thread() {
             // Its calls block, which the engine's own threads may not: no verdict yet.
             return Ok(Err(format!(
-                "the host-list stages' known-answer test does not run on the engine's {thread}                  thread (a future polled inside its waker)"
+                "the host-list stages' known-answer test does not run on the engine's {thread} \
+                 thread (a future polled inside its waker)"
             )));
         }
         let _one = crate::gpu::lock_within(
