@@ -19,6 +19,20 @@ fn no_adapter_message(detail: &str, seen: &[String]) -> String {
     }
 }
 
+impl MsmError {
+    /// Why an engine runs without an adapter, short, for its route and backend text (a
+    /// [`MsmError::NoAdapter`]'s reason and the adapters seen; any other error's message).
+    pub(crate) fn no_adapter_reason(&self) -> String {
+        match self {
+            MsmError::NoAdapter { detail, seen } if seen.is_empty() => {
+                format!("none found: {detail}")
+            }
+            MsmError::NoAdapter { detail, seen } => format!("{detail}; seen: {}", seen.join(", ")),
+            e => e.to_string(),
+        }
+    }
+}
+
 /// What can go wrong in an MSM call or when building an engine.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum MsmError {
@@ -31,7 +45,8 @@ pub enum MsmError {
         scalars: usize,
     },
     /// No wgpu adapter was taken: wgpu found none (the message then says how to install a
-    /// software one), or none it found is what the configuration asks for.
+    /// software one), none it found is what the configuration asks for, or the one it would
+    /// take has four devices taken to be hung still busy on it.
     #[error("{}", no_adapter_message(detail, seen))]
     NoAdapter {
         /// Why none was taken: what was looked for.

@@ -22,22 +22,28 @@ pub fn random_bases<C: GpuCurve>(n: usize, seed: u64) -> Vec<Affine<C>> {
     // Written in place, chunk by chunk: peak memory is the output and one chunk per thread
     // (2^26 bases are 7 GB; a copy of them would not fit a 23 GB machine).
     let mut out = vec![Affine::<C>::identity(); n];
-    out.par_chunks_mut(BASES_CHUNK)
-        .enumerate()
-        .for_each(|(chunk, dst)| {
-            let mut rng =
-                StdRng::seed_from_u64(seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-            let g = Projective::<C>::generator();
-            let steps: Vec<Projective<C>> = (0..16).map(|_| g * Fr::<C>::rand(&mut rng)).collect();
-            let mut acc = g * Fr::<C>::rand(&mut rng);
-            let walk: Vec<Projective<C>> = (0..dst.len())
-                .map(|_| {
-                    acc += steps[rng.gen_range(0..steps.len())];
-                    acc
-                })
-                .collect();
-            dst.copy_from_slice(&Projective::<C>::normalize_batch(&walk));
-        });
+    // On the engine's host pool: the known-answer test makes its inputs here while calls
+    // may wait for its device.
+    crate::host_pool::install(|| {
+        out.par_chunks_mut(BASES_CHUNK)
+            .enumerate()
+            .for_each(|(chunk, dst)| {
+                let mut rng = StdRng::seed_from_u64(
+                    seed ^ (chunk as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                );
+                let g = Projective::<C>::generator();
+                let steps: Vec<Projective<C>> =
+                    (0..16).map(|_| g * Fr::<C>::rand(&mut rng)).collect();
+                let mut acc = g * Fr::<C>::rand(&mut rng);
+                let walk: Vec<Projective<C>> = (0..dst.len())
+                    .map(|_| {
+                        acc += steps[rng.gen_range(0..steps.len())];
+                        acc
+                    })
+                    .collect();
+                dst.copy_from_slice(&Projective::<C>::normalize_batch(&walk));
+            })
+    });
     out
 }
 

@@ -56,6 +56,8 @@ pub use config::{
     MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
 };
 pub use curve::GpuCurve;
+#[cfg(feature = "fault-injection")]
+pub use engine::HeldGpuProgress;
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::field::CurveProfile;

@@ -1,5 +1,5 @@
 //! No import circles: between the crate's top-level modules, and between the files of each
-//! folder under `src/`. Edges are the `use` declarations (and inline `crate::`/`super::`
+//! folder under `src/`. And every parallel iterator of the crate on its host pool. Edges are the `use` declarations (and inline `crate::`/`super::`
 //! paths) outside `#[cfg(test)]` modules; doc comments and comments do not count. CPU only.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -169,4 +169,57 @@ fn the_cycle_finder_finds_a_cycle() {
     let r = reached(code, "super::");
     let want: BTreeSet<String> = ["a", "b", "c"].map(String::from).into();
     assert_eq!(r, want);
+}
+
+/// What starts parallel work on rayon's current pool: a parallel iterator's source, rayon's
+/// own joins and scopes, and the arkworks calls that are parallel inside.
+const PARALLEL: [&str; 10] = [
+    ".par_iter(",
+    ".par_iter_mut(",
+    ".into_par_iter(",
+    ".par_chunks(",
+    ".par_chunks_mut(",
+    "rayon::join(",
+    "rayon::scope(",
+    "rayon::in_place_scope(",
+    "::msm(",
+    "normalize_batch(",
+];
+
+/// Every parallel iterator of the crate runs on its host pool (`src/host_pool.rs`: work done
+/// while a call holds room in a memory budget must never need a thread of the caller's pool,
+/// which may be waiting for that room): each one in `src/` (tests aside) lies in a function
+/// that calls `host_pool::install` before it, or is handed to the packers, which do.
+#[test]
+fn every_parallel_iterator_runs_on_the_host_pool() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut outside = Vec::new();
+    for path in rust_files(&src) {
+        let name = path.file_name().unwrap().to_string_lossy();
+        if name == "host_pool.rs" || name == "tests.rs" {
+            continue;
+        }
+        let code = code(&path);
+        for pattern in PARALLEL {
+            for (at, _) in code.match_indices(pattern) {
+                let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+                let line_end = code[at..].find('\n').map_or(code.len(), |i| at + i);
+                let line = &code[line_start..line_end];
+                if line.contains("pack_affine(") || line.contains("pack_identity_bits(") {
+                    continue;
+                }
+                let function = code[..at].rfind("fn ").unwrap_or(0);
+                if !code[function..at].contains("host_pool::install(") {
+                    let n = code[..at].matches('\n').count() + 1;
+                    let file = path.strip_prefix(&src).unwrap_or(&path).display();
+                    outside.push(format!("src/{file}:{n}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "parallel work outside host_pool::install:\n{}",
+        outside.join("\n")
+    );
 }

@@ -65,7 +65,9 @@ pub fn pippenger_cost(n: usize, c: u32, bits: u32, costs: AddCosts) -> u64 {
 /// The window size of a call on n scalars of at most `bits` bits: `configured`
 /// (`MsmConfig::window_bits`) if set, else the cost model's under `costs`, the engine's
 /// profile's. Every window choice of the engine and of SRE goes through here, but that of
-/// a set with shifted copies ([`choose_precompute`], `engine/load.rs`).
+/// a set with shifted copies ([`choose_precompute`], `engine/load.rs`) and that of a call
+/// whose window here does not fit the device ([`best_fitting_window`], the bucket sort's
+/// `engine/prepare.rs`).
 pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCosts) -> u32 {
     configured.unwrap_or_else(|| best_window_bits(n.max(1), bits, costs))
 }
@@ -73,9 +75,21 @@ pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCos
 /// The window size c that minimises [`pippenger_cost`] for n scalars of at most `bits`
 /// bits (the smaller c on a tie).
 pub fn best_window_bits(n: usize, bits: u32, costs: AddCosts) -> u32 {
+    best_fitting_window(n, bits, costs, |_| true).expect("every window fits")
+}
+
+/// [`best_window_bits`] among the window sizes `fits` accepts (a call whose cost-model
+/// window binds no buckets on the device runs at the cheapest one that does); `None` if it
+/// accepts none.
+pub fn best_fitting_window(
+    n: usize,
+    bits: u32,
+    costs: AddCosts,
+    fits: impl Fn(u32) -> bool,
+) -> Option<u32> {
     (MIN_WINDOW_BITS.max(2)..=MAX_WINDOW_BITS)
+        .filter(|&c| fits(c))
         .min_by_key(|&c| (pippenger_cost(n, c, bits.max(1), costs), c))
-        .expect("non-empty range")
 }
 
 /// Windows of buckets of a call at window size c on bases stored with `copies` shifted

@@ -5,7 +5,7 @@
 //! failure, never blocking a call without a deadline), and the engine that runs the
 //! known-answer test on a device no call uses yet.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,8 @@ pub(super) struct DeviceCell {
     attempt_over: Condvar,
     /// Devices made after a loss.
     recreated: AtomicU64,
+    /// A thread of its own is replacing the lost device ([`GpuMsm::replace_in_background`]).
+    background: AtomicBool,
     /// Whether calls may replace a lost device: false for the engine that runs a
     /// known-answer test on a device not yet in use, whose calls must fail instead.
     may_recreate: bool,
@@ -163,6 +165,7 @@ impl DeviceCell {
             recreation: Mutex::new(Recreation::default()),
             attempt_over: Condvar::new(),
             recreated: AtomicU64::new(0),
+            background: AtomicBool::new(false),
             may_recreate,
         }
     }
@@ -173,6 +176,15 @@ impl DeviceCell {
 
     fn lock(&self) -> MutexGuard<'_, Recreation> {
         self.recreation.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A lost device not replaced now, `why`: the call on the CPU, or, where the GPU is
+/// demanded, [`MsmError::DeviceLost`].
+fn lost_for_now(why: String, demanded: bool) -> Result<DeviceState> {
+    match demanded {
+        false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
+        true => Err(MsmError::DeviceLost(why)),
     }
 }
 
@@ -193,7 +205,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// after a failed one (backing off from [`RECREATE_BACKOFF_MIN`]), calls run on the CPU,
     /// or, when the configuration demands the GPU, wait for the attempt at most
     /// `gpu_timeout` ([`MsmError::Timeout`]) or fail with [`MsmError::DeviceLost`] during a
-    /// back-off. The call that made a failed attempt gets its error.
+    /// back-off. The call that made a failed attempt gets its error. On one of the engine's
+    /// own threads no attempt is made nor waited for (as during a back-off, but starting
+    /// none).
     pub(super) fn device_ready(&self) -> Result<DeviceState> {
         let Some(cell) = &self.gpu else {
             return Ok(DeviceState::Ready);
@@ -213,19 +227,14 @@ impl<C: GpuCurve> GpuMsm<C> {
             ));
         }
         let demanded = self.config.demands_gpu();
-        if let Some(thread) = crate::gpu::blocking::engine_thread() {
-            // A replacement's known-answer test blocks, and so does a wait for another
-            // call's attempt, which the engine's own threads may not (a future polled inside
-            // its waker): no attempt, so no failure to back off from, and no wait; the next
-            // call on a caller's thread makes it.
-            let why = format!(
-                "the device was lost, and a new one is not made on the engine's {thread} \
-                 thread (a future polled inside its waker)"
-            );
-            return match demanded {
-                false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
-                true => Err(MsmError::DeviceLost(why)),
-            };
+        // A replacement's known-answer test blocks, and so does a wait for another call's
+        // attempt, which the engine's own threads may not: no attempt here, so no failure
+        // to back off from, and no wait; a thread of its own makes one (calls made only on
+        // engine threads would otherwise never see the device again).
+        let refused = "the device was lost, and a new one is not made nor waited for";
+        if let Some(why) = crate::gpu::blocking::not_on_engine_thread(refused) {
+            self.replace_in_background(cell);
+            return lost_for_now(why, demanded);
         }
         let timeout = self.config.gpu_timeout;
         let deadline = Instant::now().checked_add(timeout);
@@ -262,13 +271,42 @@ impl<C: GpuCurve> GpuMsm<C> {
                      is in {:.1} s",
                     (at - now).as_secs_f64()
                 );
-                return match demanded {
-                    false => Ok(DeviceState::OnCpu(format!("{why}: on the CPU"))),
-                    true => Err(MsmError::DeviceLost(why)),
-                };
+                return lost_for_now(why, demanded);
             }
         }
         self.replace_device(cell, state)
+    }
+
+    /// Starts one attempt to replace the lost device on a thread of its own (not one of the
+    /// engine's), unless one is at it: through an engine on the same cell, as a call on a
+    /// caller's thread would. A failed attempt backs off as a call's does.
+    fn replace_in_background(&self, cell: &Arc<DeviceCell>) {
+        if cell.background.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        /// Clears the flag however the attempt ends.
+        struct Done(Arc<DeviceCell>);
+        impl Drop for Done {
+            fn drop(&mut self) {
+                self.0.background.store(false, Ordering::Release);
+            }
+        }
+        let done = Done(Arc::clone(cell));
+        let engine = Self::assemble(
+            self.config.clone(),
+            None,
+            Some(Arc::clone(cell)),
+            self.adapter.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("gpu-msm device replacement".into())
+            .spawn(move || {
+                let _done = done;
+                let _ = engine.device_ready();
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(target: "gpu_msm", error = %e, "cannot start a device's replacement");
+        }
     }
 
     /// One attempt to replace the lost device, started under the recreation lock (`state`)

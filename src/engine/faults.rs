@@ -22,6 +22,20 @@ use super::GpuMsm;
 #[cfg(feature = "fault-injection")]
 use crate::curve::GpuCurve;
 
+/// [`GpuMsm::hold_gpu_progress`]'s hold: the device is polled again when it is dropped (a
+/// test that panics meanwhile leaves no engine unpolled).
+#[cfg(feature = "fault-injection")]
+pub struct HeldGpuProgress(Option<std::sync::Arc<crate::gpu::GpuContext>>);
+
+#[cfg(feature = "fault-injection")]
+impl Drop for HeldGpuProgress {
+    fn drop(&mut self) {
+        if let Some(g) = &self.0 {
+            g.hold_polls(false);
+        }
+    }
+}
+
 /// Test hooks (fault injection); all off by default.
 #[derive(Default)]
 pub(super) struct Hooks {
@@ -59,14 +73,16 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
     }
 
-    /// Test hook: while `hold`, the device is not polled, so that what the GPU finishes is
-    /// not seen (but by a later submission's own poll) and no deadline is judged: calls in
-    /// flight stay in flight, whatever the GPU's speed. Hold it briefly: waits for the GPU
-    /// do not end meanwhile.
-    pub fn hold_gpu_progress(&self, hold: bool) {
-        if let Some(g) = self.gpu() {
-            g.hold_polls(hold);
+    /// Test hook: until the returned guard is dropped, the device is not polled, so that
+    /// what the GPU finishes is not seen (but by a later submission's own poll) and no
+    /// deadline is judged: calls in flight stay in flight, whatever the GPU's speed. Hold it
+    /// briefly: waits for the GPU do not end meanwhile. Device 0's only, on several devices.
+    pub fn hold_gpu_progress(&self) -> HeldGpuProgress {
+        let gpu = self.gpu();
+        if let Some(g) = &gpu {
+            g.hold_polls(true);
         }
+        HeldGpuProgress(gpu)
     }
 
     /// Test hook: devices taken to be hung since the process started (every engine's), and

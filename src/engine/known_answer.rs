@@ -108,7 +108,8 @@ pub(crate) fn run<C: GpuCurve>(
 ) -> std::result::Result<Duration, Failure> {
     let start = Instant::now();
     let (bases, scalars) = inputs::<C>();
-    let mut want = Projective::<C>::msm(&bases, &scalars).expect("equal lengths");
+    let want = crate::host_pool::install(|| Projective::<C>::msm(&bases, &scalars));
+    let mut want = want.expect("equal lengths");
     if tamper {
         want += Projective::<C>::from(bases[0]);
     }
@@ -231,12 +232,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         gpu: &Arc<GpuContext>,
     ) -> Result<std::result::Result<HostListCheck, String>> {
         let timeout = self.config.gpu_timeout;
-        if let Some(thread) = crate::gpu::blocking::engine_thread() {
-            // Its calls block, which the engine's own threads may not: no verdict yet.
-            return Ok(Err(format!(
-                "the host-list stages' known-answer test does not run on the engine's {thread} \
-                 thread (a future polled inside its waker)"
-            )));
+        // Its calls block, which the engine's own threads may not: no verdict yet.
+        let test = "the host-list stages' known-answer test does not run";
+        if let Some(why) = crate::gpu::blocking::not_on_engine_thread(test) {
+            return Ok(Err(why));
         }
         let _one = crate::gpu::lock_within(
             &gpu.host_list_stages_checking,

@@ -210,7 +210,9 @@ impl<C: GpuCurve> GpuMsm<C> {
             "no call fits beside {n} bases with {copies} shifted copies at c = {c}: a \
              one-point call there: {}; try Precompute::Auto, fewer copies, or a smaller \
              LoadOptions::window_bits",
-            gpu.why_no_fit(1, false, (c, copies), reserve)
+            gpu.call_fit(1, false, (c, copies), reserve)
+                .err()
+                .unwrap_or_default()
         )))
     }
 

@@ -50,6 +50,8 @@ mod checks;
 mod complete;
 mod device;
 mod faults;
+#[cfg(feature = "fault-injection")]
+pub use faults::HeldGpuProgress;
 pub mod known_answer;
 mod load;
 mod overlap;
@@ -175,7 +177,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             Err(e @ MsmError::NoAdapter { .. })
                 if !config.demands_gpu() && config.adapter_filter().is_none() =>
             {
-                (None, AdapterFacts::None(e.to_string()))
+                (None, AdapterFacts::None(e.no_adapter_reason()))
             }
             Err(e) => return Err(e),
         };

@@ -17,8 +17,8 @@ use crate::config::{BucketSort, MsmConfig};
 use crate::cpu;
 use crate::curve::{Fr, GpuCurve};
 use crate::digits::{
-    bucket_windows, buckets_per_window, choose_window, pippenger_cost, precompute_cost,
-    scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+    best_fitting_window, bucket_windows, buckets_per_window, choose_window, pippenger_cost,
+    precompute_cost, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
@@ -239,7 +239,9 @@ impl<C: GpuCurve> GpuMsm<C> {
         c: Option<u32>,
     ) -> Result<(u32, Shift)> {
         let host = matches!(src, BasesRef::Host(_));
-        let chosen = c.or(self.config.window_bits);
+        // Only the configuration fixes the window: `c` here is the cost model's too (SRE's
+        // plain window when its plan was not applied).
+        let fixed = self.config.window_bits;
         let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, C::spec().scalar_bits));
         let held = src
             .stored_part()
@@ -248,10 +250,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         let (costs, bits) = (gpu.profile.add_costs(), C::spec().scalar_bits);
         let forced = self.read_copies_always.load(Ordering::Acquire);
         let fits = |c: u32, k: u32| gpu.fits_call(n, host, (c, k), 0);
-        // The copies where they are cheaper and fit; else copy 0 at the call's own window,
-        // unless that does not fit where the copies do (a part sized for the copies' window:
-        // a set always runs at the window it was stored for), or, with no window fixed, at
-        // the cheapest window that fits (the cost model's window may not bind its buckets).
+        // The copies where they are cheaper and fit; else copy 0 at the call's own window.
+        // Where that does not fit: the copies if they do (a part sized for the copies'
+        // window always runs at it), else, with no window fixed, the cheapest window that
+        // fits (the cost model's may bind no buckets under a low binding limit).
         let copies = held
             .window_bits()
             .filter(|&set_c| fits(set_c, held.copies()));
@@ -260,19 +262,18 @@ impl<C: GpuCurve> GpuMsm<C> {
                 || precompute_cost(n, set_c, held.copies(), bits, costs)
                     < pippenger_cost(n, own, bits, costs)
         };
-        let fitting_own = || {
-            (crate::config::MIN_WINDOW_BITS.max(2)..=crate::config::MAX_WINDOW_BITS)
-                .filter(|&c| fits(c, 1))
-                .min_by_key(|&c| (pippenger_cost(n, c, bits, costs), c))
-        };
+        let own_fits = fits(own, 1);
         let (c, shift) = match copies {
-            Some(set_c) if cheaper(set_c) || !fits(own, 1) => (set_c, held),
-            _ if fits(own, 1) => (own, Shift::NONE),
-            _ => match fitting_own().filter(|_| chosen.is_none()) {
-                Some(c) => (c, Shift::NONE),
-                None => return Err(self.call_too_large(gpu, n, host, own)),
+            Some(set_c) if cheaper(set_c) || !own_fits => (set_c, held),
+            _ if own_fits => (own, Shift::NONE),
+            _ => match best_fitting_window(n, bits, costs, |c| fits(c, 1)) {
+                Some(c) if fixed.is_none() => (c, Shift::NONE),
+                _ => return Err(self.call_too_large(gpu, n, host, own, fixed.is_some())),
             },
         };
+        if !own_fits {
+            report.route += &format!("; c = {c}: the cost model's {own} does not fit the device");
+        }
         let copies = shift.copies();
         let w = bucket_windows(c, copies, bits);
         report.window_bits = Some(c);
@@ -286,13 +287,25 @@ impl<C: GpuCurve> GpuMsm<C> {
         Ok((c, shift))
     }
 
-    /// [`MsmError::InputTooLarge`] for an n-point call at window size c that fits nowhere:
-    /// which limit it exceeds.
-    fn call_too_large(&self, gpu: &GpuContext, n: usize, host: bool, c: u32) -> MsmError {
+    /// [`MsmError::InputTooLarge`] for an n-point call at window size c (`fixed` by the
+    /// caller or the configuration, else the cost model's, no other fitting either): which
+    /// limit it exceeds.
+    fn call_too_large(
+        &self,
+        gpu: &GpuContext,
+        n: usize,
+        host: bool,
+        c: u32,
+        fixed: bool,
+    ) -> MsmError {
         let bases = if host { "host" } else { "resident" };
+        let window = match fixed {
+            true => "fixed by MsmConfig::window_bits",
+            false => "no window fits",
+        };
+        let why = gpu.call_fit(n, host, (c, 1), 0).err().unwrap_or_default();
         MsmError::InputTooLarge(format!(
-            "{n} points on {bases} bases at c = {c}: {}",
-            gpu.why_no_fit(n, host, (c, 1), 0)
+            "{n} points on {bases} bases at c = {c} ({window}): {why}"
         ))
     }
 

@@ -35,6 +35,14 @@ pub(crate) fn engine_thread() -> Option<&'static str> {
     ENGINE_THREAD.with(Cell::get)
 }
 
+/// On one of the engine's threads, why `what` (something that would block) is not done
+/// here; `None` elsewhere.
+pub(crate) fn not_on_engine_thread(what: &str) -> Option<String> {
+    engine_thread().map(|thread| {
+        format!("{what} on the engine's {thread} thread (a future polled inside its waker)")
+    })
+}
+
 /// `f`, waited for on this thread; [`MsmError::Gpu`] at once on one of the engine's own
 /// threads (module doc), which the wait would leave waiting for itself for good.
 pub(crate) fn block_on<T>(f: impl Future<Output = Result<T>>) -> Result<T> {

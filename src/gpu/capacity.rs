@@ -187,48 +187,46 @@ impl GpuContext {
     /// Whether an n-point call on the GPU bucket sort at window size c fits the adapter's
     /// limits, and the memory budget beside the resident bases and `reserve` more bytes
     /// (waiting, if it must, for other calls); `copies`: as [`GpuContext::call_bytes`].
-    pub(crate) fn fits_call(
-        &self,
-        n: usize,
-        host: bool,
-        (c, copies): (u32, u32),
-        reserve: u64,
-    ) -> bool {
-        let u = self.pool.usage();
-        let room = u.budget.saturating_sub(u.resident.saturating_add(reserve));
-        n <= self.max_call_points(c) && self.call_bytes(n, host, c, copies).is_ok_and(|b| b <= room)
+    pub(crate) fn fits_call(&self, n: usize, host: bool, shape: (u32, u32), reserve: u64) -> bool {
+        self.call_fit(n, host, shape, reserve).is_ok()
     }
 
-    /// Why an n-point call at window size c does not fit ([`GpuContext::fits_call`]): the
-    /// adapter's limits (named), or the memory budget (with what holds it).
-    pub(crate) fn why_no_fit(
+    /// [`GpuContext::fits_call`], and why not: the adapter's limit it meets (named), or the
+    /// memory budget (with what holds it).
+    pub(crate) fn call_fit(
         &self,
         n: usize,
         host: bool,
         (c, copies): (u32, u32),
         reserve: u64,
-    ) -> String {
+    ) -> std::result::Result<(), String> {
         let max = self.max_call_points(c);
         if n > max {
-            return format!(
+            return Err(format!(
                 "one call holds at most {max} points at this window (each of its buffers \
                  within the adapter's storage-binding limit of {} bytes)",
                 self.max_binding_bytes()
-            );
+            ));
         }
         let bytes = match self.call_bytes(n, host, c, copies) {
             Ok(b) => b,
             Err(MsmError::InputTooLarge(why)) => {
-                return format!("beyond the adapter's limits: {why}")
+                return Err(format!("beyond the adapter's limits: {why}"))
             }
-            Err(e) => return format!("beyond the adapter's limits: {e}"),
+            Err(e) => return Err(format!("beyond the adapter's limits: {e}")),
         };
         let u = self.pool.usage();
-        format!(
-            "its buffers take {bytes} bytes, more than the memory budget leaves ({} bytes, \
-             {} held by resident bases and {reserve} for its set; MsmConfig::memory_budget)",
-            u.budget, u.resident
-        )
+        let held = u.resident.saturating_add(reserve);
+        let room = u.budget.saturating_sub(held);
+        match bytes <= room {
+            true => Ok(()),
+            false => Err(format!(
+                "its buffers take {bytes} bytes, more than the {room} the memory budget \
+                 leaves ({} bytes, {} held by resident bases, {reserve} by the set it is \
+                 sized beside; MsmConfig::memory_budget)",
+                u.budget, u.resident
+            )),
+        }
     }
 
     /// Whether `job` fits the adapter's limits and the memory budget beside the resident

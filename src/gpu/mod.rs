@@ -16,7 +16,7 @@
 //! | `submit.rs` | submitting a call and reading back its sums, status and times |
 //! | `submitter.rs` | the device's submitting thread: a driver's submit that waits blocks no caller |
 //! | `readback.rs` | reading buffers back, waiting for the queue from a blocked thread |
-//! | `poller/` | every wait for the GPU, a thread's or a task's: one polling thread per device (deadlines, a hung GPU dropped), dropped calls collected; `watchdog.rs`: a poll that never returns |
+//! | `poller/` | every wait for the GPU, a thread's or a task's: one polling thread per device (deadlines, a hung GPU dropped), dropped calls collected; `watchdog.rs`: a poll that never returns; `hung.rs`: devices taken to be hung, kept until idle, at most four per adapter |
 //! | `signal.rs` | a wgpu callback's outcome: completed by the callback (or failed when wgpu drops it), awaited by a future or a blocked thread |
 //! | `blocking.rs` | blocking a caller's thread: on the engine's futures (never on the engine's own threads), on wgpu's ready futures, on a lock for a bounded time; the engine's threads started and marked (clippy.toml allows `pollster::block_on` nowhere else) |
 //! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |

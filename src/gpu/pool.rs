@@ -247,9 +247,11 @@ impl Future for RoomWait<'_> {
             let out = out.map(|t| t.expect("a waiter gets room or an error"));
             // The lease holds the reservation before anything else runs.
             let out = out.map(|(ws, reserved)| pool.lease(ws, reserved));
-            if left {
-                pool.wake(l);
+            match left {
+                true => pool.wake(l),
+                false => drop(l),
             }
+            // Its deadline off the timer, the ledger's lock released (the timer takes its own).
             this.timer = None;
             return Poll::Ready(out);
         }

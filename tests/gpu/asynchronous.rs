@@ -159,10 +159,10 @@ fn sixty_four_calls_from_one_tokio_thread_block_nothing() {
         })
     };
     let start = Instant::now();
-    engine.hold_gpu_progress(true);
-    let release = std::thread::spawn(|| {
+    let held = engine.hold_gpu_progress();
+    let release = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
-        small_budget().hold_gpu_progress(false);
+        drop(held);
     });
     let results = rt.block_on(calls).expect("the calls' task");
     let window = (start, Instant::now());
@@ -223,7 +223,7 @@ fn dropped_futures_leave_no_reservation() {
     // What the GPU finishes is not seen meanwhile (but by later submissions' own polls):
     // the last call submitted is in flight when the futures are dropped, whatever the
     // adapter's speed.
-    engine.hold_gpu_progress(true);
+    let held = engine.hold_gpu_progress();
     rt.block_on(async {
         // Each polled for a while, then dropped: the first ones with the GPU running them,
         // the rest waiting for room.
@@ -242,7 +242,7 @@ fn dropped_futures_leave_no_reservation() {
             "reservations came back before the GPU was done"
         );
     });
-    engine.hold_gpu_progress(false);
+    drop(held);
     let give_up = Instant::now() + Duration::from_secs(120);
     loop {
         let u = engine.memory_usage().expect("a GPU");

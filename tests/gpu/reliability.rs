@@ -425,7 +425,8 @@ fn a_call_past_its_deadline_times_out_and_the_engine_recovers() {
     assert!(took < Duration::from_secs(30), "{took:?}");
     assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
     assert_eq!(e.devices_recreated(), 2);
-    // Both devices dropped as hung are freed once idle (every other test's too).
+    // Both devices dropped as hung are freed once idle. The count is the process's: another
+    // test's device dropped as hung meanwhile is waited for too (on lavapipe, briefly).
     let give_up = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let (ever, kept) = <GpuMsm>::hung_devices();
@@ -509,8 +510,9 @@ fn rayon_workers_threads_and_tasks_share_a_small_budget() {
 }
 
 /// A lost device met on one of the engine's own threads (a future polled inside its waker,
-/// where no blocking call runs) is not replaced there, and that is no failed replacement: the
-/// next call on a caller's thread replaces it at once, with no back-off.
+/// where no blocking call runs) is not replaced there, and that is no failed replacement: a
+/// thread of its own replaces it (calls made only on engine threads would otherwise never
+/// see a device again), with no back-off.
 #[test]
 fn a_loss_met_on_an_engine_thread_starts_no_back_off() {
     use std::future::Future;
@@ -533,7 +535,11 @@ fn a_loss_met_on_an_engine_thread_starts_no_back_off() {
         ),
         "{on_engine:?}"
     );
-    assert_eq!(e.devices_recreated(), 0);
+    let give_up = std::time::Instant::now() + Duration::from_secs(120);
+    while e.devices_recreated() == 0 {
+        assert!(std::time::Instant::now() < give_up, "never replaced");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     assert_eq!(e.msm(&bases, &s).unwrap(), reference(&bases, &s));
     assert_eq!(e.devices_recreated(), 1);
 }

@@ -81,7 +81,8 @@ fn split_calls_equal_arkworks_around_each_split_boundary() {
         assert_eq!((rep.backend, rep.n), (Backend::Gpu, n));
     }
     // From the workers of a rayon pool (a prover's parallel loop), calls at once: each
-    // worker waits for its shares without starving the rayon work they start.
+    // worker waits for its shares (on threads of their own, their host work on the engine's
+    // host pool), never in rayon's own wait.
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
@@ -215,7 +216,7 @@ fn uneven_shares_resident_sets_and_batches() {
 }
 
 #[test]
-fn a_device_lost_in_a_split_call_has_its_share_rerun_and_is_replaced() {
+fn lost_devices_have_their_shares_rerun_are_replaced_and_batches_survive_losing_all() {
     let e = build(MsmConfig {
         require_gpu: true,
         ..on_adapter(2)

@@ -172,9 +172,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// A share whose device failed (`why`), rerun from its host bases on the first of
-    /// `candidates` that can, else on the CPU, or, where the configuration demands the GPU,
-    /// as a call with every device lost runs (on device 0, once replaced, or on the CPU with
-    /// `DeviceLoss::FallBackToCpu`).
+    /// `candidates` that can, else on the CPU; where the configuration demands the GPU, `why`
+    /// fails the call, unless every device is lost: then as a call with every device lost
+    /// runs (on device 0, once replaced, or on the CPU with `DeviceLoss::FallBackToCpu`).
     async fn rerun(
         &self,
         several: &Several<C>,
@@ -207,10 +207,15 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
         }
         // No live device took it. A call that may move runs it on the CPU; one that demands
-        // the GPU, as a call with every device lost does: as on one device (device 0's),
-        // whose `device_loss` decides (its replacement waited for, or the CPU).
+        // the GPU fails with the share's error, unless every device is lost: then it runs as
+        // a call with every device lost does, as on one device (device 0's), whose
+        // `device_loss` decides (its replacement waited for, or the CPU).
+        let demanded = self.config.demands_gpu();
+        if demanded && !several.live().is_empty() {
+            return Err(why);
+        }
         let t = Instant::now();
-        let (r, rep) = match self.config.demands_gpu() {
+        let (r, rep) = match demanded {
             true => self.msm_here(BasesRef::Host(points), s).await,
             false => {
                 let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));

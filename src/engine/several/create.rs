@@ -23,7 +23,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let adapters = match crate::gpu::adapters::adapters_for(&config) {
             Ok(a) => a,
             Err(e @ MsmError::NoAdapter { .. }) if !named && !config.demands_gpu() => {
-                return Self::on_cpu(config, calibration, e.to_string(), start);
+                return Self::on_cpu(config, calibration, e.no_adapter_reason(), start);
             }
             Err(e) => return Err(e),
         };

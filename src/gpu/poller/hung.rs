@@ -7,20 +7,21 @@
 //! that one is no last drop, and every drop after it finds the queue idle. A poll there
 //! may block behind a driver's submit stuck on the hung GPU: only that thread waits.
 //!
-//! At most [`MAX_KEPT_PER_ADAPTER`] devices of one adapter are kept at once: past that,
-//! no new device is opened on it ([`room_on`]), so that a GPU that hangs call after call
-//! (or a `gpu_timeout` too short for it) holds a bounded amount of memory and threads.
+//! Once [`MAX_KEPT_PER_ADAPTER`] devices of one adapter are kept, no new device is opened on
+//! it ([`room_on`]: none is taken, as where there is no adapter), so that a GPU that hangs
+//! call after call (or a `gpu_timeout` too short for it) holds a bounded amount of memory
+//! and threads (devices opened before the count got there may still hang later).
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-/// Devices of one adapter kept at once, their queues busy; no device is opened on an
-/// adapter with that many.
+/// Devices of one adapter kept, their queues busy, past which no device is opened on it.
 pub(crate) const MAX_KEPT_PER_ADAPTER: usize = 4;
 
-/// The first pause between two polls of a kept device; it doubles up to [`LONGEST_PAUSE`].
-const FIRST_PAUSE: Duration = Duration::from_millis(1);
-const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+/// The first pause between two polls of a kept device; it doubles up to
+/// [`KEEPER_LONGEST_PAUSE`].
+const KEEPER_FIRST_PAUSE: Duration = Duration::from_millis(1);
+const KEEPER_LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// What the kept devices are, and how many were ever kept.
 #[derive(Default)]
@@ -40,7 +41,8 @@ fn lock() -> MutexGuard<'static, Kept> {
     KEPT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The adapter a device is on, as the count of kept devices tells them apart.
+/// The adapter a device is on, as the count of kept devices tells them apart (identical GPUs
+/// on a backend that reports no bus address, as Metal, share one).
 pub(crate) fn adapter_key(info: &wgpu::AdapterInfo) -> String {
     format!(
         "{} ({:?}, {:x}:{:x}, {})",
@@ -65,7 +67,15 @@ pub(super) fn keep(device: wgpu::Device, queue: wgpu::Queue, adapter: String) {
     let held = (device, queue);
     let spawned = super::super::blocking::spawn_engine_thread("hung device", move || {
         let (device, queue) = held;
-        release_when_idle(&device);
+        let idle =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| release_when_idle(&device)));
+        if idle.is_err() {
+            // wgpu panicked polling it: kept for good, still counted (dropping the queue
+            // could wait, or panic again while this thread unwinds).
+            tracing::error!(target: "gpu_msm", "polling a hung device panicked: it is kept for good");
+            never_drop((device, queue));
+            return;
+        }
         drop(queue);
         drop(device);
         let mut k = lock();
@@ -78,38 +88,44 @@ pub(super) fn keep(device: wgpu::Device, queue: wgpu::Queue, adapter: String) {
         Ok(()) => drop(spare),
         Err(e) => {
             tracing::error!(target: "gpu_msm", error = %e, "cannot start a hung device's keeper: it is kept for good");
-            NEVER_DROPPED
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(spare);
+            never_drop(spare);
         }
     }
+}
+
+fn never_drop(handles: (wgpu::Device, wgpu::Queue)) {
+    let mut kept = NEVER_DROPPED.lock().unwrap_or_else(|e| e.into_inner());
+    kept.push(handles);
 }
 
 /// Polls `device` until its queue is empty, or the device is gone from wgpu's view (a poll
 /// that fails: lost, its queue drained by the driver).
 fn release_when_idle(device: &wgpu::Device) {
-    let mut pause = FIRST_PAUSE;
+    let mut pause = KEEPER_FIRST_PAUSE;
     loop {
         match super::super::foreign::poll(device) {
             Ok(wgpu::PollStatus::QueueEmpty) | Err(_) => return,
             Ok(_) => {}
         }
         std::thread::sleep(pause);
-        pause = (pause * 2).min(LONGEST_PAUSE);
+        pause = (pause * 2).min(KEEPER_LONGEST_PAUSE);
     }
 }
 
-/// [`crate::MsmError::DeviceRequest`] when [`MAX_KEPT_PER_ADAPTER`] devices of `adapter` are
-/// kept, their queues still busy: a new device there would most likely hang too.
+/// [`crate::MsmError::NoAdapter`] (the adapter not taken: an engine that may run on the CPU
+/// does) when [`MAX_KEPT_PER_ADAPTER`] devices of `adapter` are kept, their queues still
+/// busy: a new device there would most likely hang too.
 pub(crate) fn room_on(adapter: &str) -> crate::error::Result<()> {
     let kept = lock().now.iter().filter(|a| *a == adapter).count();
     if kept >= MAX_KEPT_PER_ADAPTER {
-        return Err(crate::error::MsmError::DeviceRequest(format!(
-            "{kept} devices on {adapter} were taken to be hung and their queues are still \
-             busy (at most {MAX_KEPT_PER_ADAPTER} kept): no new device is opened there until \
-             one is idle (MsmConfig::gpu_timeout may be too short for this GPU)"
-        )));
+        return Err(crate::error::MsmError::NoAdapter {
+            detail: format!(
+                "{kept} devices on it were taken to be hung and their queues are still busy: \
+                 no new device is opened there until one is idle (MsmConfig::gpu_timeout may \
+                 be too short for this GPU)"
+            ),
+            seen: vec![adapter.to_string()],
+        });
     }
     Ok(())
 }

@@ -84,8 +84,8 @@ impl State {
 struct Inner {
     device: wgpu::Device,
     queue: wgpu::Queue,
-    /// The device's adapter ([`hung::adapter_key`]).
-    adapter: String,
+    /// The device's adapter, as kept devices are counted ([`hung::adapter_key`]).
+    adapter_key: String,
     /// Callbacks run so far (`GpuContext::progress`): a GPU that runs them is busy, not hung.
     progress: Arc<AtomicU64>,
     lost: Arc<Loss>,
@@ -106,14 +106,14 @@ pub(crate) struct Poller(Arc<Inner>);
 impl Poller {
     pub(crate) fn new(
         (device, queue): (wgpu::Device, wgpu::Queue),
-        adapter: String,
+        adapter_key: String,
         progress: Arc<AtomicU64>,
         lost: Arc<Loss>,
     ) -> Arc<Self> {
         Arc::new(Self(Arc::new(Inner {
             device,
             queue,
-            adapter,
+            adapter_key,
             progress,
             lost,
             state: Mutex::default(),
@@ -275,7 +275,7 @@ impl Inner {
             if progress != seen.0 || self.held.load(Ordering::Acquire) {
                 seen = (progress, now);
             }
-            if self.held.load(Ordering::Acquire) {
+            if self.held.load(Ordering::Acquire) && !s.closing {
                 // Test hook: nothing polled, no deadline judged.
                 drop(s);
                 drop(finished);
@@ -331,7 +331,7 @@ impl Inner {
             hung::keep(
                 self.device.clone(),
                 self.queue.clone(),
-                self.adapter.clone(),
+                self.adapter_key.clone(),
             );
         }
         let failed = awaited(&mut self.lock());
