@@ -1,5 +1,9 @@
-//! Thread sweep of the host (CPU) phases: rayon pools of 1, 2, 4, ... threads up to the
-//! machine's cores, at n = 2^16 (GPU_MSM_BENCH_THREAD_LOG to change it). No GPU needed.
+//! The host (CPU) phases at n = 2^16 (GPU_MSM_BENCH_THREAD_LOG to change it). No GPU needed.
+//!
+//! The engine runs its parallel host work on a pool of its own (`host_pool`), sized once per
+//! process by `RAYON_NUM_THREADS` (default: every core), whatever pool the caller is on. To
+//! sweep threads, run the bench once per count:
+//! `RAYON_NUM_THREADS=1 cargo bench --bench threads`, then 2, 4, ...
 //!
 //! - digits: scalars to signed digits and the bucket entry lists (`BucketPlan::new`);
 //! - pack: bases into the shaders' upload words;
@@ -38,48 +42,35 @@ fn bench(c: &mut Criterion) {
         .map(|i| G1Projective::generator() * ark_bls12_377::Fr::from(i as u64 + 3))
         .collect();
 
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let mut threads = vec![1];
-    while threads.last().unwrap() * 2 <= cores {
-        threads.push(threads.last().unwrap() * 2);
-    }
-    if *threads.last().unwrap() != cores {
-        threads.push(cores);
-    }
+    let threads = rayon::current_num_threads();
     let mut group = c.benchmark_group(format!("host phases at 2^{log_n}, c = {cw}"));
     group.sample_size(10);
-    for &t in &threads {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(t)
-            .build()
-            .unwrap();
-        group.bench_with_input(BenchmarkId::new("digits", t), &t, |b, _| {
-            b.iter(|| pool.install(|| BucketPlan::new(&bases, &scalars, cw).entries.len()))
-        });
-        group.bench_with_input(BenchmarkId::new("pack", t), &t, |b, _| {
-            b.iter(|| {
-                pool.install(|| {
-                    // x and y, 12 words each.
-                    let mut out = vec![0u32; n * 24];
-                    out.par_chunks_mut(24)
-                        .zip(bases.par_iter())
-                        .for_each(|(o, p)| affine_upload_words(p, o));
-                    out.len()
-                })
-            })
-        });
-        group.bench_with_input(
-            BenchmarkId::new(format!("merged points ({} pairs)", pairs.len()), t),
-            &t,
-            |b, _| b.iter(|| pool.install(|| sre::merged_points(&bases, &pairs).len())),
-        );
-        group.bench_with_input(BenchmarkId::new("sre search", t), &t, |b, _| {
-            b.iter(|| pool.install(|| sre::search(&d, &opts, None).stats.pairs))
-        });
-        group.bench_with_input(BenchmarkId::new("window reduction", t), &t, |b, _| {
-            b.iter(|| pool.install(|| cpu::window_reduction(&sums, cw)))
-        });
-    }
+    group.bench_with_input(BenchmarkId::new("digits", threads), &threads, |b, _| {
+        b.iter(|| BucketPlan::new(&bases, &scalars, cw).entries.len())
+    });
+    group.bench_with_input(BenchmarkId::new("pack", threads), &threads, |b, _| {
+        b.iter(|| {
+            // x and y, 12 words each.
+            let mut out = vec![0u32; n * 24];
+            out.par_chunks_mut(24)
+                .zip(bases.par_iter())
+                .for_each(|(o, p)| affine_upload_words(p, o));
+            out.len()
+        })
+    });
+    group.bench_with_input(
+        BenchmarkId::new(format!("merged points ({} pairs)", pairs.len()), threads),
+        &threads,
+        |b, _| b.iter(|| sre::merged_points(&bases, &pairs).len()),
+    );
+    group.bench_with_input(BenchmarkId::new("sre search", threads), &threads, |b, _| {
+        b.iter(|| sre::search(&d, &opts, None).stats.pairs)
+    });
+    group.bench_with_input(
+        BenchmarkId::new("window reduction", threads),
+        &threads,
+        |b, _| b.iter(|| cpu::window_reduction(&sums, cw)),
+    );
     group.finish();
 }
 

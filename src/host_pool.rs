@@ -18,8 +18,8 @@ use std::sync::OnceLock;
 
 static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
 
-/// The pool: one thread per core, made on first use; `None` if its threads cannot start
-/// (the work then runs on the caller's pool, as before there was one).
+/// The pool: `RAYON_NUM_THREADS` threads (default: one per core), made on first use; `None`
+/// if its threads cannot start (the work then runs on the caller's pool, as before).
 fn pool() -> Option<&'static rayon::ThreadPool> {
     let made = POOL.get_or_init(|| {
         let built = rayon::ThreadPoolBuilder::new()
