@@ -24,6 +24,10 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// GPU is demanded, that is [`MsmError::DeviceLost`] (or the failed replacement's
     /// error).
     /// Stores no shifted copies: [`GpuMsm::load_bases_with`] does.
+    ///
+    /// Blocks, waiting for room in the memory budget too: from an async task, call it in
+    /// `tokio::task::block_in_place` or `spawn_blocking` (a worker blocked here cannot poll
+    /// the tasks whose calls hold the room it waits for; they would time out).
     pub fn load_bases(&self, bases: &[Affine<C>]) -> Result<Bases<C>> {
         self.load_bases_with(bases, LoadOptions::default())
     }
