@@ -76,6 +76,24 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 }
 
+/// A base off the curve named before one outside the subgroup, whatever the call met first:
+/// a slice or a device's share that meets the formulas' exceptional case ends the call with
+/// `BaseNotInSubgroup` before a later one's convert stage has checked its bases on the
+/// curve. On that error only, host bases are checked on the curve (resident ones were, at
+/// load), so that the answer does not depend on the slicing or the split.
+pub(super) fn off_curve_first<C: GpuCurve, T>(
+    src: BasesRef<C>,
+    n: usize,
+    out: Result<T>,
+) -> Result<T> {
+    match (out, src) {
+        (Err(e @ MsmError::BaseNotInSubgroup { .. }), BasesRef::Host(bases)) => {
+            check_bases(&bases[..n], false).and(Err(e))
+        }
+        (out, _) => out,
+    }
+}
+
 /// Whether a coordinate is stored reduced (each component below p), as every arkworks
 /// constructor but `new_unchecked` leaves it: its internal words compared with p, most
 /// significant first.

@@ -61,6 +61,7 @@ mod several;
 mod share;
 mod slicing;
 
+use checks::off_curve_first;
 use device::check_one_point_fits;
 use device::{DeviceCell, DeviceLine};
 use faults::Hooks;
@@ -415,10 +416,11 @@ impl<C: GpuCurve> GpuMsm<C> {
         spread: Spread,
     ) -> Result<(Projective<C>, MsmReport)> {
         self.validate(src, scalars)?;
-        match &self.several {
+        let out = match &self.several {
             Some(several) => self.split_msm(several, src, scalars, spread).await,
             None => self.msm_here(src, scalars).await,
-        }
+        };
+        off_curve_first(src, scalars.len(), out)
     }
 
     /// [`GpuMsm::msm_with_report`] on this engine's device alone (a device of an engine on

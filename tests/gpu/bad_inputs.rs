@@ -334,6 +334,40 @@ fn errors_name_bases_in_the_callers_numbering() {
     assert_eq!(default_engine().msm(&b, &s), Ok(want), "the CPU path");
 }
 
+/// A base off the curve is named wherever it sits, also past a slice or a device's share
+/// that meets the formulas' exceptional case first (bases 5 and 4: P and -P + T in one
+/// bucket): `InvalidBase` at 45, never `BaseNotInSubgroup` at 5 (the soak of issue 46 met it
+/// in a sliced call). Every route, several devices, each profile.
+#[test]
+fn a_base_off_the_curve_is_named_before_one_outside_g1() {
+    let mut b = random_bases(N, 1730);
+    let mut s = random_scalars(N, 1731);
+    b[5] = (-b[4] + other_order_two()).into_affine();
+    s[5] = s[4];
+    b[BAD] = G1Affine::new_unchecked(b[BAD].x, b[BAD].y + Fq::one());
+    let invalid = Err(MsmError::InvalidBase { index: BAD });
+    let mut engines = profile_engines();
+    engines.push(crate::several::three());
+    for base in engines {
+        let e = base
+            .reconfigured(MsmConfig {
+                window_bits: Some(8),
+                ..base.config().clone()
+            })
+            .unwrap();
+        for (route, got) in every_route(&e, &b, &s) {
+            assert_eq!(
+                got,
+                invalid,
+                "{route}, {:?}, {} devices",
+                e.arithmetic(),
+                e.device_names().len()
+            );
+        }
+    }
+    assert_eq!(default_engine().msm(&b, &s), invalid, "the CPU path");
+}
+
 /// n = 0 is the zero point on every route and call shape: one-shot, resident (also on a set
 /// loaded empty), batches of empty vectors, whatever the routing picks (forced, default, or
 /// a calibration that sends n = 0 to the GPU), in every profile.

@@ -33,7 +33,7 @@ fn build(config: MsmConfig) -> GpuMsm {
 }
 
 /// Three devices, made after the shared engine so that they find its pipelines cached.
-fn three() -> &'static GpuMsm {
+pub(crate) fn three() -> &'static GpuMsm {
     static E: OnceLock<GpuMsm> = OnceLock::new();
     E.get_or_init(|| build(on_adapter(3)))
 }
