@@ -12,7 +12,7 @@ use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use clap::Parser;
 use common::cli::MsmCli;
-use common::{engine_or_exit, report_json, software_note, Progress};
+use common::{engine_or_exit, report_json, row, software_note, Progress};
 use gpu_msm::{inputs, GpuCurve, MsmConfig};
 
 /// arkworks' MSM runs on at most this many points at a time: at 2^26 points its digit
@@ -100,7 +100,7 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
         }
         handle
     });
-    let mut ok = true;
+    let (mut ok, mut matched, mut last) = (true, 0, None);
     for r in 0..cli.repeat {
         let progress = Progress::start(format!("run {r}"));
         let out = match &resident {
@@ -112,6 +112,7 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
             Ok((got, report)) => {
                 let good = got == expected;
                 ok &= good;
+                matched += u64::from(good);
                 if cli.json {
                     let mut j = report_json(&report);
                     j["run"] = r.into();
@@ -123,6 +124,7 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
                     println!("run {r}: {verdict}");
                     print!("{report}");
                 }
+                last = Some(report);
             }
             Err(e) => {
                 eprintln!("error: {e}");
@@ -130,8 +132,60 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
             }
         }
     }
+    if let Some(report) = &last {
+        let parts = resident
+            .as_ref()
+            .map_or(1, |h| n.div_ceil(h.part_len().max(1)));
+        summary_row::<C>(cli, &engine, report, parts, (matched, cli.repeat), cpu_time);
+    }
     if !ok {
         eprintln!("result differs from arkworks");
+        std::process::exit(1);
+    }
+}
+
+/// Field products per second by stage (the plan's counts over the stage's time), printed
+/// and, with `--table`, appended to the device check's summary as one row.
+fn summary_row<C: GpuCurve>(
+    cli: &MsmCli,
+    engine: &gpu_msm::GpuMsm<C>,
+    report: &gpu_msm::MsmReport,
+    parts: usize,
+    matched: (u64, u64),
+    arkworks: std::time::Duration,
+) {
+    let gpu_sort = report.backend == gpu_msm::Backend::Gpu
+        && !matches!(cli.bucket_sort, common::cli::BucketSortArg::Host);
+    let muls = (engine.profile())
+        .filter(|_| gpu_sort)
+        .and_then(|p| row::phase_muls(report, p, parts));
+    let timing = report
+        .gpu_timing
+        .map_or("no GPU".into(), |t| format!("{t:?}"));
+    if let (Some(m), false) = (muls, cli.json) {
+        let per_s = |muls: u64, t: std::time::Duration| muls as f64 / t.as_secs_f64() / 1e6;
+        println!(
+            "field products (plan's counts, timing {timing}): accumulation {:.1} M in {:.2?} = \
+             {:.1} M/s, reduction {:.1} M in {:.2?} = {:.1} M/s",
+            m.accumulation as f64 / 1e6,
+            report.phases.bucket_accumulation,
+            per_s(m.accumulation, report.phases.bucket_accumulation),
+            m.reduction as f64 / 1e6,
+            report.phases.bucket_reduction,
+            per_s(m.reduction, report.phases.bucket_reduction)
+        );
+    }
+    let Some(file) = &cli.table else { return };
+    let mode = match (cli.resident, cli.precompute.0) {
+        (false, _) => "one-shot".to_string(),
+        (true, None) => "resident".to_string(),
+        (true, Some(p)) => format!("resident, {p:?}"),
+    };
+    let label =
+        (cli.label.clone()).unwrap_or_else(|| format!("{} 2^{} {mode}", C::NAME, cli.log_n));
+    let line = row::msm_row(&label, report, muls, parts, matched, arkworks);
+    if let Err(e) = row::append(file, row::MSM_HEADER, &line) {
+        eprintln!("error: writing {}: {e}", file.display());
         std::process::exit(1);
     }
 }

@@ -20,8 +20,7 @@ use common::cli::ProfilesCli;
 use gpu_msm::curve::{Fe, Fr};
 use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuCurve, GpuMsm, MsmConfig};
 
-/// Threads and chained multiplications per thread of the field-rate run.
-const RATE_THREADS: usize = 4096;
+/// Chained multiplications per thread of the field-rate run (`--rate-threads` threads).
 const RATE_CHAIN: u32 = 2000;
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -109,15 +108,15 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
             want
         );
         let second = t.elapsed();
-        // Field rate: RATE_THREADS threads, each RATE_CHAIN chained multiplications.
+        // Field rate: `--rate-threads` threads, each RATE_CHAIN chained multiplications.
         let ops = engine.shader_ops().expect("self-test kernel");
-        let cases: Vec<(Fe<C>, Fe<C>, u32)> = (0..RATE_THREADS)
+        let cases: Vec<(Fe<C>, Fe<C>, u32)> = (0..cli.rate_threads)
             .map(|_| (Fe::<C>::rand(&mut rng), Fe::<C>::rand(&mut rng), RATE_CHAIN))
             .collect();
         ops.fe_mul_chain(&cases[..64]).unwrap(); // JIT
         let t = Instant::now();
         let got = ops.fe_mul_chain(&cases).unwrap();
-        let rate = (RATE_THREADS as f64 * RATE_CHAIN as f64) / t.elapsed().as_secs_f64();
+        let rate = (cli.rate_threads as f64 * RATE_CHAIN as f64) / t.elapsed().as_secs_f64();
         for ((x, y, k), g) in cases.iter().zip(got).take(16) {
             assert_eq!(g, Some(*x * y.pow([*k as u64])));
         }

@@ -83,7 +83,22 @@ fn every_example_parses_its_flags_strictly() {
         &[&["--log-constraints", "0"], &["--proofs", "0"]],
     );
     check::<cli::ProverCallsCli>("prover_calls", &[&["--batch", "0"], &["--log-n", "0"]]);
-    check::<cli::ProfilesCli>("profiles", &[&["--logs", "14,99"], &["--reps", "0"]]);
+    check::<cli::ProfilesCli>(
+        "profiles",
+        &[
+            &["--logs", "14,99"],
+            &["--reps", "0"],
+            &["--rate-threads", "1"],
+        ],
+    );
+    check::<cli::FieldRateCli>(
+        "field_rate",
+        &[
+            &["--threads", "0"],
+            &["--chain", "0"],
+            &["--curve", "bls12-378"],
+        ],
+    );
 }
 
 #[test]

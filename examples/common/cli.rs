@@ -287,6 +287,13 @@ pub struct MsmCli {
     /// Where the bucket entries are made: auto (the GPU unless SRE), host or gpu
     #[arg(long, value_enum, default_value = "auto")]
     pub bucket_sort: BucketSortArg,
+    /// Append the last call's row (phases, field products per second by stage) to this
+    /// markdown table, its header first if the file is new (the device check's summary)
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<std::path::PathBuf>,
+    /// The row's name in --table [default: curve, group, n and mode]
+    #[arg(long)]
+    pub label: Option<String>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -483,6 +490,10 @@ pub struct ProfilesCli {
     /// Timed calls per cell (the median is kept)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub reps: u64,
+    /// Threads of the field-rate dispatch, each a chain of 2000 products: 2^18 keeps a
+    /// large GPU busy (4096, the old size, measured its launch); lower it on lavapipe
+    #[arg(long, default_value_t = 1 << 18, value_parser = clap::value_parser!(u32).range(64..=1 << 20))]
+    pub rate_threads: u32,
     /// Pick the first adapter whose name contains this (case-insensitive)
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
@@ -520,4 +531,27 @@ fn parse_precompute(s: &str) -> Result<PrecomputeArg, String> {
             .map(|k| PrecomputeArg(Some(gpu_msm::Precompute::Factor(k))))
             .map_err(|_| format!("`none`, `auto` or a factor, not {k:?}")),
     }
+}
+
+/// Field products per second: the engine's chain kernel and each form of the product.
+#[derive(Debug, Parser)]
+#[command(name = "field_rate")]
+pub struct FieldRateCli {
+    /// The curve whose base field is timed (G1)
+    #[arg(long, value_enum, default_value = "bls12-377")]
+    pub curve: CurveArg,
+    /// Threads of each dispatch (2^18 fills an H200 several times over)
+    #[arg(long, default_value_t = 1 << 18, value_parser = clap::value_parser!(u32).range(1..=4_194_240))]
+    pub threads: u32,
+    /// Dependent products per thread
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=60_000))]
+    pub chain: u32,
+    /// Write the engine's product on this curve's field as CUDA to FILE
+    #[arg(long, value_name = "FILE")]
+    pub cuda: Option<std::path::PathBuf>,
+    /// Append the rows to this markdown table (the device check's summary)
+    #[arg(long, value_name = "FILE")]
+    pub table: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
 }

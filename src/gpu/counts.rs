@@ -14,6 +14,7 @@ use super::reduction::{level_adds, reduce_levels, window_adds};
 use super::shader::contract::Params;
 use super::shader::field::{identity_bits_bytes, CurveProfile};
 use super::sort::{accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass};
+use super::stages::{Phase, Stage};
 use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::digits::{bucket_windows, num_windows};
 use crate::error::{MsmError, Result};
@@ -34,6 +35,18 @@ pub struct PassCounts {
     pub bytes_read: u64,
     /// Bytes written to device memory.
     pub bytes_written: u64,
+}
+
+/// A call's products of F_p by the phase whose time the report gives
+/// ([`CallCounts::field_muls_by_phase`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseMuls {
+    /// Bucket accumulation and its carry levels.
+    pub accumulation: u64,
+    /// Bucket reduction (levels and windows).
+    pub reduction: u64,
+    /// Any other stage (none today: the sort multiplies nothing).
+    pub other: u64,
 }
 
 /// One resident call of n points at window size c on the GPU bucket sort.
@@ -199,6 +212,23 @@ impl CallCounts {
             .sum()
     }
 
+    /// Products of F_p on the device in the stages the report times as bucket
+    /// accumulation (with its carry levels) and bucket reduction (`PhaseTimes`): the
+    /// numerators of the device check's products per second by stage. The sort does none.
+    pub fn field_muls_by_phase(&self) -> PhaseMuls {
+        let costs = self.profile.add_costs();
+        let mut m = PhaseMuls::default();
+        for p in &self.passes {
+            let muls = p.mixed_adds * costs.mixed_add + p.adds * costs.add;
+            match Stage::ALL.iter().find(|d| d.entry == p.stage) {
+                Some(d) if d.phase == Phase::Accumulate => m.accumulation += muls,
+                Some(d) if d.phase == Phase::Reduce => m.reduction += muls,
+                _ => m.other += muls,
+            }
+        }
+        m
+    }
+
     /// Bytes read from device memory.
     pub fn bytes_read(&self) -> u64 {
         self.passes.iter().map(|p| p.bytes_read).sum()
@@ -225,6 +255,27 @@ mod tests {
 
     fn edwards() -> CurveProfile {
         Arithmetic::Limbs32Edwards.on(crate::curve::bls12_377_g1())
+    }
+
+    /// The products by phase add up to the call's, each stage in the phase the report
+    /// times it under: accumulation (with carries) and reduction both multiply, the sort
+    /// does not.
+    #[test]
+    fn products_by_phase_add_up() {
+        for (n, c, copies) in [(1 << 12, 9, 1), (1 << 20, 16, 1), (1 << 16, 13, 4)] {
+            let k = CallCounts::precomputed(n, c, copies, edwards()).unwrap();
+            let m = k.field_muls_by_phase();
+            assert_eq!(m.accumulation + m.reduction + m.other, k.field_muls());
+            assert_eq!(m.other, 0);
+            assert!(m.accumulation > 0 && m.reduction > 0, "{m:?}");
+            let costs = edwards().add_costs();
+            let acc = k
+                .passes
+                .iter()
+                .find(|p| p.stage == "accumulate_balanced")
+                .unwrap();
+            assert!(m.accumulation >= acc.mixed_adds * costs.mixed_add);
+        }
     }
 
     #[test]

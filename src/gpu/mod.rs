@@ -29,6 +29,7 @@
 //! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
 //! | `selftest.rs` | single shader functions on the device, for tests and users |
+//! | `mul_bench.rs` | the product's forms timed at throughput on the device (`ShaderOps::fp_mul_rate`) |
 //! | `testing.rs` | read-back helpers for the tests |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 
@@ -39,6 +40,7 @@ pub mod counts;
 mod device;
 mod foreign;
 mod layout;
+pub mod mul_bench;
 mod passes;
 pub(crate) mod pipeline_cache;
 mod pipelines;

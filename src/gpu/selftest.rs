@@ -114,6 +114,11 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
         Ok(p)
     }
 
+    /// The device the kernels run on (the microbenchmarks of `super::mul_bench` too).
+    pub(super) fn context(&self) -> &GpuContext {
+        &self.gpu
+    }
+
     /// The arithmetic profile under test.
     pub fn arithmetic(&self) -> Arithmetic {
         self.gpu.profile.arithmetic

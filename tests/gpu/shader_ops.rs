@@ -355,3 +355,47 @@ fn upload_check_matches_the_curve_equation() {
         }
     }
 }
+
+/// Every form of the product in the device check's microbenchmark (`gpu::mul_bench`)
+/// against arkworks on each curve's base field: every pair of edge values and random ones,
+/// one product (the forms themselves) and chains of 7, each thread's result checked. Small
+/// sizes: on lavapipe a correctness test, never a timing.
+#[test]
+fn fp_mul_forms_match_arkworks_on_every_field() {
+    use gpu_msm::gpu::shader::mul_variants::MulForm;
+    let ops = common::gpu_engine()
+        .shader_ops()
+        .expect("self-test kernels");
+    for form in MulForm::ALL {
+        for chain in [1, 7] {
+            // 25 edge values: 625 pairs, then random ones.
+            let threads = 700;
+            let rates = [
+                ops.fp_mul_rate::<Fq>(form, threads, chain),
+                ops.fp_mul_rate::<ark_bls12_381::Fq>(form, threads, chain),
+                ops.fp_mul_rate::<ark_bn254::Fq>(form, threads, chain),
+            ];
+            for (field, r) in ["BLS12-377", "BLS12-381", "BN254"].iter().zip(rates) {
+                let r = r.unwrap_or_else(|e| panic!("{form:?}, {field}, chain {chain}: {e}"));
+                assert_eq!((r.threads, r.chain), (threads, chain));
+            }
+        }
+    }
+}
+
+/// A form given bad sizes is refused, not dispatched.
+#[test]
+fn fp_mul_rate_refuses_zero_or_too_many_threads() {
+    use gpu_msm::gpu::shader::mul_variants::MulForm;
+    use gpu_msm::MsmError;
+    let ops = common::gpu_engine()
+        .shader_ops()
+        .expect("self-test kernels");
+    for threads in [0, 65_536 * 64] {
+        let got = ops.fp_mul_rate::<Fq>(MulForm::LoHi32, threads, 1);
+        assert!(
+            matches!(got, Err(MsmError::InvalidConfig(_))),
+            "{threads} threads"
+        );
+    }
+}

@@ -14,6 +14,7 @@
 //! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
 //! | `element.rs` | the coordinates' field (`Fe`: F_p on G1, F_p^2 on G2) and its constants |
 //! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`, one per curve) |
+//! | `mul_variants.rs` | other forms of that product (two accumulators, u32 only) and its CUDA twin, for the device check's microbenchmark |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
@@ -25,6 +26,7 @@ pub mod edwards;
 pub mod element;
 pub mod field;
 pub mod mul29;
+pub mod mul_variants;
 pub mod profile;
 pub mod program;
 pub mod registers;

@@ -1,0 +1,249 @@
+//! The product forms of [`super::shader::mul_variants`] timed at throughput on an engine's
+//! device: each thread raises a random a by `chain` products by its b, every thread's result
+//! checked against arkworks (a b^chain). What the device check prints as "field products per
+//! second" by form; on lavapipe it is a correctness test only (`tests/gpu/shader_ops.rs`).
+
+use std::time::{Duration, Instant};
+
+use ark_ff::PrimeField;
+use wgpu::util::DeviceExt;
+
+use super::selftest::ShaderOps;
+use super::shader::mul29::Field29;
+use super::shader::mul_variants::{bench_wgsl, MulForm, BENCH_WORKGROUP};
+use crate::curve::GpuCurve;
+use crate::error::{MsmError, Result};
+
+/// How long one timed dispatch may take (a slow adapter at 2^18 threads).
+const BENCH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Workgroups of one dimension of a dispatch (WebGPU's default limit).
+const MAX_WORKGROUPS: u32 = 65_535;
+
+/// One form's measurement.
+#[derive(Debug, Clone)]
+pub struct MulRate {
+    /// The form timed.
+    pub form: MulForm,
+    /// Threads of the dispatch.
+    pub threads: u32,
+    /// Dependent products per thread.
+    pub chain: u32,
+    /// Pipeline creation and the first dispatch (the driver's compilation).
+    pub first: Duration,
+    /// The timed dispatch: submission to the results read back (host clock).
+    pub time: Duration,
+    /// Products per second of the timed dispatch: threads x chain / time.
+    pub products_per_s: f64,
+}
+
+impl<C: GpuCurve> ShaderOps<'_, C> {
+    /// Times `form` of the product on F (a prime field of at most 16 limbs of 29 bits), with
+    /// `threads` threads of `chain` products each: one untimed dispatch, then one timed.
+    /// [`MsmError::InvalidConfig`] for a u64 form on a device without `SHADER_INT64`,
+    /// [`MsmError::Gpu`] where a thread's result is not arkworks' a b^chain.
+    pub fn fp_mul_rate<F: PrimeField>(
+        &self,
+        form: MulForm,
+        threads: u32,
+        chain: u32,
+    ) -> Result<MulRate> {
+        let gpu = self.context();
+        if form.needs_int64() && !gpu.device.features().contains(wgpu::Features::SHADER_INT64) {
+            return Err(MsmError::InvalidConfig(format!(
+                "{}: the device has no SHADER_INT64",
+                form.name()
+            )));
+        }
+        let f = Field29::of::<F>();
+        let r = F::from(2u64).pow([f.radix_bits() as u64]);
+        let mont = |x: F| f.limbs_of((x * r).into_bigint().as_ref());
+        let pairs = bench_pairs::<F>(threads as usize, f.radix_bits());
+        let input: Vec<u32> = (pairs.iter())
+            .flat_map(|&(a, b)| mont(a).into_iter().chain(mont(b)))
+            .collect();
+        if threads == 0 || threads.div_ceil(BENCH_WORKGROUP) > MAX_WORKGROUPS {
+            return Err(MsmError::InvalidConfig(format!(
+                "fp_mul_rate: {threads} threads (1 to {} in one dispatch)",
+                MAX_WORKGROUPS * BENCH_WORKGROUP
+            )));
+        }
+        let t = Instant::now();
+        let (pipeline, layout) = self.bench_pipeline(&f, form, threads, chain)?;
+        let run = || self.bench_dispatch(&pipeline, &layout, f.limb_count(), &input, threads);
+        let _ = run()?;
+        let first = t.elapsed();
+        let t = Instant::now();
+        let out = run()?;
+        let time = t.elapsed();
+        let n = f.limb_count();
+        for (i, ((a, b), got)) in pairs.iter().zip(out.chunks_exact(n)).enumerate() {
+            if got != mont(*a * b.pow([chain as u64])).as_slice() {
+                return Err(MsmError::Gpu(format!(
+                    "{}: thread {i}'s a b^{chain} differs from arkworks'",
+                    form.name()
+                )));
+            }
+        }
+        Ok(MulRate {
+            form,
+            threads,
+            chain,
+            first,
+            time,
+            products_per_s: threads as f64 * chain as f64 / time.as_secs_f64(),
+        })
+    }
+
+    /// `bench` of `form` on F, and its bind-group layout.
+    fn bench_pipeline(
+        &self,
+        f: &Field29,
+        form: MulForm,
+        threads: u32,
+        chain: u32,
+    ) -> Result<(wgpu::ComputePipeline, wgpu::BindGroupLayout)> {
+        let dev = &self.context().device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some("fp_mul bench"),
+            source: wgpu::ShaderSource::Wgsl(bench_wgsl(f, form).into()),
+        };
+        // SAFETY: `bench` indexes its buffers below threads x words, which they hold.
+        let module = unsafe {
+            dev.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+        };
+        let storage = |binding, read_only| wgpu::BindGroupLayoutEntry {
+            binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Storage { read_only },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        };
+        // The shader's signature: input (a, b a thread), output (a b^CHAIN a thread).
+        let layout = dev.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("fp_mul bench"),
+            entries: &[storage(0, true), storage(1, false)],
+        });
+        let pipeline_layout = dev.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("fp_mul bench"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        });
+        let constants = [("CHAIN", chain as f64), ("THREADS", threads as f64)];
+        let pipeline = dev.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some("fp_mul bench"),
+            layout: Some(&pipeline_layout),
+            module: &module,
+            entry_point: Some("bench"),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants: &constants,
+                ..Default::default()
+            },
+            cache: None,
+        });
+        match super::blocking::ready(scope.pop()) {
+            Some(e) => Err(MsmError::Gpu(format!(
+                "fp_mul bench ({}): {e}",
+                form.name()
+            ))),
+            None => Ok((pipeline, layout)),
+        }
+    }
+
+    /// One dispatch of `bench`, the output (`limbs` words a thread) read back.
+    fn bench_dispatch(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        layout: &wgpu::BindGroupLayout,
+        limbs: usize,
+        input: &[u32],
+        threads: u32,
+    ) -> Result<Vec<u32>> {
+        let gpu = self.context();
+        let dev = &gpu.device;
+        let scope = dev.push_error_scope(wgpu::ErrorFilter::Validation);
+        let in_buf = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("fp_mul bench in"),
+            contents: bytemuck::cast_slice(input),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+        let out_bytes = threads as u64 * limbs as u64 * 4;
+        let buffer = |label, usage| {
+            dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: out_bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let out = buffer(
+            "fp_mul bench out",
+            wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        );
+        let read = buffer(
+            "fp_mul bench read",
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let group = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("fp_mul bench"),
+            layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: in_buf.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: out.as_entire_binding(),
+                },
+            ],
+        });
+        let mut encoder = dev.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            pass.dispatch_workgroups(threads.div_ceil(BENCH_WORKGROUP).max(1), 1, 1);
+        }
+        encoder.copy_buffer_to_buffer(&out, 0, &read, 0, out_bytes);
+        gpu.queue.submit([encoder.finish()]);
+        let bytes = gpu.read_buffer(&read, BENCH_TIMEOUT)?;
+        if let Some(e) = super::blocking::ready(scope.pop()) {
+            return Err(MsmError::Gpu(format!("fp_mul bench: {e}")));
+        }
+        let words: &[u32] = bytemuck::cast_slice(&bytes);
+        Ok(words.to_vec())
+    }
+}
+
+/// The threads' (a, b): every pair of edge values first (0, 1, p - 1, p - 2, 2, 1/2, R and
+/// 1/R, 2^k - 1 and 2^k at limb and word boundaries), then random ones.
+fn bench_pairs<F: PrimeField>(threads: usize, radix_bits: u32) -> Vec<(F, F)> {
+    let two = F::from(2u64);
+    let r = two.pow([radix_bits as u64]);
+    let mut edges = vec![
+        F::zero(),
+        F::one(),
+        -F::one(),
+        -two,
+        two,
+        two.inverse().unwrap(),
+        r,
+    ];
+    edges.push(r.inverse().unwrap());
+    for k in [29u64, 32, 58, 64, 116, 128, 232, 256, 348] {
+        let p = two.pow([k]);
+        edges.extend([p - F::one(), p]);
+    }
+    let mut rng = ark_std::test_rng();
+    let random = std::iter::repeat_with(|| (F::rand(&mut rng), F::rand(&mut rng)));
+    (edges.iter())
+        .flat_map(|&a| edges.iter().map(move |&b| (a, b)))
+        .chain(random)
+        .take(threads)
+        .collect()
+}
