@@ -154,8 +154,10 @@ fn summary_row<C: GpuCurve>(
     matched: (u64, u64),
     arkworks: std::time::Duration,
 ) {
+    // The counts are the GPU bucket sort's plan: not SRE's merged points, not host lists.
     let gpu_sort = report.backend == gpu_msm::Backend::Gpu
-        && !matches!(cli.bucket_sort, common::cli::BucketSortArg::Host);
+        && !matches!(cli.bucket_sort, common::cli::BucketSortArg::Host)
+        && report.sre.as_ref().is_none_or(|s| !s.applied);
     let muls = (engine.profile())
         .filter(|_| gpu_sort)
         .and_then(|p| row::phase_muls(report, p, parts));

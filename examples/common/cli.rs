@@ -543,8 +543,8 @@ pub struct FieldRateCli {
     /// Threads of each dispatch (2^18 fills an H200 several times over)
     #[arg(long, default_value_t = 1 << 18, value_parser = clap::value_parser!(u32).range(1..=4_194_240))]
     pub threads: u32,
-    /// Dependent products per thread
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=60_000))]
+    /// Dependent products per thread (each rate is a run of twice this less a run of this)
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=32_767))]
     pub chain: u32,
     /// Write the engine's product on this curve's field as CUDA to FILE
     #[arg(long, value_name = "FILE")]

@@ -11,9 +11,9 @@ use gpu_msm::gpu::counts::{CallCounts, PhaseMuls};
 use gpu_msm::{CurveProfile, MsmReport};
 
 /// The MSM table's header.
-pub const MSM_HEADER: &str = "| run | c | copies | parts | ok | total ms | upload ms | sort ms \
-    | accumulation ms | reduction ms | host ms | arkworks ms | accumulation Mmul/s | reduction Mmul/s |\n\
-    |---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+pub const MSM_HEADER: &str = "| run | c | copies | parts | ok | timing | total ms | upload ms \
+    | sort ms | accumulation ms | reduction ms | host ms | arkworks ms | accumulation Mmul/s \
+    | reduction Mmul/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
 /// Products of F_p by phase in a call of n points in `parts` equal parts, as the engine
 /// planned it (`None` where the counts do not apply: no window, a CPU route).
@@ -53,9 +53,14 @@ pub fn msm_row(
 ) -> String {
     let p = &report.phases;
     format!(
-        "| {label} | {} | {} | {parts} | {ok}/{runs} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        "| {label} | {} | {} | {parts} | {ok}/{runs} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
         report.window_bits.map_or("-".into(), |c| c.to_string()),
         report.precomputed_copies,
+        match report.gpu_timing {
+            Some(gpu_msm::GpuTiming::Timestamps) => "timestamps",
+            Some(gpu_msm::GpuTiming::WallClock) => "wall clock",
+            None => "CPU",
+        },
         ms(p.total),
         ms(p.upload),
         ms(p.bucket_sort),

@@ -76,20 +76,23 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 }
 
-/// A base off the curve named before one outside the subgroup, whatever the call met first:
-/// a slice or a device's share that meets the formulas' exceptional case ends the call with
-/// `BaseNotInSubgroup` before a later one's convert stage has checked its bases on the
-/// curve. On that error only, host bases are checked on the curve (resident ones were, at
-/// load), so that the answer does not depend on the slicing or the split.
+/// A base off the curve named before one outside the subgroup or a refusal for room,
+/// whatever the call met first: a slice or a device's share that meets the formulas'
+/// exceptional case ends the call with `BaseNotInSubgroup`, and a slice refused for room
+/// ends it with `InputTooLarge`, before a later one's convert stage has checked its bases
+/// on the curve. On those errors only, host bases are checked on the curve (resident ones
+/// were, at load), so that the answer does not depend on the slicing, the split or the
+/// load, and is the CPU route's.
 pub(super) fn off_curve_first<C: GpuCurve, T>(
     src: BasesRef<C>,
     n: usize,
     out: Result<T>,
 ) -> Result<T> {
     match (out, src) {
-        (Err(e @ MsmError::BaseNotInSubgroup { .. }), BasesRef::Host(bases)) => {
-            check_bases(&bases[..n], false).and(Err(e))
-        }
+        (
+            Err(e @ (MsmError::BaseNotInSubgroup { .. } | MsmError::InputTooLarge(_))),
+            BasesRef::Host(bases),
+        ) => check_bases(&bases[..n], false).and(Err(e)),
         (out, _) => out,
     }
 }

@@ -17,6 +17,10 @@ use crate::error::{MsmError, Result};
 /// How long one timed dispatch may take (a slow adapter at 2^18 threads).
 const BENCH_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The longest chain: its double, the longer dispatch's loop, stays below the 65,535
+/// iterations after which llvmpipe ends a loop without an error.
+pub const MAX_CHAIN: u32 = 32_767;
+
 /// Workgroups of one dimension of a dispatch (WebGPU's default limit).
 const MAX_WORKGROUPS: u32 = 65_535;
 
@@ -29,17 +33,22 @@ pub struct MulRate {
     pub threads: u32,
     /// Dependent products per thread.
     pub chain: u32,
-    /// Pipeline creation and the first dispatch (the driver's compilation).
+    /// Both pipelines' creation and the first dispatch (the driver's compilation).
     pub first: Duration,
-    /// The timed dispatch: submission to the results read back (host clock).
+    /// `chain` products a thread: a dispatch of 2 chain less one of chain (host clock,
+    /// submission to read-back; zero where noise made the longer one no slower).
     pub time: Duration,
-    /// Products per second of the timed dispatch: threads x chain / time.
+    /// What a dispatch costs beside its products: upload, launch, read-back.
+    pub fixed: Duration,
+    /// Products per second: threads x chain / time (infinite where time is zero).
     pub products_per_s: f64,
 }
 
 impl<C: GpuCurve> ShaderOps<'_, C> {
     /// Times `form` of the product on F (a prime field of at most 16 limbs of 29 bits), with
-    /// `threads` threads of `chain` products each: one untimed dispatch, then one timed.
+    /// `threads` threads: dispatches of `chain` and of `2 chain` products a thread, each run
+    /// once untimed (the driver's compilation) and twice timed; the difference of the faster
+    /// of each is the products' time.
     /// [`MsmError::InvalidConfig`] for a u64 form on a device without `SHADER_INT64`,
     /// [`MsmError::Gpu`] where a thread's result is not arkworks' a b^chain.
     pub fn fp_mul_rate<F: PrimeField>(
@@ -68,29 +77,56 @@ impl<C: GpuCurve> ShaderOps<'_, C> {
                 MAX_WORKGROUPS * BENCH_WORKGROUP
             )));
         }
-        let t = Instant::now();
-        let (pipeline, layout) = self.bench_pipeline(&f, form, threads, chain)?;
-        let run = || self.bench_dispatch(&pipeline, &layout, f.limb_count(), &input, threads);
-        let _ = run()?;
-        let first = t.elapsed();
-        let t = Instant::now();
-        let out = run()?;
-        let time = t.elapsed();
-        let n = f.limb_count();
-        for (i, ((a, b), got)) in pairs.iter().zip(out.chunks_exact(n)).enumerate() {
-            if got != mont(*a * b.pow([chain as u64])).as_slice() {
-                return Err(MsmError::Gpu(format!(
-                    "{}: thread {i}'s a b^{chain} differs from arkworks'",
-                    form.name()
-                )));
-            }
+        if !(1..=MAX_CHAIN).contains(&chain) {
+            return Err(MsmError::InvalidConfig(format!(
+                "fp_mul_rate: a chain of {chain} (1 to {MAX_CHAIN}: twice it stays under \
+                 llvmpipe's 65,535 iterations a loop)"
+            )));
         }
+        let t = Instant::now();
+        let (short, layout) = self.bench_pipeline(&f, form, threads, chain)?;
+        let (long, _) = self.bench_pipeline(&f, form, threads, 2 * chain)?;
+        let run = |p| self.bench_dispatch(p, &layout, f.limb_count(), &input, threads);
+        // A driver may compile at the first dispatch: both pipelines run once untimed.
+        let _ = run(&short)?;
+        let _ = run(&long)?;
+        let first = t.elapsed();
+        let n = f.limb_count();
+        let check = |out: &[u32], k: u32| {
+            let bad = (pairs.iter().zip(out.chunks_exact(n)))
+                .position(|((a, b), got)| got != mont(*a * b.pow([k as u64])).as_slice());
+            match bad {
+                Some(i) => Err(MsmError::Gpu(format!(
+                    "{}: thread {i}'s a b^{k} differs from arkworks'",
+                    form.name()
+                ))),
+                None => Ok(()),
+            }
+        };
+        // Two dispatches that differ only in their chains' length: the difference is
+        // `chain` products a thread, without the upload, launch and read-back of either.
+        // Each timed twice, the shorter kept (a dispatch is only ever slowed by noise).
+        let timed = |p| -> Result<(Duration, Vec<u32>)> {
+            let (mut best, mut out) = (Duration::MAX, Vec::new());
+            for _ in 0..2 {
+                let t = Instant::now();
+                out = run(p)?;
+                best = best.min(t.elapsed());
+            }
+            Ok((best, out))
+        };
+        let (once, out) = timed(&short)?;
+        let (twice, out2) = timed(&long)?;
+        check(&out, chain)?;
+        check(&out2, 2 * chain)?;
+        let time = twice.saturating_sub(once);
         Ok(MulRate {
             form,
             threads,
             chain,
             first,
             time,
+            fixed: once.saturating_sub(time),
             products_per_s: threads as f64 * chain as f64 / time.as_secs_f64(),
         })
     }

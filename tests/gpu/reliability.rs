@@ -177,6 +177,12 @@ fn what_cannot_fit_is_refused_before_any_work() {
     let r = e.load_bases(bases).unwrap();
     let s = random_scalars(10, 5);
     assert!(matches!(e.msm(&r, &s), Err(MsmError::InputTooLarge(_))));
+    // A host call that finds no room either, with a base off the curve: that base is named,
+    // as on the CPU route, not the room (issue 46's hostile read).
+    let mut off = random_bases(10, 7);
+    off[3] =
+        ark_bls12_377::G1Affine::new_unchecked(off[3].x, off[3].y + ark_bls12_377::Fq::from(1u64));
+    assert_eq!(e.msm(&off[..], &s), Err(MsmError::InvalidBase { index: 3 }));
     drop(r);
     // max_slice_points far above what fits is clamped: the parts' calls fit beside the set.
     let clamped = e

@@ -385,7 +385,7 @@ fn fp_mul_forms_match_arkworks_on_every_field() {
 
 /// A form given bad sizes is refused, not dispatched.
 #[test]
-fn fp_mul_rate_refuses_zero_or_too_many_threads() {
+fn fp_mul_rate_refuses_bad_sizes() {
     use gpu_msm::gpu::shader::mul_variants::MulForm;
     use gpu_msm::MsmError;
     let ops = common::gpu_engine()
@@ -396,6 +396,15 @@ fn fp_mul_rate_refuses_zero_or_too_many_threads() {
         assert!(
             matches!(got, Err(MsmError::InvalidConfig(_))),
             "{threads} threads"
+        );
+    }
+    // Twice the chain must stay under llvmpipe's 65,535 iterations a loop.
+    let most = gpu_msm::gpu::mul_bench::MAX_CHAIN;
+    for chain in [0, most + 1] {
+        let got = ops.fp_mul_rate::<Fq>(MulForm::LoHi32, 64, chain);
+        assert!(
+            matches!(got, Err(MsmError::InvalidConfig(_))),
+            "a chain of {chain}"
         );
     }
 }
