@@ -37,7 +37,7 @@
 //! 4. Its cutoff measured: `cargo run --release --example cutoff -- --curve C --group G`,
 //!    three runs, the median (docs/PERF.md, "Small-MSM cutoff per group").
 //! 5. Its figures: `profiles` at 2^14 and 2^16 and `op_counts` (docs/PERF.md's table of
-//!    every group), README's profile figures if its limb counts differ, and, on a GPU,
+//!    every group), docs/ARCHITECTURE.md's profile figures if its limb counts differ, and, on a GPU,
 //!    `crossover --curve C --group G` for a calibration file of its own. Its points must
 //!    fit the carry tree in the adapter's workgroup memory: WebGPU's default 16 KiB holds
 //!    points of up to 126 words (`src/gpu/capacity.rs`, `workgroup_bytes`; the `stages.rs`
