@@ -40,7 +40,7 @@ fn run<E: GpuPairing>(cli: &Groth16Cli) {
     // profile where it would be Edwards (no G2 has the map: the adapter's default instead)
     // and the window (G2's buckets are twice G1's bytes).
     let mut g2_config = g1_config;
-    if g2_config.arithmetic == Some(gpu_msm::Arithmetic::Limbs32Edwards) {
+    if g2_config.arithmetic == Some(gpu_msm::Arithmetic::Limbs29Edwards) {
         g2_config.arithmetic = None;
     }
     g2_config.window_bits = None;

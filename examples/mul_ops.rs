@@ -196,7 +196,7 @@ fn main() {
     println!("CIOS: {} x 20 pairs match arkworks", xs.len());
 
     let engine = unroll::expand(&prelude(
-        Arithmetic::Limbs32.on(gpu_msm::curve::bls12_377_g1()),
+        Arithmetic::Limbs29.on(gpu_msm::curve::bls12_377_g1()),
     ))
     .expect("the prelude unrolls");
     let old = unroll::expand(&cios_wgsl()).expect("the loop unrolls");

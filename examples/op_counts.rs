@@ -98,7 +98,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
         "| profile | n | c | copies (GiB) | parts | windows of buckets | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    let wide = [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards];
+    let wide = [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards];
     for a in wide
         .into_iter()
         .filter(|a| curve.has_edwards_map() || !a.is_edwards())
@@ -159,7 +159,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
     println!();
     println!(
         "Estimate (not measured): {ops_per_mul:.0} integer instructions per field \
-         multiplication at {:.1} T/s, {:.1} TB/s, {} us per dispatch; Limbs13 counts as Limbs32 \
+         multiplication at {:.1} T/s, {:.1} TB/s, {} us per dispatch; Limbs13 counts as Limbs29 \
          (same formulas and words).",
         H200_INT_OPS / 1e12,
         H200_BYTES / 1e12,
@@ -177,7 +177,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
     println!();
     println!("| profile | loop words | mixed addition's peak | one product alone | total |");
     println!("|---|---|---|---|---|");
-    for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
+    for a in [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards] {
         let r = LoopRegisters::of(a).expect("a wide profile");
         println!(
             "| {a:?} | {} | {} | {} | {} |",

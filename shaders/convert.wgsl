@@ -1,4 +1,4 @@
-// convert, short Weierstrass profiles (Limbs13, Limbs32): check uploaded bases first_point ..
+// convert, short Weierstrass profiles (Limbs13, Limbs29): check uploaded bases first_point ..
 // num_points (check_upload: a base that fails sets the call's status word) and convert them,
 // in place, from arkworks' Montgomery form (x * 2^(64 N)) to ours (x * R; for BLS12-377,
 // 2^384 to 2^390 on 13-bit limbs and 2^377 on 29-bit limbs). Each base is BASE_WORDS u32

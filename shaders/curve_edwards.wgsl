@@ -1,5 +1,5 @@
 // BLS12-377 G1 (of the curves the crate implements, the one with a point of order 2) as
-// the twisted Edwards curve -x^2 + y^2 = 1 + d x^2 y^2 (the Limbs32Edwards profile), in
+// the twisted Edwards curve -x^2 + y^2 = 1 + d x^2 y^2 (the Limbs29Edwards profile), in
 // extended coordinates (X : Y : Z : T) with x = X/Z, y = Y/Z, T = X Y / Z.
 // src/gpu/shader/edwards.rs derives the map from short Weierstrass, the constants and the step
 // tables, and proves that sums of G1 points never meet the formulas' exceptional case.

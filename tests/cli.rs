@@ -126,6 +126,18 @@ fn parsed_values_reach_the_configuration() {
     // Without --routed the examples force the GPU path.
     let c = cli::MsmCli::try_parse_from(["msm"]).unwrap();
     assert_eq!(c.engine.config().force_backend, Some(gpu_msm::Backend::Gpu));
+    // The profiles' old names still parse, to the renamed profiles (issue 48).
+    for (old, new) in [
+        ("limbs32", "limbs29"),
+        ("limbs32-edwards", "limbs29-edwards"),
+    ] {
+        let parse = |name| cli::MsmCli::try_parse_from(["msm", "--arithmetic", name]).unwrap();
+        assert_eq!(
+            parse(old).engine.config().arithmetic,
+            parse(new).engine.config().arithmetic
+        );
+        assert!(parse(new).engine.config().arithmetic.is_some());
+    }
     let s = cli::SreStatsCli::try_parse_from(["sre_stats", "--threshold", "0.5,none"]).unwrap();
     assert_eq!(s.threshold, vec![Some(0.5), None]);
 }

@@ -19,18 +19,21 @@ pub const MAX_LOG_N: u32 = 26;
 pub enum ArithmeticArg {
     /// 13-bit limbs, interpreted formulas (any adapter).
     Limbs13,
-    /// 32-bit limbs with 64-bit products, straight-line formulas (SHADER_INT64).
-    Limbs32,
-    /// 32-bit limbs, twisted Edwards buckets (SHADER_INT64).
-    Limbs32Edwards,
+    /// 29-bit limbs with 64-bit products, straight-line formulas (SHADER_INT64; `limbs32`,
+    /// its old name, still parses).
+    #[value(alias = "limbs32")]
+    Limbs29,
+    /// 29-bit limbs, twisted Edwards buckets (SHADER_INT64; also `limbs32-edwards`).
+    #[value(alias = "limbs32-edwards")]
+    Limbs29Edwards,
 }
 
 impl From<ArithmeticArg> for Arithmetic {
     fn from(a: ArithmeticArg) -> Self {
         match a {
             ArithmeticArg::Limbs13 => Arithmetic::Limbs13,
-            ArithmeticArg::Limbs32 => Arithmetic::Limbs32,
-            ArithmeticArg::Limbs32Edwards => Arithmetic::Limbs32Edwards,
+            ArithmeticArg::Limbs29 => Arithmetic::Limbs29,
+            ArithmeticArg::Limbs29Edwards => Arithmetic::Limbs29Edwards,
         }
     }
 }
@@ -123,8 +126,8 @@ pub struct EngineArgs {
     /// H200 [default: the high-performance adapter, or GPU_MSM_ADAPTER]
     #[arg(long, value_name = "NAME")]
     pub adapter: Option<String>,
-    /// Arithmetic profile of the shaders [default: limbs32-edwards on BLS12-377 G1 where
-    /// the adapter has 64-bit integers and binds 2^16 Edwards bases (lavapipe too), limbs32
+    /// Arithmetic profile of the shaders [default: limbs29-edwards on BLS12-377 G1 where
+    /// the adapter has 64-bit integers and binds 2^16 Edwards bases (lavapipe too), limbs29
     /// where it has 64-bit integers otherwise, else limbs13]
     #[arg(long, value_enum)]
     pub arithmetic: Option<ArithmeticArg>,

@@ -57,7 +57,7 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
 /// to finish a submission or map a buffer, or for room in the memory budget.
 ///
 /// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
-/// 1.4 M-point Limbs32 slice at its 128 MiB binding, then the default) took about 7 s, and
+/// 1.4 M-point Limbs29 slice at its 128 MiB binding, then the default) took about 7 s, and
 /// a 2^26-point MSM on an H200 is estimated (not measured) under 2 s. A wait past it means
 /// a hung or lost GPU. A driver that compiles a pipeline at its first dispatch (lavapipe:
 /// BLS12-381 G2's Limbs13 shift stage took longer than this there) does so in the
@@ -225,9 +225,9 @@ pub struct MsmConfig {
     pub force_backend: Option<Backend>,
     /// The shaders' arithmetic profile. `None` (the default) picks per adapter and curve
     /// group ([`Arithmetic::auto`]): 29-bit limbs with 64-bit products and twisted Edwards
-    /// buckets ([`Arithmetic::Limbs32Edwards`]) on a group with the Edwards map (BLS12-377
+    /// buckets ([`Arithmetic::Limbs29Edwards`]) on a group with the Edwards map (BLS12-377
     /// G1) where the adapter has `SHADER_INT64` and binds 2^16 Edwards bases (lavapipe
-    /// does), [`Arithmetic::Limbs32`] where it has `SHADER_INT64` otherwise, else 13-bit
+    /// does), [`Arithmetic::Limbs29`] where it has `SHADER_INT64` otherwise, else 13-bit
     /// limbs. Asking
     /// for a profile the adapter cannot run is [`MsmError::InvalidConfig`].
     pub arithmetic: Option<Arithmetic>,

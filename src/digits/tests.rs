@@ -84,10 +84,10 @@ fn cost_model_picks_a_valid_minimum() {
     // The weights are the profiles' formulas' own, in products of F_p.
     let bls = crate::curve::bls12_377_g1();
     assert_eq!(
-        Arithmetic::Limbs32Edwards.on(bls).add_costs(),
+        Arithmetic::Limbs29Edwards.on(bls).add_costs(),
         AddCosts::EDWARDS
     );
-    assert_eq!(Arithmetic::Limbs32.on(bls).add_costs(), AddCosts::RCB);
+    assert_eq!(Arithmetic::Limbs29.on(bls).add_costs(), AddCosts::RCB);
     assert_eq!(Arithmetic::Limbs13.on(bls).add_costs(), AddCosts::RCB);
     // A G2: 13 and 14 products of F_p^2 (two by 3b), three of F_p each.
     let g2 = <ark_bn254::g2::Config as crate::curve::GpuCurve>::spec();
@@ -95,7 +95,7 @@ fn cost_model_picks_a_valid_minimum() {
         mixed_add: 39,
         add: 42,
     };
-    assert_eq!(Arithmetic::Limbs32.on(g2).add_costs(), g2_costs);
+    assert_eq!(Arithmetic::Limbs29.on(g2).add_costs(), g2_costs);
 }
 
 /// The plan, summed bucket by bucket on the CPU, gives arkworks' MSM.

@@ -14,13 +14,13 @@ pub struct AddCosts {
 }
 
 impl AddCosts {
-    /// The Renes-Costello-Batina complete formulas of `Limbs13` and `Limbs32` on a G1 whose
+    /// The Renes-Costello-Batina complete formulas of `Limbs13` and `Limbs29` on a G1 whose
     /// b is a small integer (its multiplications by 3b are additions).
     pub const RCB: AddCosts = AddCosts {
         mixed_add: 11,
         add: 12,
     };
-    /// The twisted Edwards formulas of `Limbs32Edwards`, bases stored precomputed.
+    /// The twisted Edwards formulas of `Limbs29Edwards`, bases stored precomputed.
     pub const EDWARDS: AddCosts = AddCosts {
         mixed_add: 7,
         add: 9,

@@ -58,7 +58,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// `config` must keep `other`'s adapter choice, devices ([`crate::MsmConfig::devices`]:
     /// on several, the new engine has one engine on each of `other`'s devices), memory
     /// budget and limits (the device's);
-    /// its profile (`arithmetic`: `None` picks the group's; `Limbs32Edwards` on a group
+    /// its profile (`arithmetic`: `None` picks the group's; `Limbs29Edwards` on a group
     /// without the Edwards map, every G2, is [`MsmError::InvalidConfig`]), window, routing,
     /// shader checks, pipeline cache, `gpu_timeout` and `device_loss` are its own. Without a
     /// GPU on `other`, the engine runs on the CPU (or, if `config` demands the GPU,

@@ -254,7 +254,7 @@ mod tests {
     use crate::gpu::sort::scan_block;
 
     fn edwards() -> CurveProfile {
-        Arithmetic::Limbs32Edwards.on(crate::curve::bls12_377_g1())
+        Arithmetic::Limbs29Edwards.on(crate::curve::bls12_377_g1())
     }
 
     /// The products by phase add up to the call's, each stage in the phase the report

@@ -155,7 +155,7 @@ impl SharedDevice {
             MemoryBudget::Bytes(b) => b,
         };
         let mut required_features =
-            adapter.features() & (Arithmetic::Limbs32.features() | wgpu::Features::PIPELINE_CACHE);
+            adapter.features() & (Arithmetic::Limbs29.features() | wgpu::Features::PIPELINE_CACHE);
         if timestamps {
             required_features |= wgpu::Features::TIMESTAMP_QUERY;
         }

@@ -334,22 +334,22 @@ mod tests {
             limit_bucket: None,
         };
         let bls = crate::curve::bls12_377_g1();
-        let (p, k) = keys(&info, Arithmetic::Limbs32.on(bls), false);
-        assert_eq!(keys(&info, Arithmetic::Limbs32.on(bls), false), (p, k));
-        let (p2, k2) = keys(&info, Arithmetic::Limbs32Edwards.on(bls), false);
+        let (p, k) = keys(&info, Arithmetic::Limbs29.on(bls), false);
+        assert_eq!(keys(&info, Arithmetic::Limbs29.on(bls), false), (p, k));
+        let (p2, k2) = keys(&info, Arithmetic::Limbs29Edwards.on(bls), false);
         assert!(p2 != p && k2 != k);
-        let (p3, k3) = keys(&info, Arithmetic::Limbs32.on(bls), true);
+        let (p3, k3) = keys(&info, Arithmetic::Limbs29.on(bls), true);
         assert!(p3 != p && k3 != k);
         // A driver update keeps the profile (its stale file is replaced) and changes the key.
         let newer = wgpu::AdapterInfo {
             driver_info: "1.1".into(),
             ..info.clone()
         };
-        let (p4, k4) = keys(&newer, Arithmetic::Limbs32.on(bls), false);
+        let (p4, k4) = keys(&newer, Arithmetic::Limbs29.on(bls), false);
         assert!(p4 == p && k4 != k);
         // Another curve is another file.
         let bn = <ark_bn254::g1::Config as crate::curve::GpuCurve>::spec();
-        let (p5, k5) = keys(&info, Arithmetic::Limbs32.on(bn), false);
+        let (p5, k5) = keys(&info, Arithmetic::Limbs29.on(bn), false);
         assert!(p5 != p && k5 != k);
     }
 

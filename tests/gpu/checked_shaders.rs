@@ -17,13 +17,13 @@ fn checked_limbs13_agrees_with_arkworks() {
 }
 
 #[test]
-fn checked_limbs32_agrees_with_arkworks() {
-    checked_profile(Arithmetic::Limbs32);
+fn checked_limbs29_agrees_with_arkworks() {
+    checked_profile(Arithmetic::Limbs29);
 }
 
 #[test]
-fn checked_limbs32_edwards_agrees_with_arkworks() {
-    checked_profile(Arithmetic::Limbs32Edwards);
+fn checked_limbs29_edwards_agrees_with_arkworks() {
+    checked_profile(Arithmetic::Limbs29Edwards);
 }
 
 fn checked_profile(a: Arithmetic) {
@@ -38,7 +38,7 @@ fn checked_profile(a: Arithmetic) {
         ..Default::default()
     };
     let refused = |why: &str| a != Arithmetic::Limbs13 && !why.contains("llvmpipe");
-    if a != Arithmetic::Limbs32 {
+    if a != Arithmetic::Limbs29 {
         // Single functions only: the kernels on a device of their own, without the checked
         // MSM stages (the largest share of this test's compiles on lavapipe).
         match ShaderOps::<ark_bls12_377::g1::Config>::open(&config) {

@@ -273,10 +273,10 @@ fn point_functions<C: GpuCurve>(profiles: &[Arithmetic]) {
     }
 }
 
-const WEIERSTRASS: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+const WEIERSTRASS: [Arithmetic; 2] = [Arithmetic::Limbs13, Arithmetic::Limbs29];
 
 /// The profiles a G1's point functions run in: Limbs13 by default, the profile the default
-/// whole MSMs (on the shared engines, Limbs32 on lavapipe) do not reach; both with
+/// whole MSMs (on the shared engines, Limbs29 on lavapipe) do not reach; both with
 /// `GPU_MSM_FULL_TESTS=1` (each point function is a pipeline of its own, the largest share
 /// of these tests' compiles on lavapipe).
 fn g1_point_profiles() -> &'static [Arithmetic] {
@@ -299,7 +299,7 @@ fn bls12_381_g1_functions_match_arkworks() {
 }
 
 /// F_p^2 on the G2s, each function a pipeline of its own (seconds each to compile on
-/// lavapipe, docs/PERF.md): BN254's in Limbs32 (the suite's time); with
+/// lavapipe, docs/PERF.md): BN254's in Limbs29 (the suite's time); with
 /// `GPU_MSM_FULL_TESTS=1` the three (BLS12-377's non-residue is -5) in both profiles.
 #[test]
 fn g2_field_functions_match_arkworks() {
@@ -308,7 +308,7 @@ fn g2_field_functions_match_arkworks() {
         field_functions::<ark_bls12_381::g2::Config>(&WEIERSTRASS);
         field_functions::<ark_bls12_377::g2::Config>(&WEIERSTRASS);
     } else {
-        field_functions::<ark_bn254::g2::Config>(&[Arithmetic::Limbs32]);
+        field_functions::<ark_bn254::g2::Config>(&[Arithmetic::Limbs29]);
     }
 }
 
@@ -334,7 +334,7 @@ fn bls12_377_g2_point_functions_match_arkworks() {
 #[test]
 fn edwards_is_refused_where_the_curve_has_no_map() {
     let config = MsmConfig {
-        arithmetic: Some(Arithmetic::Limbs32Edwards),
+        arithmetic: Some(Arithmetic::Limbs29Edwards),
         ..Default::default()
     };
     for r in [

@@ -92,7 +92,7 @@ fn crosses_every_call_limit(e: &GpuMsm) {
 #[test]
 fn a_binding_limit_that_is_not_a_power_of_two_holds_in_every_profile() {
     let limits = odd_limits();
-    // The default under these limits: Limbs32 where there are 64-bit integers (the
+    // The default under these limits: Limbs29 where there are 64-bit integers (the
     // Edwards bases would not bind 2^16 at once), else Limbs13.
     let default = engine(limits.clone(), None).unwrap();
     let int64 = default.arithmetic() != Some(Arithmetic::Limbs13);
@@ -137,7 +137,7 @@ fn sre_calls_at_the_limits_drop_their_merged_points_and_stay_exact() {
         max_storage_buffer_binding_size: (4 << 20) + 4,
         ..wgpu::Limits::default()
     };
-    let e = engine(limits, Some(Arithmetic::Limbs32)).unwrap();
+    let e = engine(limits, Some(Arithmetic::Limbs29)).unwrap();
     let e = e
         .reconfigured(MsmConfig {
             sre: SreMode::On(SreOptions::new(SreStrategy::Indexed)),

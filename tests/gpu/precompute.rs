@@ -287,7 +287,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
         let set = e
             .load_bases_with(&bases, with(Precompute::Factor(4)))
             .unwrap();
-        if a != Some(gpu_msm::Arithmetic::Limbs32Edwards) {
+        if a != Some(gpu_msm::Arithmetic::Limbs29Edwards) {
             let c = set.precomputed_window_bits().unwrap();
             assert_eq!(
                 set.precomputed_copies(),

@@ -18,8 +18,8 @@ use gpu_msm::{
     MsmError, Precompute, SelfTest,
 };
 
-/// Bytes of the small budget: one 1000-point call needs about 2.3 MB with Limbs32 and 2.7 MB
-/// with Limbs32Edwards (lavapipe's default) at c = 8, so two of them never fit at once and 8
+/// Bytes of the small budget: one 1000-point call needs about 2.3 MB with Limbs29 and 2.7 MB
+/// with Limbs29Edwards (lavapipe's default) at c = 8, so two of them never fit at once and 8
 /// threads must wait for each other.
 const SMALL_BUDGET: u64 = 4 << 20;
 

@@ -4,7 +4,7 @@
 //! in a batch with an empty vector, all compared with arkworks, the integer sum or the exact
 //! error. `GPU_MSM_SOAK_CASES` sets the number of cases (default [`DEFAULT_CASES`], a slice
 //! that fits CI); `GPU_MSM_SOAK_SEED` the first seed; `GPU_MSM_SOAK_ARITHMETIC=limbs13` (or
-//! `limbs32`, `limbs32-edwards`) runs that profile instead of the adapter's own.
+//! `limbs29`, `limbs29-edwards`) runs that profile instead of the adapter's own.
 //! `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once, sharing one engine;
 //! `GPU_MSM_SOAK_BUDGET` (bytes) gives that engine its own memory budget, so that the calls
 //! wait for each other (memory admission under load); `GPU_MSM_SOAK_DEVICES=N` runs an
@@ -482,8 +482,8 @@ fn differential_soak_against_arkworks() {
     let mixed = std::env::var("GPU_MSM_SOAK_CALLERS").as_deref() != Ok("threads");
     let arithmetic = match std::env::var("GPU_MSM_SOAK_ARITHMETIC").as_deref() {
         Ok("limbs13") => Some(gpu_msm::Arithmetic::Limbs13),
-        Ok("limbs32") => Some(gpu_msm::Arithmetic::Limbs32),
-        Ok("limbs32-edwards") => Some(gpu_msm::Arithmetic::Limbs32Edwards),
+        Ok("limbs29" | "limbs32") => Some(gpu_msm::Arithmetic::Limbs29),
+        Ok("limbs29-edwards" | "limbs32-edwards") => Some(gpu_msm::Arithmetic::Limbs29Edwards),
         _ => None,
     };
     let base = soak_engine(arithmetic);

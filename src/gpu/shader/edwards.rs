@@ -1,5 +1,5 @@
 //! BLS12-377 G1 as a twisted Edwards curve with a = -1, for the bucket additions of the
-//! [`Arithmetic::Limbs32Edwards`](super::field::Arithmetic) profile: a mixed addition costs 7
+//! [`Arithmetic::Limbs29Edwards`](super::field::Arithmetic) profile: a mixed addition costs 7
 //! multiplications (against 11 for the complete short Weierstrass formulas), an addition 9
 //! and a doubling 8.
 //!

@@ -109,7 +109,7 @@ mod tests {
     #[test]
     fn constants_name_each_component() {
         let spec = <ark_bn254::g2::Config as crate::curve::GpuCurve>::spec();
-        let s = constants_wgsl(crate::config::Arithmetic::Limbs32.on(spec));
+        let s = constants_wgsl(crate::config::Arithmetic::Limbs29.on(spec));
         assert!(s.contains("const CURVE_B3: Fe = Fe(CURVE_B3_C0, CURVE_B3_C1);"));
         assert!(s.contains("const FE_ONE: Fe = Fe(FE_ONE_C0, FE_ONE_C1);"));
         let g1 = crate::curve::bls12_377_g1();

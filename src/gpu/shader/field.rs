@@ -27,7 +27,7 @@ impl Arithmetic {
     pub fn limb_bits(self) -> u32 {
         match self {
             Arithmetic::Limbs13 => LIMB13_BITS,
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => mul29::LIMB_BITS,
+            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => mul29::LIMB_BITS,
         }
     }
 
@@ -49,7 +49,7 @@ impl Arithmetic {
             Arithmetic::Limbs13 => "alias BaseQuad = vec4<u32>;\n\
                  fn quad_words(q: BaseQuad) -> vec4<u32> {\n    return q;\n}\n"
                 .into(),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => "alias BaseQuad = vec2<u64>;\n\
+            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => "alias BaseQuad = vec2<u64>;\n\
                  fn quad_words(q: BaseQuad) -> vec4<u32> {\n    \
                  return vec4<u32>(u32(q.x), u32(q.x >> 32u), u32(q.y), u32(q.y >> 32u));\n}\n"
                 .into(),
@@ -74,7 +74,7 @@ pub struct CurveProfile {
 }
 
 impl std::fmt::Debug for CurveProfile {
-    /// `Limbs32 on BN254 G1`: the profile and the curve's name (not its constants).
+    /// `Limbs29 on BN254 G1`: the profile and the curve's name (not its constants).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?} on {}", self.arithmetic, self.curve.name())
     }
@@ -361,7 +361,7 @@ impl CurveProfile {
         // -p^-1 mod 2^32 (field29.wgsl), or mod 2^13: its low 13 bits (field.wgsl).
         let np0 = match a {
             Arithmetic::Limbs13 => curve.np0 & ((1u32 << bits) - 1),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => curve.np0,
+            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => curve.np0,
         };
         s += &format!("const LIMBS: u32 = {}u;\n", self.limbs());
         s += &format!("const LIMB_BITS: u32 = {bits}u;\n");
@@ -390,10 +390,10 @@ impl CurveProfile {
 }
 
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
-/// (144 bytes a base against Limbs32's 96): 2^16. Larger calls are sliced at the binding
+/// (144 bytes a base against Limbs29's 96): 2^16. Larger calls are sliced at the binding
 /// limit (issue 11), and with slices of 2^16 points Edwards still does about 30% fewer
-/// multiplications per point than Limbs32 does on its 1.5 times longer slices. It was 2^20
-/// before slicing existed, which gave lavapipe (128 MiB, 932 k Edwards bases) Limbs32; since
+/// multiplications per point than Limbs29 does on its 1.5 times longer slices. It was 2^20
+/// before slicing existed, which gave lavapipe (128 MiB, 932 k Edwards bases) Limbs29; since
 /// the written-out loops (issue 20) Edwards is also the faster of the two there (docs/PERF.md).
 pub const EDWARDS_MIN_BINDABLE_BASES: u64 = 1 << 16;
 /// Bases per thread of the Edwards convert stage: one field inversion (about 570
@@ -599,7 +599,7 @@ mod tests {
     #[test]
     fn shader_words_round_trip_on_every_curve() {
         round_trips::<Bls>(&Arithmetic::ALL);
-        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs29];
         round_trips::<ark_bn254::g1::Config>(&weierstrass);
         round_trips::<ark_bls12_381::g1::Config>(&weierstrass);
         round_trips::<ark_bls12_377::g2::Config>(&weierstrass);
@@ -610,11 +610,11 @@ mod tests {
         let x = Fq::from(12345u64);
         let down = Fq::from(2u64).pow([7u64]).inverse().unwrap();
         assert_eq!(
-            on::<Bls>(Arithmetic::Limbs32).to_shader_words::<Bls>(&x),
+            on::<Bls>(Arithmetic::Limbs29).to_shader_words::<Bls>(&x),
             arkworks_words::<Bls>(&(x * down))
         );
         let p = G1Projective::generator();
-        assert!(on::<Bls>(Arithmetic::Limbs32Edwards)
+        assert!(on::<Bls>(Arithmetic::Limbs29Edwards)
             .point_to_shader_words::<Bls>(&p)
             .is_some());
     }
@@ -625,28 +625,28 @@ mod tests {
         let edwards = EDWARDS_MIN_BINDABLE_BASES * 144;
         assert_eq!(
             Arithmetic::auto(true, edwards, bls),
-            Arithmetic::Limbs32Edwards
+            Arithmetic::Limbs29Edwards
         );
         assert_eq!(
             Arithmetic::auto(true, edwards + 1, bls),
-            Arithmetic::Limbs32Edwards
+            Arithmetic::Limbs29Edwards
         );
         assert_eq!(
             Arithmetic::auto(true, edwards - 1, bls),
-            Arithmetic::Limbs32
+            Arithmetic::Limbs29
         );
         assert_eq!(
             Arithmetic::auto(true, 128 << 20, bls),
-            Arithmetic::Limbs32Edwards
+            Arithmetic::Limbs29Edwards
         ); // lavapipe
-        assert_eq!(Arithmetic::auto(true, 4 << 20, bls), Arithmetic::Limbs32);
+        assert_eq!(Arithmetic::auto(true, 4 << 20, bls), Arithmetic::Limbs29);
         assert_eq!(Arithmetic::auto(false, u64::MAX, bls), Arithmetic::Limbs13);
         // Curves without a point of order 2 never get the Edwards profile.
         for curve in [
             <ark_bn254::g1::Config as GpuCurve>::spec(),
             <ark_bls12_381::g1::Config as GpuCurve>::spec(),
         ] {
-            assert_eq!(Arithmetic::auto(true, u64::MAX, curve), Arithmetic::Limbs32);
+            assert_eq!(Arithmetic::auto(true, u64::MAX, curve), Arithmetic::Limbs29);
             assert_eq!(
                 Arithmetic::auto(false, u64::MAX, curve),
                 Arithmetic::Limbs13
@@ -720,7 +720,7 @@ mod tests {
     #[test]
     fn header_constants_are_arkworks_on_every_curve() {
         header_constants::<Bls>(&Arithmetic::ALL);
-        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs32];
+        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs29];
         header_constants::<ark_bn254::g1::Config>(&weierstrass);
         header_constants::<ark_bls12_381::g1::Config>(&weierstrass);
         header_constants::<ark_bls12_377::g2::Config>(&weierstrass);
@@ -728,6 +728,6 @@ mod tests {
         header_constants::<ark_bls12_381::g2::Config>(&weierstrass);
         // BLS12-377: 30 limbs of 13 bits (2^390) and 13 of 29 (2^377).
         assert_eq!(on::<Bls>(Arithmetic::Limbs13).radix_bits(), 390);
-        assert_eq!(on::<Bls>(Arithmetic::Limbs32).radix_bits(), 377);
+        assert_eq!(on::<Bls>(Arithmetic::Limbs29).radix_bits(), 377);
     }
 }

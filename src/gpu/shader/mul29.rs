@@ -371,7 +371,7 @@ mod tests {
     fn bls12_377_form_is_the_profiles() {
         let f = bls12_377();
         for x in values::<Fq>(f) {
-            let words = Arithmetic::Limbs32
+            let words = Arithmetic::Limbs29
                 .on(crate::curve::bls12_377_g1())
                 .to_shader_words::<ark_bls12_377::g1::Config>(&x);
             let mut b = ark_ff::BigInt::<6>::zero();

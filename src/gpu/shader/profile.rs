@@ -14,29 +14,29 @@ impl Arithmetic {
     pub fn features(self) -> wgpu::Features {
         match self {
             Arithmetic::Limbs13 => wgpu::Features::empty(),
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => wgpu::Features::SHADER_INT64,
+            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => wgpu::Features::SHADER_INT64,
         }
     }
 
-    /// The profile an adapter gets by default on `curve`: Limbs32Edwards where the curve
+    /// The profile an adapter gets by default on `curve`: Limbs29Edwards where the curve
     /// admits the Edwards map, the adapter has 64-bit integers and one storage binding holds
-    /// [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases, Limbs32 where it has 64-bit
+    /// [`EDWARDS_MIN_BINDABLE_BASES`] precomputed bases, Limbs29 where it has 64-bit
     /// integers (its bases take two thirds of the bytes, so larger MSMs fit one binding),
     /// else Limbs13.
     pub fn auto(int64: bool, max_binding_bytes: u64, curve: &'static CurveSpec) -> Arithmetic {
         let edwards_bases =
-            max_binding_bytes / (Arithmetic::Limbs32Edwards.on(curve).base_words() * 4) as u64;
+            max_binding_bytes / (Arithmetic::Limbs29Edwards.on(curve).base_words() * 4) as u64;
         let edwards = curve.edwards && edwards_bases >= EDWARDS_MIN_BINDABLE_BASES;
         match (int64, edwards) {
-            (true, true) => Arithmetic::Limbs32Edwards,
-            (true, false) => Arithmetic::Limbs32,
+            (true, true) => Arithmetic::Limbs29Edwards,
+            (true, false) => Arithmetic::Limbs29,
             (false, _) => Arithmetic::Limbs13,
         }
     }
 
     /// Whether the buckets live on the twisted Edwards curve.
     pub fn is_edwards(self) -> bool {
-        self == Arithmetic::Limbs32Edwards
+        self == Arithmetic::Limbs29Edwards
     }
 
     /// Threads of the convert stage for `points` points.
@@ -63,8 +63,8 @@ impl Arithmetic {
     /// profiles), or the Edwards map and precomputation.
     pub fn convert_file(self) -> ShaderFile {
         match self {
-            Arithmetic::Limbs13 | Arithmetic::Limbs32 => files::CONVERT,
-            Arithmetic::Limbs32Edwards => files::CONVERT_EDWARDS,
+            Arithmetic::Limbs13 | Arithmetic::Limbs29 => files::CONVERT,
+            Arithmetic::Limbs29Edwards => files::CONVERT_EDWARDS,
         }
     }
 }
@@ -84,7 +84,7 @@ impl CurveProfile {
                     .collect();
                 [&loops.join("\n"), files::FIELD13.text].join("\n")
             }
-            Arithmetic::Limbs32 | Arithmetic::Limbs32Edwards => [
+            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => [
                 shared,
                 files::FIELD29.text,
                 &super::mul29::Field29::of_curve(self.curve).wgsl(),
@@ -101,8 +101,8 @@ impl CurveProfile {
                 let f = super::program::Formulas::of(self.curve);
                 files::CURVE_INTERP.text.to_string() + &super::program::wgsl_interpreter_entry(&f)
             }
-            Arithmetic::Limbs32 => super::program::wgsl_straight_line(self.curve),
-            Arithmetic::Limbs32Edwards => super::edwards::wgsl_straight_line(),
+            Arithmetic::Limbs29 => super::program::wgsl_straight_line(self.curve),
+            Arithmetic::Limbs29Edwards => super::edwards::wgsl_straight_line(),
         }
     }
 

@@ -1,6 +1,6 @@
 //! The curve formulas as straight-line programs (step tables) over a small register file of
 //! field elements. The `Limbs13` profile interprets them with one loop
-//! (`shaders/curve_interp.wgsl`); the `Limbs32` profiles write them out as straight-line
+//! (`shaders/curve_interp.wgsl`); the `Limbs29` profiles write them out as straight-line
 //! WGSL generated from the same tables ([`crate::gpu::shader::profile`]).
 //!
 //! Why a program table and not inlined formulas: Mesa (and other drivers) inline every WGSL

@@ -150,12 +150,12 @@ impl LoopRegisters {
         use program::reg as w;
         let formula = match a {
             Arithmetic::Limbs13 => return None,
-            Arithmetic::Limbs32Edwards => formula_peak(
+            Arithmetic::Limbs29Edwards => formula_peak(
                 edwards::MADD,
                 &[e::X1, e::Y1, e::Z1, e::T1, e::X2, e::Y2, e::Z2],
                 &[e::X3, e::Y3, e::Z3, e::T3],
             ),
-            Arithmetic::Limbs32 => formula_peak(
+            Arithmetic::Limbs29 => formula_peak(
                 &program::Formulas::of(crate::curve::bls12_377_g1()).add_mixed,
                 &[w::X1, w::Y1, w::Z1, w::X2, w::Y2],
                 &[w::X3, w::Y3, w::Z3],
@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn a_formula_holds_at_least_its_inputs() {
-        for a in [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards] {
+        for a in [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards] {
             let r = LoopRegisters::of(a).unwrap();
             let inputs = if a.is_edwards() { 7 } else { 5 };
             assert!(r.formula >= inputs * FP_REGS, "{a:?}: {r:?}");
@@ -204,7 +204,7 @@ mod tests {
         assert!(LoopRegisters::of(Arithmetic::Limbs13).is_none());
         // The values docs/PERF.md records: a change to the formulas or the multiplier moves
         // them, and the table with them.
-        let peaks = [Arithmetic::Limbs32, Arithmetic::Limbs32Edwards]
+        let peaks = [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards]
             .map(|a| LoopRegisters::of(a).unwrap().formula);
         assert_eq!(peaks, [133, 107]);
     }
