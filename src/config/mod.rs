@@ -56,10 +56,8 @@ pub const DEFAULT_MEMORY_FRACTION: f64 = 0.75;
 /// How long one wait of a call may last by default ([`MsmConfig::gpu_timeout`]): for the GPU
 /// to finish a submission or map a buffer, or for room in the memory budget.
 ///
-/// Far above any call measured or estimated: the longest single call on lavapipe (2 cores, a
-/// 1.4 M-point Limbs29 slice at its 128 MiB binding, then the default) took about 7 s, and
-/// a 2^26-point MSM on an H200 is estimated (not measured) under 2 s. A wait past it means
-/// a hung or lost GPU. A driver that compiles a pipeline at its first dispatch (lavapipe:
+/// Far above any call measured or estimated, on lavapipe or on a large GPU (docs/PERF.md): a
+/// wait past it means a hung or lost GPU. A driver that compiles a pipeline at its first dispatch (lavapipe:
 /// BLS12-381 G2's Limbs13 shift stage took longer than this there) does so in the
 /// warm-up that follows each compile, under [`FIRST_DISPATCH_TIMEOUT`], except at the
 /// creation of an engine whose `self_test` is `Off`, which skips that warm-up: its first
@@ -233,7 +231,7 @@ pub struct MsmConfig {
     pub arithmetic: Option<Arithmetic>,
     /// Check every base for membership in the group's prime-order subgroup before any work
     /// (off by default: arkworks' checked deserialization already guarantees it, and the
-    /// check is a scalar multiplication by r per base: 3.4 s at 2^16 on 2 cores, docs/PERF.md).
+    /// check is a scalar multiplication by r per base, many times the MSM's own work).
     /// Without it, a base outside the subgroup gives either the integer sum (every scalar
     /// taken as its integer in [0, r), on every path) or [`MsmError::BaseNotInSubgroup`],
     /// never another point; with it, the CPU path skips the correction that sum needs on
