@@ -54,7 +54,7 @@ fn run<C: GpuCurve, F: PrimeField>(cli: &FieldRateCli) {
                 ms(r.first),
                 ms(r.time),
                 ms(r.fixed),
-                per_s(threads, chain, r.time)
+                row::rate(Some(threads as u64 * chain as u64), r.time)
             ),
             // A device without 64-bit integers cannot run the u64 forms: said, not failed.
             Err(MsmError::InvalidConfig(e)) => {
@@ -137,17 +137,6 @@ fn engine_row<C: GpuCurve>(
         ms(first),
         ms(time),
         ms(once.saturating_sub(time)),
-        per_s(threads, chain, time)
+        row::rate(Some(threads as u64 * chain as u64), time)
     )
-}
-
-/// Millions of products a second, or "-" where the difference of the runs was noise.
-fn per_s(threads: u32, chain: u32, time: Duration) -> String {
-    match time.is_zero() {
-        true => "-".into(),
-        false => format!(
-            "{:.1}",
-            threads as f64 * chain as f64 / time.as_secs_f64() / 1e6
-        ),
-    }
 }

@@ -165,16 +165,15 @@ fn summary_row<C: GpuCurve>(
         .gpu_timing
         .map_or("no GPU".into(), |t| format!("{t:?}"));
     if let (Some(m), false) = (muls, cli.json) {
-        let per_s = |muls: u64, t: std::time::Duration| muls as f64 / t.as_secs_f64() / 1e6;
         println!(
             "field products (plan's counts, timing {timing}): accumulation {:.1} M in {:.2?} = \
-             {:.1} M/s, reduction {:.1} M in {:.2?} = {:.1} M/s",
+             {} M/s, reduction {:.1} M in {:.2?} = {} M/s",
             m.accumulation as f64 / 1e6,
             report.phases.bucket_accumulation,
-            per_s(m.accumulation, report.phases.bucket_accumulation),
+            row::rate(Some(m.accumulation), report.phases.bucket_accumulation),
             m.reduction as f64 / 1e6,
             report.phases.bucket_reduction,
-            per_s(m.reduction, report.phases.bucket_reduction)
+            row::rate(Some(m.reduction), report.phases.bucket_reduction)
         );
     }
     let Some(file) = &cli.table else { return };

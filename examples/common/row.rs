@@ -30,8 +30,9 @@ pub fn phase_muls(report: &MsmReport, profile: CurveProfile, parts: usize) -> Op
     })
 }
 
-/// Millions of products per second of `muls` in `time`, or "-".
-fn rate(muls: Option<u64>, time: Duration) -> String {
+/// Millions of products per second of `muls` in `time`, or "-" (no count, or no time:
+/// a difference of two runs that noise ate).
+pub fn rate(muls: Option<u64>, time: Duration) -> String {
     match muls {
         Some(m) if !time.is_zero() => format!("{:.1}", m as f64 / time.as_secs_f64() / 1e6),
         _ => "-".into(),

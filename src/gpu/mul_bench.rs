@@ -40,8 +40,6 @@ pub struct MulRate {
     pub time: Duration,
     /// What a dispatch costs beside its products: upload, launch, read-back.
     pub fixed: Duration,
-    /// Products per second: threads x chain / time (infinite where time is zero).
-    pub products_per_s: f64,
 }
 
 impl<C: GpuCurve> ShaderOps<'_, C> {
@@ -64,13 +62,6 @@ impl<C: GpuCurve> ShaderOps<'_, C> {
                 form.name()
             )));
         }
-        let f = Field29::of::<F>();
-        let r = F::from(2u64).pow([f.radix_bits() as u64]);
-        let mont = |x: F| f.limbs_of((x * r).into_bigint().as_ref());
-        let pairs = bench_pairs::<F>(threads as usize, f.radix_bits());
-        let input: Vec<u32> = (pairs.iter())
-            .flat_map(|&(a, b)| mont(a).into_iter().chain(mont(b)))
-            .collect();
         if threads == 0 || threads.div_ceil(BENCH_WORKGROUP) > MAX_WORKGROUPS {
             return Err(MsmError::InvalidConfig(format!(
                 "fp_mul_rate: {threads} threads (1 to {} in one dispatch)",
@@ -83,6 +74,13 @@ impl<C: GpuCurve> ShaderOps<'_, C> {
                  llvmpipe's 65,535 iterations a loop)"
             )));
         }
+        let f = Field29::of::<F>();
+        let r = F::from(2u64).pow([f.radix_bits() as u64]);
+        let mont = |x: F| f.limbs_of((x * r).into_bigint().as_ref());
+        let pairs = bench_pairs::<F>(threads as usize, f.radix_bits());
+        let input: Vec<u32> = (pairs.iter())
+            .flat_map(|&(a, b)| mont(a).into_iter().chain(mont(b)))
+            .collect();
         let t = Instant::now();
         let (short, layout) = self.bench_pipeline(&f, form, threads, chain)?;
         let (long, _) = self.bench_pipeline(&f, form, threads, 2 * chain)?;
@@ -127,7 +125,6 @@ impl<C: GpuCurve> ShaderOps<'_, C> {
             first,
             time,
             fixed: once.saturating_sub(time),
-            products_per_s: threads as f64 * chain as f64 / time.as_secs_f64(),
         })
     }
 
