@@ -10,7 +10,7 @@
 use ark_bls12_377::G1Projective;
 use ark_ec::VariableBaseMSM;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gpu_msm::{cpu, inputs, CalibrationSource, GpuMsm, MsmConfig};
+use gpu_msm::{inputs, internals::cpu, CalibrationSource, GpuMsm, MsmConfig};
 
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())

@@ -4,9 +4,9 @@
 //! from GPU_MSM_BENCH_SCALARS (`uniform`, `distinct:K`, `bits:B`; default uniform).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gpu_msm::digits::{best_window_bits, AddCosts, DigitMatrix};
 use gpu_msm::inputs::{self, ScalarDistribution};
-use gpu_msm::sre::{self, SreOptions, SreStrategy};
+use gpu_msm::internals::digits::{best_window_bits, AddCosts, DigitMatrix};
+use gpu_msm::internals::sre::{self, SreOptions, SreStrategy};
 use gpu_msm::{GpuMsm, MsmConfig, SreMode};
 
 /// BLS12-377's scalar bits: the curve these benchmarks run on.

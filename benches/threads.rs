@@ -15,11 +15,13 @@
 use ark_bls12_377::{G1Affine, G1Projective};
 use ark_ec::PrimeGroup;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use gpu_msm::cpu;
-use gpu_msm::digits::{best_window_bits, num_windows, AddCosts, BucketPlan, DigitMatrix};
-use gpu_msm::gpu::field::affine_upload_words;
 use gpu_msm::inputs::{self, ScalarDistribution};
-use gpu_msm::sre::{self, SreOptions, SreStrategy};
+use gpu_msm::internals::cpu;
+use gpu_msm::internals::digits::{
+    best_window_bits, num_windows, AddCosts, BucketPlan, DigitMatrix,
+};
+use gpu_msm::internals::gpu::field::affine_upload_words;
+use gpu_msm::internals::sre::{self, SreOptions, SreStrategy};
 use rayon::prelude::*;
 
 /// BLS12-377's scalar bits: the curve these benchmarks run on.

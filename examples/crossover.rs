@@ -26,8 +26,10 @@ use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use clap::Parser;
 use common::cli::CrossoverCli;
-use gpu_msm::calibration::{Calibration, CalibrationRow};
-use gpu_msm::{cpu, inputs, AdapterChoice, CalibrationSource, GpuCurve, GpuMsm, MsmConfig};
+use gpu_msm::{
+    inputs, internals::cpu, AdapterChoice, CalibrationSource, GpuCurve, GpuMsm, MsmConfig,
+};
+use gpu_msm::{Calibration, CalibrationRow};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
-use gpu_msm::{cpu, inputs, GpuCurve};
+use gpu_msm::{inputs, internals::cpu, GpuCurve};
 
 mod common;
 

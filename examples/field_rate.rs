@@ -15,9 +15,9 @@ use ark_ff::{Field, PrimeField, UniformRand};
 use clap::Parser;
 use common::cli::{CurveArg, FieldRateCli};
 use common::row;
-use gpu_msm::curve::Fe;
-use gpu_msm::gpu::shader::mul29::Field29;
-use gpu_msm::gpu::shader::mul_variants::{cuda_twin, MulForm};
+use gpu_msm::internals::curve::Fe;
+use gpu_msm::internals::gpu::shader::mul29::Field29;
+use gpu_msm::internals::gpu::shader::mul_variants::{cuda_twin, MulForm};
 use gpu_msm::{GpuCurve, MsmError};
 
 const HEADER: &str = "| field products | threads x chain | compile and first run | chain products \
@@ -97,7 +97,7 @@ fn ms(d: Duration) -> f64 {
 /// the results, equal in both, drop out. Every thread's result checked.
 fn engine_row<C: GpuCurve>(
     engine: &gpu_msm::GpuMsm<C>,
-    ops: &gpu_msm::gpu::selftest::ShaderOps<C>,
+    ops: &gpu_msm::ShaderOps<C>,
     threads: u32,
     chain: u32,
 ) -> String {

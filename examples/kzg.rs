@@ -57,7 +57,7 @@ fn run<C: GpuCurve, E: kzg::KzgPairing<C>>(cli: &KzgCli) {
     }
     // The commitment MSMs alone: the engine on resident powers against arkworks.
     let powers = engine.load_bases(&srs.powers).expect("load");
-    let coeffs: Vec<gpu_msm::curve::Fr<C>> = gpu_msm::inputs::random_scalars(max + 1, 9);
+    let coeffs: Vec<gpu_msm::Fr<C>> = gpu_msm::inputs::random_scalars(max + 1, 9);
     let t = Instant::now();
     let ours = engine.msm(&powers, &coeffs).expect("msm");
     let gpu = t.elapsed();

@@ -54,8 +54,7 @@ fn run<C: GpuCurve>(cli: &MsmCli) {
     }
     let t = Instant::now();
     let bases = inputs::random_bases::<C>(n, cli.seed);
-    let scalars: Vec<gpu_msm::curve::Fr<C>> =
-        inputs::scalars(cli.scalars, n, cli.seed.wrapping_add(1));
+    let scalars: Vec<gpu_msm::Fr<C>> = inputs::scalars(cli.scalars, n, cli.seed.wrapping_add(1));
     let made = t.elapsed();
     let t = Instant::now();
     // The MSM is linear, so the sum of arkworks' MSMs over chunks is arkworks' MSM.

@@ -2,7 +2,7 @@
 //! forms (issue 20, "a straight-line multiplier"):
 //!
 //! - the engine's: 13 limbs of 29 bits, R = 2^377, product scanning by columns with one u64
-//!   accumulator (`gpu_msm::gpu::shader::mul29`, in the wide profiles' prelude; its steps
+//!   accumulator (`gpu_msm::internals::gpu::shader::mul29`, in the wide profiles' prelude; its steps
 //!   are checked against arkworks by that module's tests and on the device by
 //!   `tests/gpu/shader_ops.rs`);
 //! - the one it replaced, kept here for the count: CIOS on 12 words of 32 bits, R = 2^384,
@@ -19,7 +19,7 @@
 use ark_bls12_377::Fq;
 use ark_ff::{PrimeField, UniformRand};
 use clap::Parser;
-use gpu_msm::gpu::shader::{mul29, prelude, unroll};
+use gpu_msm::internals::gpu::shader::{mul29, prelude, unroll};
 use gpu_msm::Arithmetic;
 use naga::{Expression, TypeInner};
 use std::fmt::Write;
@@ -196,7 +196,7 @@ fn main() {
     println!("CIOS: {} x 20 pairs match arkworks", xs.len());
 
     let engine = unroll::expand(&prelude(
-        Arithmetic::Limbs29.on(gpu_msm::curve::bls12_377_g1()),
+        Arithmetic::Limbs29.on(gpu_msm::internals::curve::bls12_377_g1()),
     ))
     .expect("the prelude unrolls");
     let old = unroll::expand(&cios_wgsl()).expect("the loop unrolls");

@@ -1,5 +1,5 @@
 //! The proxies of `docs/PERF.md` for resident calls on the GPU bucket sort, from the plan and
-//! the formulas' costs (`gpu_msm::gpu::counts`), no GPU needed: window, dispatches, field
+//! the formulas' costs (`gpu_msm::internals::gpu::counts`), no GPU needed: window, dispatches, field
 //! multiplications, device-memory bytes, and an H200 time estimate derived from them.
 //!
 //! cargo run --release --example op_counts -- --logs 16,20,24,26 [--passes] [--curve bn254]
@@ -21,10 +21,10 @@ mod common;
 
 use clap::Parser;
 use common::cli::{CurveArg, GroupArg};
-use gpu_msm::digits::choose_precompute;
-use gpu_msm::gpu::counts::{window_bits, CallCounts};
-use gpu_msm::gpu::shader::mul29::{Field29, Step};
-use gpu_msm::gpu::shader::registers::LoopRegisters;
+use gpu_msm::internals::digits::choose_precompute;
+use gpu_msm::internals::gpu::counts::{window_bits, CallCounts};
+use gpu_msm::internals::gpu::shader::mul29::{Field29, Step};
+use gpu_msm::internals::gpu::shader::registers::LoopRegisters;
 use gpu_msm::{Arithmetic, CurveProfile, GpuCurve};
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
@@ -42,7 +42,7 @@ const BLS12_377_PRODUCTS: f64 = 338.0;
 
 /// [`INT_OPS_PER_MUL`] scaled to the curve's product by its count of limb products (an
 /// estimate: the columns' shifts and masks scale with the limbs, not their squares).
-fn int_ops_per_mul(curve: &gpu_msm::curve::CurveSpec) -> f64 {
+fn int_ops_per_mul(curve: &gpu_msm::internals::curve::CurveSpec) -> f64 {
     let products = (Field29::of_curve(curve).program().iter())
         .filter(|s| matches!(s, Step::Ab(..) | Step::Mp(..)))
         .count();

@@ -17,7 +17,7 @@ use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, UniformRand};
 use clap::Parser;
 use common::cli::ProfilesCli;
-use gpu_msm::curve::{Fe, Fr};
+use gpu_msm::internals::curve::{Fe, Fr};
 use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuCurve, GpuMsm, MsmConfig};
 
 /// Chained multiplications per thread of the field-rate run (`--rate-threads` threads).
@@ -40,7 +40,7 @@ fn dump_wgsl<C: GpuCurve>(dir: &std::path::Path) -> std::io::Result<()> {
     for a in curve_profiles::<C>() {
         let d = dir.join(format!("{a:?}"));
         std::fs::create_dir_all(&d)?;
-        for m in gpu_msm::gpu::wgsl_modules(a.on(C::spec())) {
+        for m in gpu_msm::internals::gpu::wgsl_modules(a.on(C::spec())) {
             let path = d.join(format!("{}.wgsl", m.name));
             std::fs::write(&path, &m.source)?;
             println!(

@@ -19,8 +19,8 @@ use ark_ec::VariableBaseMSM;
 use ark_ff::PrimeField;
 use clap::Parser;
 use common::cli::ProverCallsCli;
-use gpu_msm::curve::Fr;
 use gpu_msm::inputs::{self, ScalarDistribution};
+use gpu_msm::Fr;
 use gpu_msm::{AdapterChoice, Backend, GpuCurve, GpuMsm, MsmBases, MsmConfig, MsmReport};
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -13,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
-use gpu_msm::digits::DigitMatrix;
-use gpu_msm::sre::{search, SreOptions, SreStrategy};
+use gpu_msm::internals::digits::DigitMatrix;
+use gpu_msm::internals::sre::{search, SreOptions, SreStrategy};
 
 mod common;
 

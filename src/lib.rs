@@ -27,44 +27,83 @@
 //! # let _ = (c, sums); Ok(()) }
 //! ```
 //!
-//! The pipeline mirrors the modules: [`routing`] (which path runs a call), [`gpu`] (WGSL
-//! stages over pooled buffers, one submission per call: base conversion, scalar
-//! decomposition and bucket sort, balanced bucket accumulation, bucket reduction), [`digits`]
-//! (the same decomposition on the host: the test oracle, and the path of [`sre`], optional
-//! scalar redundancy elimination), [`cpu`] (small-MSM double-and-add and the final window
-//! reduction), and [`engine`] (the facade and its reports).
+//! How a call is computed, module by module and in the order it runs, is in
+//! `docs/ARCHITECTURE.md`; every public item is re-exported here, at the crate's root.
 
-pub mod bases;
-pub mod calibration;
-pub mod config;
-pub mod cpu;
-pub mod curve;
-pub mod digits;
-pub mod engine;
-pub mod error;
-pub mod gpu;
+// Every module is the crate's own; the public API is what this file re-exports.
+pub(crate) mod bases;
+pub(crate) mod calibration;
+pub(crate) mod config;
+pub(crate) mod cpu;
+pub(crate) mod curve;
+pub(crate) mod digits;
+pub(crate) mod engine;
+pub(crate) mod error;
+pub(crate) mod gpu;
 pub(crate) mod host_pool;
 pub mod inputs;
-pub mod report;
-pub mod routing;
-pub mod sre;
+pub(crate) mod report;
+pub(crate) mod routing;
+pub(crate) mod sre;
 
 pub use bases::{Bases, BasesRef, MsmBases};
-pub use calibration::{Calibration, CalibrationSource};
+pub use calibration::{Calibration, CalibrationRow, CalibrationSource, CALIBRATION_FORMAT};
 pub use config::{
     AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions, MemoryBudget,
-    MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
+    MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode, SreOptions,
+    SreStrategy, MAX_DEVICES, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_DEVICE_SHARE,
+    MIN_WINDOW_BITS, PAPER_EARLY_STOP, RECREATE_BACKOFF_MIN,
 };
-pub use curve::GpuCurve;
+pub use curve::{Fe, Fr, GpuCurve};
 #[cfg(feature = "fault-injection")]
 pub use engine::HeldGpuProgress;
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
+pub use gpu::counts::{CallCounts, PhaseMuls};
 pub use gpu::field::CurveProfile;
+pub use gpu::mul_bench::MulRate;
 pub use gpu::pool::MemoryUsage;
+pub use gpu::selftest::ShaderOps;
+pub use gpu::shader::mul_variants::MulForm;
 pub use report::{
-    Backend, DeviceRun, DeviceStatus, GpuTiming, MsmReport, PhaseTimes, SreReport, Startup,
+    Backend, DeviceRun, DeviceStatus, GpuTiming, MsmReport, PhaseTimes, SreReport, SreStats,
+    Startup,
 };
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).
 pub use wgpu;
+
+/// What this crate's own tests, examples and benchmarks reach inside it: the shader
+/// generator, the host-side plans and the CPU references they compare with. Not part of
+/// the API, and not stable.
+#[doc(hidden)]
+pub mod internals {
+    /// The host's decomposition and bucket plans (the GPU's oracle).
+    pub mod digits {
+        pub use crate::digits::*;
+    }
+    /// The CPU references: double-and-add, arkworks.
+    pub mod cpu {
+        pub use crate::cpu::*;
+    }
+    /// The curve groups' parameters.
+    pub mod curve {
+        pub use crate::curve::*;
+    }
+    /// SRE's search and policy.
+    pub mod sre {
+        pub use crate::sre::*;
+    }
+    /// The GPU side: shader generation, stage table, plans and counts.
+    pub mod gpu {
+        pub use crate::gpu::*;
+    }
+    /// The engine's limits and defaults.
+    pub mod config {
+        pub use crate::config::*;
+    }
+    /// Routing's choice.
+    pub mod routing {
+        pub use crate::routing::*;
+    }
+}

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use common::{gpu_engine, reference};
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::sre::{SreOptions, SreStrategy};
 use gpu_msm::{MsmConfig, SreMode};
+use gpu_msm::{SreOptions, SreStrategy};
 
 /// Span names seen by a subscriber.
 #[derive(Clone, Default)]

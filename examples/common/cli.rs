@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 use gpu_msm::inputs::ScalarDistribution;
-use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 use gpu_msm::{AdapterChoice, Arithmetic, Backend, Devices, MsmConfig, PipelineCacheDir, SreMode};
+use gpu_msm::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 
 /// Largest log2 of a point count the examples accept (2^26 points of 96 bytes is 6 GiB of
 /// bases, past what one binding holds on most adapters).

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-use gpu_msm::gpu::counts::{CallCounts, PhaseMuls};
+use gpu_msm::{CallCounts, PhaseMuls};
 use gpu_msm::{CurveProfile, MsmReport};
 
 /// The MSM table's header.

@@ -21,7 +21,7 @@ use ark_relations::gr1cs::{
 };
 use ark_relations::lc;
 use ark_std::rand::Rng;
-use gpu_msm::curve::Fr;
+use gpu_msm::Fr;
 use gpu_msm::{Bases, GpuCurve, GpuMsm};
 
 /// A pairing whose G1 and G2 both have engines: `G1Config` and `G2Config` name their curve

@@ -13,12 +13,12 @@ use gpu_msm::{Bases, GpuCurve, GpuMsm, Result};
 
 /// A pairing whose G1 is the engine's curve group `C`.
 pub trait KzgPairing<C: GpuCurve>:
-    Pairing<G1 = Projective<C>, G1Affine = Affine<C>, ScalarField = gpu_msm::curve::Fr<C>>
+    Pairing<G1 = Projective<C>, G1Affine = Affine<C>, ScalarField = gpu_msm::Fr<C>>
 {
 }
 
 impl<C: GpuCurve, E> KzgPairing<C> for E where
-    E: Pairing<G1 = Projective<C>, G1Affine = Affine<C>, ScalarField = gpu_msm::curve::Fr<C>>
+    E: Pairing<G1 = Projective<C>, G1Affine = Affine<C>, ScalarField = gpu_msm::Fr<C>>
 {
 }
 
@@ -81,7 +81,7 @@ pub fn quotient<F: Field>(coeffs: &[F], z: F) -> (Vec<F>, F) {
 pub fn commit<C: GpuCurve>(
     engine: &GpuMsm<C>,
     powers: &Bases<C>,
-    coeffs: &[gpu_msm::curve::Fr<C>],
+    coeffs: &[gpu_msm::Fr<C>],
 ) -> Result<Projective<C>> {
     engine.msm(powers, coeffs)
 }
@@ -90,9 +90,9 @@ pub fn commit<C: GpuCurve>(
 pub fn open<C: GpuCurve>(
     engine: &GpuMsm<C>,
     powers: &Bases<C>,
-    coeffs: &[gpu_msm::curve::Fr<C>],
-    z: gpu_msm::curve::Fr<C>,
-) -> Result<(gpu_msm::curve::Fr<C>, Projective<C>)> {
+    coeffs: &[gpu_msm::Fr<C>],
+    z: gpu_msm::Fr<C>,
+) -> Result<(gpu_msm::Fr<C>, Projective<C>)> {
     let (q, v) = quotient(coeffs, z);
     Ok((v, engine.msm(powers, &q)?))
 }

@@ -56,7 +56,7 @@ pub fn default_engine() -> &'static GpuMsm {
 /// A calibration source for `e`'s adapter that routes to the GPU from n = `gpu_from` on
 /// (arkworks from the same n, double-and-add below), written to a file named `name`.
 pub fn gpu_from(e: &GpuMsm, gpu_from: usize, name: &str) -> CalibrationSource {
-    use gpu_msm::calibration::{CalibrationRow, CALIBRATION_FORMAT};
+    use gpu_msm::{CalibrationRow, CALIBRATION_FORMAT};
     let cal = gpu_msm::Calibration {
         format: CALIBRATION_FORMAT,
         curve: "BLS12-377 G1".into(),

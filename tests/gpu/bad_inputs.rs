@@ -9,8 +9,8 @@ use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{BigInteger, Field, One, PrimeField, Zero};
 use common::{default_engine, gpu_engine, profile_engines};
-use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::internals::cpu::double_and_add;
 use gpu_msm::{GpuMsm, MsmConfig, MsmError};
 
 /// Points of the calls below, and the slice (and device part) length that cuts them in three.
@@ -70,7 +70,7 @@ fn off_curve(p: G1Affine) -> Vec<(&'static str, G1Affine)> {
         assert!(!w.add_with_carry(&Fq::MODULUS), "x + p fits 384 bits");
         Fq::new_unchecked(w)
     };
-    let s_inv = gpu_msm::gpu::edwards::constants::<ark_bls12_377::g1::Config>().s_inv;
+    let s_inv = gpu_msm::internals::gpu::edwards::constants::<ark_bls12_377::g1::Config>().s_inv;
     let all_ones = Fq::new_unchecked(ark_ff::BigInt([u64::MAX; 6]));
     let points = vec![
         ("y + 1", G1Affine::new_unchecked(p.x, p.y + Fq::one())),
@@ -128,7 +128,7 @@ fn bases_off_the_curve_are_invalid_on_every_route() {
 /// the same, whole and in the one slice whose scalars are all zero.
 #[test]
 fn bases_off_the_curve_are_invalid_when_nothing_is_added() {
-    use gpu_msm::sre::{SreOptions, SreStrategy};
+    use gpu_msm::{SreOptions, SreStrategy};
     let mut b = random_bases(N, 1740);
     b[BAD] = off_curve(b[BAD])[0].1;
     let zeros = vec![Fr::zero(); N];

@@ -4,7 +4,7 @@
 use ark_bls12_377::{Fq, Fr, G1Projective};
 use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
 use ark_ff::{Field, UniformRand, Zero};
-use gpu_msm::gpu::selftest::ShaderOps;
+use gpu_msm::ShaderOps;
 use gpu_msm::{Arithmetic, GpuMsm, MsmConfig, MsmError};
 
 // One test per profile, so that they run at once: on lavapipe each checked pipeline is

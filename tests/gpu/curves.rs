@@ -11,8 +11,8 @@
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup, PrimeGroup};
 use ark_ff::{BigInteger, Field, One, PrimeField, UniformRand, Zero};
-use gpu_msm::curve::{components, from_components, Fe, Fp, Fr};
-use gpu_msm::gpu::selftest::ShaderOps;
+use gpu_msm::internals::curve::{components, from_components, Fe, Fp, Fr};
+use gpu_msm::ShaderOps;
 use gpu_msm::{Arithmetic, GpuCurve, GpuMsm, MsmConfig};
 
 use crate::common::TestCurve;
@@ -199,7 +199,7 @@ fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
             .collect()
     };
     // The upload's own words: arkworks' internal words, component by component.
-    let ark = gpu_msm::gpu::field::arkworks_words::<C>;
+    let ark = gpu_msm::internals::gpu::field::arkworks_words::<C>;
     let on_curve = |x: Fe<C>, y: Fe<C>| y.square() == x.square() * x + C::COEFF_B;
     let mut cases: Vec<(&str, Vec<u32>, Vec<u32>, bool)> = Vec::new();
     let p_words = Fp::<C>::MODULUS;
@@ -465,7 +465,7 @@ fn shifted_copies<C: GpuCurve>(
         let (got, rep) = e.msm_with_report(&copies, scalars).unwrap();
         assert_eq!(got, want, "{name}: c = {c}, {k} copies: {}", rep.route);
         assert!(rep.precomputed_copies > 1, "{name}: c = {c}: {}", rep.route);
-        let w = gpu_msm::digits::bucket_windows(c, rep.precomputed_copies, bits);
+        let w = gpu_msm::internals::digits::bucket_windows(c, rep.precomputed_copies, bits);
         assert_eq!(rep.num_windows, w, "{name}: c = {c}");
         let (got, _) = e.msm_with_report(&copies, other).unwrap();
         assert_eq!(got, reference(bases, other), "{name}: c = {c}, {k} copies");
@@ -569,14 +569,14 @@ fn bls12_381_unreduced_scalars_on_bases_outside_the_subgroup_agree_on_every_rout
     // Repeated scalars (those two among them), which SRE merges.
     let repeated = scalars[..10].to_vec();
     scalars[20..30].copy_from_slice(&repeated);
-    let want = gpu_msm::cpu::naive_msm(&bases, &scalars);
+    let want = gpu_msm::internals::cpu::naive_msm(&bases, &scalars);
     let reduced: Vec<Fr381> = scalars
         .iter()
         .map(|k| Fr381::from_bigint(k.into_bigint()).unwrap_or_default())
         .collect();
     assert_ne!(
         want,
-        gpu_msm::cpu::naive_msm(&bases, &reduced),
+        gpu_msm::internals::cpu::naive_msm(&bases, &reduced),
         "the case is not trivial"
     );
     let e = C::engine();
@@ -624,7 +624,7 @@ fn sre_sum<C: GpuCurve>(
 
 /// An engine on `e`'s device that searches every call for redundant scalars (SRE).
 fn with_sre<C: GpuCurve>(e: &GpuMsm<C>) -> GpuMsm<C> {
-    use gpu_msm::sre::{SreOptions, SreStrategy};
+    use gpu_msm::{SreOptions, SreStrategy};
     e.reconfigured(MsmConfig {
         sre: gpu_msm::SreMode::On(SreOptions::new(SreStrategy::Indexed)),
         ..e.config().clone()
@@ -698,7 +698,7 @@ fn bn254_g2_bad_bases_are_typed_and_bases_outside_g2_agree_on_every_route() {
         ));
     }
     let mixed = with_points_outside_g2(&bases);
-    let want = gpu_msm::cpu::naive_msm(&mixed, &scalars);
+    let want = gpu_msm::internals::cpu::naive_msm(&mixed, &scalars);
     for (backend, sort) in routes {
         let (got, rep) = on(backend, sort).msm_with_report(&mixed, &scalars).unwrap();
         assert_eq!(got, want, "{:?}, {sort:?}: {}", rep.backend, rep.route);
@@ -758,7 +758,7 @@ fn bls12_g2s_sum_points_outside_g2_as_integers() {
         let n = 24;
         let bases = with_points_outside_g2(&random_bases::<C>(n, 80));
         let scalars: Vec<Fr<C>> = random_scalars(n, 81);
-        let want = gpu_msm::cpu::naive_msm(&bases, &scalars);
+        let want = gpu_msm::internals::cpu::naive_msm(&bases, &scalars);
         for backend in [Backend::Gpu, Backend::CpuArkworks, Backend::CpuDoubleAndAdd] {
             let on = e
                 .reconfigured(MsmConfig {

@@ -6,9 +6,11 @@ use crate::common;
 use ark_bls12_377::{Fr, G1Affine};
 use ark_ff::{One, Zero};
 use common::reference;
-use gpu_msm::digits::BucketPlan;
-use gpu_msm::gpu::sort::{accumulation_threads, ACCUMULATE_SLICE, CARRY_FANIN, CARRY_GROUP};
 use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
+use gpu_msm::internals::digits::BucketPlan;
+use gpu_msm::internals::gpu::sort::{
+    accumulation_threads, ACCUMULATE_SLICE, CARRY_FANIN, CARRY_GROUP,
+};
 use gpu_msm::{Backend, BucketSort, GpuMsm, MsmConfig};
 
 /// Bases with the identity, a duplicate and a P, -P pair.
@@ -157,7 +159,8 @@ fn carry_crosses_workgroups(e: &GpuMsm) {
     for (name, s) in cases {
         let (got, rep) = e.msm_with_report(&b, &s).unwrap();
         assert_eq!(got, reference(&b, &s), "n = {n}, {name}");
-        let windows = gpu_msm::digits::num_windows(rep.window_bits.unwrap(), common::bits());
+        let windows =
+            gpu_msm::internals::digits::num_windows(rep.window_bits.unwrap(), common::bits());
         let threads = accumulation_threads(n, windows);
         assert!(threads > CARRY_GROUP, "{threads} threads, {name}");
     }

@@ -8,10 +8,10 @@ use crate::common;
 
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::sre::{SreOptions, SreStrategy};
 use gpu_msm::{
     wgpu, Arithmetic, Backend, BucketSort, CalibrationSource, GpuMsm, MsmConfig, MsmError, SreMode,
 };
+use gpu_msm::{SreOptions, SreStrategy};
 
 /// A storage binding of 1.5 MiB + 4 bytes and buffers of 1.75 MiB: the known-answer test's
 /// buckets (c = 9) still bind, and a call holds some thousands of bases, so that the limits

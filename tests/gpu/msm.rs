@@ -7,9 +7,9 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{CurveGroup, PrimeGroup};
 use ark_ff::{Field, One, Zero};
 use common::{default_engine, gpu_engine, reference};
-use gpu_msm::config::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 use gpu_msm::inputs::{random_bases, random_scalars};
-use gpu_msm::{digits, Backend, GpuMsm, MsmConfig, MsmError};
+use gpu_msm::{internals::digits, Backend, GpuMsm, MsmConfig, MsmError};
+use gpu_msm::{MAX_WINDOW_BITS, MIN_WINDOW_BITS};
 
 fn check(name: &str, engine: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> gpu_msm::MsmReport {
     let (got, report) = engine
@@ -187,8 +187,8 @@ fn bases_off_the_curve_are_typed_errors_on_every_path() {
     );
     let sre = gpu_engine()
         .reconfigured(MsmConfig {
-            sre: gpu_msm::SreMode::On(gpu_msm::sre::SreOptions::new(
-                gpu_msm::sre::SreStrategy::Indexed,
+            sre: gpu_msm::SreMode::On(gpu_msm::internals::sre::SreOptions::new(
+                gpu_msm::internals::sre::SreStrategy::Indexed,
             )),
             ..gpu_engine().config().clone()
         })
@@ -260,7 +260,7 @@ fn one_engine_many_threads() {
 /// MERGE_FANIN; on the GPU bucket sort (every window) the bucket is spread over equal slices.
 #[test]
 fn hot_bucket_around_the_chunk_cap_and_merge_fanin() {
-    use gpu_msm::digits::{chunk_entries, MERGE_FANIN, MIN_CHUNK_ENTRIES};
+    use gpu_msm::internals::digits::{chunk_entries, MERGE_FANIN, MIN_CHUNK_ENTRIES};
     let m = MIN_CHUNK_ENTRIES as usize;
     let f = MERGE_FANIN as usize;
     let host = gpu_engine()
@@ -488,8 +488,8 @@ fn bases_outside_the_subgroup_give_the_true_sum_or_a_typed_error() {
 /// converted after a resident prefix, a range that starts inside a batch.
 #[test]
 fn conversion_around_its_batch_size() {
-    use gpu_msm::gpu::field::CONVERT_BATCH;
-    use gpu_msm::sre::{SreOptions, SreStrategy};
+    use gpu_msm::internals::gpu::field::CONVERT_BATCH;
+    use gpu_msm::{SreOptions, SreStrategy};
     let b = CONVERT_BATCH as usize;
     for e in common::profile_engines() {
         let sre = e

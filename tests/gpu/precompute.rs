@@ -8,9 +8,9 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
 use ark_ff::{One, PrimeField, Zero};
 use common::reference;
-use gpu_msm::digits::{bucket_windows, num_windows};
-use gpu_msm::gpu::Shift;
 use gpu_msm::inputs::{random_bases, random_scalars, scalars, ScalarDistribution};
+use gpu_msm::internals::digits::{bucket_windows, num_windows};
+use gpu_msm::internals::gpu::Shift;
 use gpu_msm::{GpuMsm, LoadOptions, MsmConfig, MsmError, Precompute};
 
 fn with(k: Precompute) -> LoadOptions {
@@ -178,7 +178,7 @@ fn factors_outside_the_window_count_are_refused() {
 /// Parts (`max_slice_points`), calls across them, a batch and SRE (which reads copy 0).
 #[test]
 fn precomputed_sets_in_parts_batches_and_sre() {
-    use gpu_msm::sre::{SreOptions, SreStrategy};
+    use gpu_msm::{SreOptions, SreStrategy};
     let part = 20;
     let base = common::gpu_engine();
     let e = base
@@ -272,7 +272,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
             // Its copy 1 is the identity (or no Edwards point): no copies at all.
             assert_eq!(set.precomputed_copies(), 1, "{a:?}, order 2^{b}");
             for (name, s) in adversarial(30, 28).into_iter().step_by(3) {
-                let want = gpu_msm::cpu::naive_msm(&bases, &s);
+                let want = gpu_msm::internals::cpu::naive_msm(&bases, &s);
                 match e.msm(&set, &s) {
                     Ok(got) => assert_eq!(got, want, "{a:?}, order 2^{b}, {name}"),
                     Err(MsmError::BaseNotInSubgroup { .. }) => {}
@@ -296,7 +296,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
             );
         }
         for (name, s) in adversarial(30, 30) {
-            let want = gpu_msm::cpu::naive_msm(&bases, &s);
+            let want = gpu_msm::internals::cpu::naive_msm(&bases, &s);
             match e.msm(&set, &s) {
                 Ok(got) => assert_eq!(got, want, "{a:?}, outside G1, {name}"),
                 Err(MsmError::BaseNotInSubgroup { .. }) => {}
@@ -311,7 +311,7 @@ fn small_order_bases_never_give_a_wrong_sum() {
 fn wide_window_options_are_checked() {
     let bases = random_bases(8, 31);
     let e = common::gpu_engine();
-    for c in [0, 1, gpu_msm::config::MAX_PRECOMPUTED_WINDOW_BITS + 1] {
+    for c in [0, 1, gpu_msm::MAX_PRECOMPUTED_WINDOW_BITS + 1] {
         let options = LoadOptions {
             precompute: Precompute::Auto,
             window_bits: Some(c),

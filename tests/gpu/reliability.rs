@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use ark_bls12_377::{Fr, G1Projective};
 use common::reference;
-use gpu_msm::config::RECREATE_BACKOFF_MIN;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::RECREATE_BACKOFF_MIN;
 use gpu_msm::{
     Backend, Bases, CalibrationSource, DeviceLoss, GpuMsm, LoadOptions, MemoryBudget, MsmConfig,
     MsmError, Precompute, SelfTest,
@@ -210,7 +210,7 @@ fn a_lost_device_is_recreated_by_the_next_call() {
 /// one-shot calls, resident sets (plain and with shifted copies, loaded before and after
 /// the loss) and a batch, each against arkworks.
 pub(crate) fn lost_devices_are_recreated<C: gpu_msm::GpuCurve>(e: &GpuMsm<C>) {
-    use gpu_msm::curve::Fr as ScalarOf;
+    use gpu_msm::Fr as ScalarOf;
     let reference = |b: &[ark_ec::short_weierstrass::Affine<C>], s: &[ScalarOf<C>]| {
         <ark_ec::short_weierstrass::Projective<C> as ark_ec::VariableBaseMSM>::msm(b, s).unwrap()
     };

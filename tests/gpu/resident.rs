@@ -51,7 +51,7 @@ fn prefixes_of_resident_bases() {
 }
 
 /// Asserts that a call ran on the GPU bucket sort and ran the dispatches
-/// `gpu_msm::gpu::counts` counts for it (one unsliced call on resident bases: no convert).
+/// `gpu_msm::internals::gpu::counts` counts for it (one unsliced call on resident bases: no convert).
 fn assert_counted_dispatches(rep: &gpu_msm::MsmReport, what: &str) {
     assert!(
         rep.route.contains("bucket sort on the GPU"),
@@ -59,7 +59,7 @@ fn assert_counted_dispatches(rep: &gpu_msm::MsmReport, what: &str) {
         rep.route
     );
     let c = rep.window_bits.unwrap();
-    let counts = gpu_msm::gpu::counts::CallCounts::device_sort(
+    let counts = gpu_msm::internals::gpu::counts::CallCounts::device_sort(
         rep.n,
         c,
         common::bls_profile(rep.arithmetic.unwrap()),
@@ -209,13 +209,16 @@ fn small_scalars_run_fewer_windows() {
         let (got, rep) = e.msm_with_report(&handle, &s).unwrap();
         assert_eq!(got, reference(&bases, &s), "bits = {bits}");
         let c = rep.window_bits.unwrap();
-        let top = gpu_msm::digits::scalar_integers(&bases, &s).1;
+        let top = gpu_msm::internals::digits::scalar_integers(&bases, &s).1;
         assert_eq!(
             rep.num_windows,
-            gpu_msm::digits::windows_for_bits(top, c),
+            gpu_msm::internals::digits::windows_for_bits(top, c),
             "bits = {bits}"
         );
-        assert!(rep.num_windows < gpu_msm::digits::num_windows(c, common::bits()) || bits > 240);
+        assert!(
+            rep.num_windows < gpu_msm::internals::digits::num_windows(c, common::bits())
+                || bits > 240
+        );
     }
     let zeros = vec![Fr::zero(); n];
     let (got, rep) = e.msm_with_report(&handle, &zeros).unwrap();
@@ -237,7 +240,7 @@ fn small_scalars_run_fewer_windows() {
         let c = rep.window_bits.unwrap();
         assert_eq!(
             rep.num_windows,
-            gpu_msm::digits::num_windows(c, common::bits())
+            gpu_msm::internals::digits::num_windows(c, common::bits())
         );
     }
     let (got, rep) = e.msm_with_report(&handle, &zeros).unwrap();
@@ -254,7 +257,7 @@ fn small_scalars_run_fewer_windows() {
 /// SRE's merged points appended to a part, in every profile, against arkworks.
 #[test]
 fn resident_sets_in_parts() {
-    use gpu_msm::sre::{SreOptions, SreStrategy};
+    use gpu_msm::{SreOptions, SreStrategy};
     let part = 20;
     for base in common::profile_engines() {
         let e = base

@@ -4,8 +4,8 @@
 use crate::common;
 
 use common::{gpu_engine, reference};
-use gpu_msm::calibration::CalibrationRow;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::CalibrationRow;
 use gpu_msm::{Backend, Calibration, CalibrationSource, GpuMsm, MsmConfig, MsmError};
 
 fn with_calibration(cal: &Calibration, name: &str) -> GpuMsm {
@@ -24,7 +24,7 @@ fn with_calibration(cal: &Calibration, name: &str) -> GpuMsm {
 
 fn calibration(adapter: &str, arkworks_from: usize, gpu_from: Option<usize>) -> Calibration {
     Calibration {
-        format: gpu_msm::calibration::CALIBRATION_FORMAT,
+        format: gpu_msm::CALIBRATION_FORMAT,
         curve: "BLS12-377 G1".into(),
         adapter: adapter.to_string(),
         machine: "test".into(),

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use ark_bls12_377::{Fr, G1Affine};
-use gpu_msm::config::MIN_DEVICE_SHARE as MIN;
 use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
+use gpu_msm::MIN_DEVICE_SHARE as MIN;
 use gpu_msm::{
     Backend, CalibrationSource, DeviceLoss, Devices, GpuMsm, MsmConfig, MsmError, MsmReport,
 };

@@ -6,8 +6,8 @@ use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
 use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
 use ark_ff::BigInteger;
 use ark_ff::{Field, One, UniformRand, Zero};
-use gpu_msm::gpu::selftest::ShaderOps;
 use gpu_msm::Arithmetic;
+use gpu_msm::ShaderOps;
 
 type Bls = ark_bls12_377::g1::Config;
 
@@ -256,7 +256,7 @@ fn fp_inverse_by_fermat() {
 /// send (order 2: y = 0) stored as zeros, at a batch's start, middle and end.
 #[test]
 fn stored_bases_match_the_host_form() {
-    use gpu_msm::gpu::field::CONVERT_BATCH;
+    use gpu_msm::internals::gpu::field::CONVERT_BATCH;
     let b = CONVERT_BATCH as usize;
     let order2 = G1Affine::new_unchecked(-Fq::one(), Fq::zero());
     let root = (-Fq::from(3u64)).sqrt().unwrap();
@@ -298,7 +298,9 @@ fn upload_check_matches_the_curve_equation() {
     use ark_ec::AffineRepr;
     use ark_ff::{BigInt, PrimeField};
     // Raw words, which may be unreduced: what `field::arkworks_words` writes for reduced x.
-    let words = |b: &BigInt<6>| gpu_msm::gpu::field::arkworks_words::<Bls>(&Fq::new_unchecked(*b));
+    let words = |b: &BigInt<6>| {
+        gpu_msm::internals::gpu::field::arkworks_words::<Bls>(&Fq::new_unchecked(*b))
+    };
     let plus_p = |x: &Fq| {
         let mut v = x.0;
         v.add_with_carry(&Fq::MODULUS);
@@ -362,7 +364,7 @@ fn upload_check_matches_the_curve_equation() {
 /// sizes: on lavapipe a correctness test, never a timing.
 #[test]
 fn fp_mul_forms_match_arkworks_on_every_field() {
-    use gpu_msm::gpu::shader::mul_variants::MulForm;
+    use gpu_msm::MulForm;
     let ops = common::gpu_engine()
         .shader_ops()
         .expect("self-test kernels");
@@ -386,8 +388,8 @@ fn fp_mul_forms_match_arkworks_on_every_field() {
 /// A form given bad sizes is refused, not dispatched.
 #[test]
 fn fp_mul_rate_refuses_bad_sizes() {
-    use gpu_msm::gpu::shader::mul_variants::MulForm;
     use gpu_msm::MsmError;
+    use gpu_msm::MulForm;
     let ops = common::gpu_engine()
         .shader_ops()
         .expect("self-test kernels");
@@ -399,7 +401,7 @@ fn fp_mul_rate_refuses_bad_sizes() {
         );
     }
     // Twice the chain must stay under llvmpipe's 65,535 iterations a loop.
-    let most = gpu_msm::gpu::mul_bench::MAX_CHAIN;
+    let most = gpu_msm::internals::gpu::mul_bench::MAX_CHAIN;
     for chain in [0, most + 1] {
         let got = ops.fp_mul_rate::<Fq>(MulForm::LoHi32, 64, chain);
         assert!(

@@ -25,8 +25,8 @@ use ark_ec::{AffineRepr, CurveGroup};
 use ark_ff::{Field, One, Zero};
 use ark_std::rand::{rngs::StdRng, Rng, SeedableRng};
 use common::{engine_for, gpu_engine, reference};
-use gpu_msm::cpu::double_and_add;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::internals::cpu::double_and_add;
 use gpu_msm::{GpuMsm, LoadOptions, MemoryBudget, MsmConfig, MsmError, Precompute};
 
 /// Cases CI runs (each is up to five MSMs: one-shot, resident, a batch of three).
@@ -195,7 +195,7 @@ async fn run_case(base: &GpuMsm, case: u64, caller: Caller) -> Tally {
     let slice = rng.gen_bool(0.2).then(|| rng.gen_range(1..=n));
     // Shifted copies on a third of the resident sets: a factor up to the window count of
     // the configured window (of c = 2 without one), or Auto.
-    let most = gpu_msm::digits::num_windows(window.unwrap_or(2).max(2), common::bits());
+    let most = gpu_msm::internals::digits::num_windows(window.unwrap_or(2).max(2), common::bits());
     let precompute = match rng.gen_range(0..6) {
         // A configured 1-bit window refuses factors (tests/gpu/precompute.rs).
         0 if window != Some(1) => Precompute::Factor(rng.gen_range(2..=most.min(40))),

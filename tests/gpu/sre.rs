@@ -6,8 +6,8 @@ use crate::common;
 use ark_bls12_377::{Fr, G1Affine};
 use common::{gpu_engine, reference};
 use gpu_msm::inputs::{adversarial_scalars, random_bases, random_scalars};
-use gpu_msm::sre::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 use gpu_msm::{Backend, GpuMsm, MsmConfig, SreMode};
+use gpu_msm::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 
 fn engine(sre: SreMode, window_bits: Option<u32>) -> GpuMsm {
     let base = gpu_engine();
@@ -117,7 +117,7 @@ fn reconfigured_keeps_the_device_only() {
 /// sample: Auto's result is right on both sides (second call: rates measured).
 #[test]
 fn auto_around_the_pilot_sample_size() {
-    use gpu_msm::sre::auto::AUTO_SAMPLE;
+    use gpu_msm::internals::sre::auto::AUTO_SAMPLE;
     let e = engine(SreMode::Auto, None);
     let values = random_scalars(4, 31);
     for n in [AUTO_SAMPLE - 1, AUTO_SAMPLE, AUTO_SAMPLE + 1] {
@@ -138,7 +138,7 @@ fn auto_around_the_pilot_sample_size() {
 /// every pair's R lands in the same bucket of each window, m = n / 2 entries per bucket.
 #[test]
 fn merged_points_around_the_chunk_cap() {
-    use gpu_msm::digits::{chunk_entries, MIN_CHUNK_ENTRIES};
+    use gpu_msm::internals::digits::{chunk_entries, MIN_CHUNK_ENTRIES};
     let e = engine(SreMode::On(SreOptions::new(SreStrategy::Indexed)), Some(8));
     let k = random_scalars(1, 41)[0];
     let m = MIN_CHUNK_ENTRIES as usize;
