@@ -11,7 +11,7 @@
 //! r needs six words: the `gpu_curve!` line fails to compile on the trait bounds). Where b
 //! is a small integer (the G1s) the formulas multiply by 3b with additions, elsewhere (the
 //! G2s) by a constant. The twisted Edwards profile needs a rational point of order 2
-//! ([`crate::gpu::edwards::has_two_torsion`]): of these, only BLS12-377's G1 has one.
+//! ([`crate::gpu::shader::edwards::has_two_torsion`]): of these, only BLS12-377's G1 has one.
 //!
 //! At the bottom of the crate: it depends on arkworks alone, and the shader generation
 //! (`gpu::shader`), the digits and the engine read it.
@@ -40,7 +40,7 @@
 //!    every group), docs/ARCHITECTURE.md's profile figures if its limb counts differ, and, on a GPU,
 //!    `crossover --curve C --group G` for a calibration file of its own. Its points must
 //!    fit the carry tree in the adapter's workgroup memory: WebGPU's default 16 KiB holds
-//!    points of up to 126 words (`src/gpu/capacity.rs`, `workgroup_bytes`; the `stages.rs`
+//!    points of up to 126 words (`src/gpu/planning/capacity.rs`, `workgroup_bytes`; the `stages.rs`
 //!    test measures every entry point's arrays).
 //!
 //! Nothing else in the engine names a curve: sizes, constants, formulas and window counts
@@ -583,7 +583,7 @@ mod tests {
     /// cofactor), and its alpha is a root of x^3 + b (`CurveConsts::new` asserts it).
     #[test]
     fn edwards_exactly_where_there_is_a_point_of_order_two() {
-        use crate::gpu::edwards::has_two_torsion;
+        use crate::gpu::shader::edwards::has_two_torsion;
         fn check<C: GpuCurve>() {
             assert_eq!(
                 C::edwards().is_some(),

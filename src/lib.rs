@@ -59,11 +59,11 @@ pub use curve::{Fe, Fr, GpuCurve};
 pub use engine::HeldGpuProgress;
 pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
-pub use gpu::counts::{CallCounts, PhaseMuls};
-pub use gpu::field::CurveProfile;
-pub use gpu::mul_bench::MulRate;
-pub use gpu::pool::MemoryUsage;
-pub use gpu::selftest::ShaderOps;
+pub use gpu::inspect::mul_bench::MulRate;
+pub use gpu::inspect::selftest::ShaderOps;
+pub use gpu::memory::pool::MemoryUsage;
+pub use gpu::planning::counts::{CallCounts, PhaseMuls};
+pub use gpu::shader::field::CurveProfile;
 pub use gpu::shader::mul_variants::MulForm;
 pub use report::{
     Backend, DeviceRun, DeviceStatus, GpuTiming, MsmReport, PhaseTimes, SreReport, SreStats,
@@ -94,9 +94,23 @@ pub mod internals {
     pub mod sre {
         pub use crate::sre::*;
     }
-    /// The GPU side: shader generation, stage table, plans and counts.
+    /// The GPU side: shader generation, the stage table, plans and counts.
     pub mod gpu {
-        pub use crate::gpu::*;
+        pub use crate::gpu::memory::resident::Shift;
+        pub use crate::gpu::pipelines::stages::{wgsl_modules, WgslModule};
+        pub use crate::gpu::shader::{self, edwards, field};
+        /// What one call does, counted from its plan.
+        pub mod counts {
+            pub use crate::gpu::planning::counts::*;
+        }
+        /// The GPU bucket sort's plans and constants.
+        pub mod sort {
+            pub use crate::gpu::planning::sort::*;
+        }
+        /// The product's rate on the device.
+        pub mod mul_bench {
+            pub use crate::gpu::inspect::mul_bench::*;
+        }
     }
     /// The engine's limits and defaults.
     pub mod config {

@@ -1,6 +1,6 @@
 //! The choices a configuration names, defined at the bottom of the crate (they depend on
 //! nothing in it) and re-exported where they are used: the path a call takes
-//! ([`crate::report`]), the shaders' arithmetic ([`crate::gpu::field`]), the SRE search
+//! ([`crate::report`]), the shaders' arithmetic ([`crate::gpu::shader::field`]), the SRE search
 //! ([`crate::sre`]) and where a calibration comes from ([`crate::calibration`]).
 
 /// Which path computed the MSM.

@@ -82,7 +82,7 @@ pub const RECREATE_BACKOFF_MAX: Duration = Duration::from_secs(60);
 
 /// How much device memory the engines of a device may hold at once: resident bases, the
 /// buffers of calls in flight and idle pooled buffers. Calls that do not fit wait for
-/// others to finish ([`crate::gpu::pool`]).
+/// others to finish ([`crate::gpu::memory::pool`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum MemoryBudget {
     /// This share (in (0, 1]) of what the adapter offers: its largest device-local memory
@@ -291,7 +291,7 @@ pub struct MsmConfig {
 /// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
 /// that a later engine on the same adapter, driver, crate version and shaders starts
 /// sooner. A file is used only when its key and checksum match; foreign, stale or corrupt
-/// data is ignored and replaced (`src/gpu/pipeline_cache.rs`).
+/// data is ignored and replaced (`src/gpu/pipelines/cache.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum PipelineCacheDir {
     /// A `gpu-msm` directory in the user's cache directory: `$XDG_CACHE_HOME`, else

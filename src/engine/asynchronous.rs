@@ -26,9 +26,9 @@
 //! (the bases type must be `Sync` for the future to be `Send`).
 //!
 //! Where a call that does not finish waits: its room in the memory budget
-//! (`gpu/pool.rs`, `RoomWait`), its hand-off to the device's submitting thread
-//! (`gpu/submitter.rs`), the GPU's callbacks the device's poller waits for
-//! (`gpu/poller/`). Each wait ends within `MsmConfig::gpu_timeout` without progress.
+//! (`gpu/memory/pool.rs`, `RoomWait`), its hand-off to the device's submitting thread
+//! (`gpu/device/submitter.rs`), the GPU's callbacks the device's poller waits for
+//! (`gpu/device/poller/`). Each wait ends within `MsmConfig::gpu_timeout` without progress.
 
 use std::future::Future;
 

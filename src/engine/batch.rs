@@ -32,7 +32,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         scalars: &[&[Fr<C>]],
     ) -> Result<Vec<(Projective<C>, MsmReport)>> {
         let batch = self.batch_of(bases, scalars, Spread::Threads);
-        crate::gpu::blocking::block_on(batch.instrument(batch_span(scalars.len())))
+        crate::gpu::device::blocking::block_on(batch.instrument(batch_span(scalars.len())))
     }
 
     /// A batch on this engine's devices (on several, their shares run as `spread` says).

@@ -13,7 +13,7 @@ use super::GpuMsm;
 use crate::cpu;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
-use crate::gpu::field::CurveProfile;
+use crate::gpu::shader::field::CurveProfile;
 use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
 use crate::report::MsmReport;
 
@@ -148,7 +148,7 @@ fn window_sums<C: GpuCurve>(
         .chunks_exact(profile.point_words())
         .map(|w| profile.point_from_shader_words::<C>(w))
         .collect::<Option<Vec<_>>>();
-    let exceptional = crate::gpu::edwards::has_two_torsion::<C>();
+    let exceptional = crate::gpu::shader::edwards::has_two_torsion::<C>();
     match points {
         Some(p) => Ok(p),
         None if !exceptional => Err(MsmError::Gpu(

@@ -17,7 +17,7 @@ use crate::config::{
 use crate::curve::CurveSpec;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
-use crate::gpu::adapters::AdapterKey;
+use crate::gpu::device::adapters::AdapterKey;
 use crate::gpu::{GpuContext, SharedDevice};
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
@@ -232,7 +232,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         // to back off from, and no wait; a thread of its own makes one (calls made only on
         // engine threads would otherwise never see the device again).
         let refused = "the device was lost, and a new one is not made nor waited for";
-        if let Some(why) = crate::gpu::blocking::not_on_engine_thread(refused) {
+        if let Some(why) = crate::gpu::device::blocking::not_on_engine_thread(refused) {
             self.replace_in_background(cell);
             return lost_for_now(why, demanded);
         }

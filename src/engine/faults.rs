@@ -10,8 +10,8 @@
 //! examples' package, when built from the root with them: features unify)
 //! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it
 //! off). The GPU half: `GpuContext::invalid_next` (`src/gpu/mod.rs`), set by
-//! `inject_validation_error` (`src/gpu/device.rs`) and read by the next submission
-//! (`src/gpu/submit.rs`).
+//! `inject_validation_error` (`src/gpu/open.rs`) and read by the next submission
+//! (`src/gpu/run/submit.rs`).
 
 use std::sync::atomic::AtomicBool;
 #[cfg(feature = "fault-injection")]
@@ -88,7 +88,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// Test hook: devices taken to be hung since the process started (every engine's), and
     /// those still kept now, their queues busy (`gpu::poller::hung`).
     pub fn hung_devices() -> (u64, usize) {
-        crate::gpu::poller::hung::counts()
+        crate::gpu::device::poller::hung::counts()
     }
 
     /// Test hook: `f` run on a thread marked as one of the engine's own, where a future
@@ -96,7 +96,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// and its outcome.
     pub fn on_engine_thread<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         let (tx, rx) = std::sync::mpsc::channel();
-        crate::gpu::blocking::spawn_engine_thread("test", move || {
+        crate::gpu::device::blocking::spawn_engine_thread("test", move || {
             let _ = tx.send(f());
         })
         .expect("a thread");

@@ -234,7 +234,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let timeout = self.config.gpu_timeout;
         // Its calls block, which the engine's own threads may not: no verdict yet.
         let test = "the host-list stages' known-answer test does not run";
-        if let Some(why) = crate::gpu::blocking::not_on_engine_thread(test) {
+        if let Some(why) = crate::gpu::device::blocking::not_on_engine_thread(test) {
             return Ok(Err(why));
         }
         let _one = crate::gpu::lock_within(

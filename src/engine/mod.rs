@@ -12,7 +12,7 @@
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
 //! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, calls and batches split by points, sets placed in shares, a failed share rerun |
-//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/capacity.rs`), overlapped |
+//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/planning/capacity.rs`), overlapped |
 //! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
 //! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
 //! | `checks.rs` | lengths, ownership and base checks (on the curve, in the prime-order subgroup) |
@@ -37,8 +37,8 @@ use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
-use crate::gpu::adapters::AdapterKey;
-use crate::gpu::selftest::ShaderOps;
+use crate::gpu::device::adapters::AdapterKey;
+use crate::gpu::inspect::selftest::ShaderOps;
 use crate::gpu::GpuContext;
 use crate::report::{Backend, MsmReport, Startup};
 use crate::routing::AdapterFacts;
@@ -278,7 +278,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The shaders' profile on the engine's curve (`None` without an adapter).
-    pub fn profile(&self) -> Option<crate::gpu::field::CurveProfile> {
+    pub fn profile(&self) -> Option<crate::gpu::shader::field::CurveProfile> {
         self.gpu().map(|g| g.profile)
     }
 
@@ -404,7 +404,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport)> {
         let call = self.msm_of(bases.bases_ref(), scalars, Spread::Threads);
-        crate::gpu::blocking::block_on(call.instrument(msm_span(scalars.len())))
+        crate::gpu::device::blocking::block_on(call.instrument(msm_span(scalars.len())))
     }
 
     /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several (their
@@ -479,7 +479,7 @@ fn msm_span(n: usize) -> tracing::Span {
 fn no_gpu() -> MsmError {
     MsmError::NoAdapter {
         detail: "this engine runs on the CPU only".into(),
-        seen: crate::gpu::adapters::seen_now(),
+        seen: crate::gpu::device::adapters::seen_now(),
     }
 }
 

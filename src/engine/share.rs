@@ -127,7 +127,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         if self.gpu.is_none() && config.demands_gpu() {
             return Err(MsmError::NoAdapter {
                 detail: "this engine has no GPU adapter".into(),
-                seen: crate::gpu::adapters::seen_now(),
+                seen: crate::gpu::device::adapters::seen_now(),
             });
         }
         Ok(())

@@ -1,88 +1,43 @@
 //! The GPU side: the adapter and its device, the stage table and its pipelines, and one run
-//! of the Pippenger stages over pooled buffers. One concern per file:
+//! of the Pippenger stages over pooled buffers. One concern per folder:
 //!
-//! | file | concern |
+//! | folder | concern |
 //! |---|---|
-//! | `adapters.rs` | choosing adapters: `MsmConfig::adapter`'s, an engine's on several devices (`Devices`), the same one again after a loss |
-//! | `device.rs` | device creation (`SharedDevice`: what contexts of several curve groups share), error scopes, losing a device |
-//! | `capacity.rs` | what fits: limits, most points per call, bytes against the budget |
-//! | `layout.rs` | a call's shape: its bases and plan, buffer sizes, parameter blocks |
-//! | `stages.rs` | every stage once: entry, module, phase, bindings (both sides generated) |
-//! | `pipelines.rs` | compiling the stages (in parallel; host-list ones on first use, the shift stage on the first load with copies), bind groups, one pass |
-//! | `pipeline_cache.rs` | the driver's pipeline cache on disk: keys, checks, saving |
-//! | `warm_up.rs` | each new pipeline dispatched once over zeroed buffers, beside the compile |
-//! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
-//! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
-//! | `submit.rs` | submitting a call and reading back its sums, status and times |
-//! | `submitter.rs` | the device's submitting thread: a driver's submit that waits blocks no caller |
-//! | `readback.rs` | reading buffers back, waiting for the queue from a blocked thread |
-//! | `poller/` | every wait for the GPU, a thread's or a task's: one polling thread per device (deadlines, a hung GPU dropped), dropped calls collected; `watchdog.rs`: a poll that never returns; `hung.rs`: devices taken to be hung, kept until idle, at most four per adapter |
-//! | `signal.rs` | a wgpu callback's outcome: completed by the callback (or failed when wgpu drops it), awaited by a future or a blocked thread |
-//! | `blocking.rs` | blocking a caller's thread: on the engine's futures (never on the engine's own threads), on wgpu's ready futures, on a lock for a bounded time; the engine's threads started and marked (clippy.toml allows `pollster::block_on` nowhere else) |
-//! | `resident.rs` | resident sets (bases kept on the device), their shifted copies (`shift` passes) and the check of the copies against the host |
-//! | `slots.rs` | the buffers of a call by role: usage, name |
-//! | `workspace.rs` | one call's buffers and cached bind groups, reused across calls |
-//! | `pool.rs` | memory admission: the budget, idle workspaces, waits in turn (a thread's or a task's) |
-//! | `timer.rs` | the timer that wakes tasks waiting for room at their deadlines |
-//! | `foreign.rs` | calls into code that may panic kept from unwinding through the engine: wakers (a panic logged), wgpu's poll (retried three times) |
-//! | `sort.rs` | the GPU bucket sort's level plans, the pass list and its CPU model |
-//! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
-//! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
-//! | `selftest.rs` | single shader functions on the device, for tests and users |
-//! | `mul_bench.rs` | the product's forms timed at throughput on the device (`ShaderOps::fp_mul_rate`) |
-//! | `testing.rs` | read-back helpers for the tests |
+//! | `device/` | the adapter and its device: creation, choosing adapters, the poller and every wait, the submitting thread, losing a device |
+//! | `memory/` | the memory budget, a call's buffers and workspaces, resident sets and their copies |
+//! | `planning/` | a call's plan on the host: what fits, its layout, the sort and reduction plans, its counts |
+//! | `pipelines/` | the stage table (both sides of every binding generated), compiling it, the disk cache, the warm-up |
+//! | `run/` | one call on the device in order: uploads, passes, submission and read-back |
+//! | `inspect/` | single shader functions and the product's rate on the device; read-backs for the tests |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
+//!
+//! `GpuContext` (this file) is the one API the engine uses: a device, its pipelines and
+//! its memory pool.
 
-pub(crate) mod adapters;
-pub(crate) mod blocking;
-mod capacity;
-pub mod counts;
-mod device;
-mod foreign;
-mod layout;
-pub mod mul_bench;
-mod passes;
-pub(crate) mod pipeline_cache;
-mod pipelines;
-pub(crate) mod poller;
-pub mod pool;
-mod readback;
-pub mod reduction;
-pub(crate) use blocking::lock_within;
-mod resident;
-pub mod selftest;
+pub(crate) mod device;
+pub(crate) mod inspect;
+pub(crate) mod memory;
+mod open;
+pub(crate) mod pipelines;
+pub(crate) mod planning;
+pub(crate) mod run;
 pub mod shader;
-mod signal;
-mod slots;
-pub mod sort;
-pub(crate) mod stages;
-mod submit;
-mod submitter;
-mod testing;
-mod timer;
-mod upload;
-mod warm_up;
-mod workspace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use device::SharedDevice;
-pub(crate) use layout::{Job, JobBases, JobPlan};
-pub(crate) use pipelines::HostListCheck;
-use pipelines::Pipelines;
-use pool::{MemoryUsage, Pool};
-pub use reduction::LEVEL0_RUN_LENGTH;
-pub use resident::{Shift, StoredBases};
-/// The former name of [`StoredBases`].
-#[deprecated(note = "renamed StoredBases")]
-pub type ResidentPoints = StoredBases;
+pub(crate) use device::blocking::lock_within;
+use device::{poller, submitter};
+use memory::pool::{MemoryUsage, Pool};
+pub(crate) use memory::resident::{Shift, StoredBases};
+pub(crate) use open::SharedDevice;
+use pipelines::cache as pipeline_cache;
+pub(crate) use pipelines::compile::HostListCheck;
+use pipelines::compile::Pipelines;
+pub(crate) use planning::layout::{Job, JobBases, JobPlan};
+pub(crate) use run::submit::{CallOutput, GpuTimes, InFlight};
 use shader::field::CurveProfile;
-pub use shader::{contract, edwards, element, field, program};
-pub use stages::{wgsl_modules, WgslModule};
-pub use submit::GpuTimes;
-pub(crate) use submit::{CallOutput, InFlight};
 
 use crate::report::GpuTiming;
 

@@ -10,7 +10,7 @@ use crate::config::{Devices, MsmConfig};
 use crate::curve::GpuCurve;
 use crate::engine::{load_calibration, GpuMsm};
 use crate::error::{MsmError, Result};
-use crate::gpu::adapters::AdapterKey;
+use crate::gpu::device::adapters::AdapterKey;
 use crate::report::DeviceStatus;
 use crate::routing::AdapterFacts;
 
@@ -20,7 +20,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let start = Instant::now();
         let calibration = load_calibration(&config.calibration)?;
         let named = matches!(config.devices, Devices::Named(_));
-        let adapters = match crate::gpu::adapters::adapters_for(&config) {
+        let adapters = match crate::gpu::device::adapters::adapters_for(&config) {
             Ok(a) => a,
             Err(e @ MsmError::NoAdapter { .. }) if !named && !config.demands_gpu() => {
                 return Self::on_cpu(config, calibration, e.no_adapter_reason(), start);
@@ -61,7 +61,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             let detail = format!("no device was made: {}", left_out.join("; "));
             if config.demands_gpu() {
-                let seen = crate::gpu::adapters::seen_now();
+                let seen = crate::gpu::device::adapters::seen_now();
                 return Err(MsmError::NoAdapter { detail, seen });
             }
             return Self::on_cpu(config, calibration, detail, start);

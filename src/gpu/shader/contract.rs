@@ -188,7 +188,7 @@ pub fn wgsl(curve: &crate::curve::CurveSpec) -> String {
     s
 }
 
-// The GPU bucket pipeline's tuning constants (`src/gpu/sort.rs` plans with them).
+// The GPU bucket pipeline's tuning constants (`src/gpu/planning/sort.rs` plans with them).
 
 /// Values each thread of the prefix sum adds serially; a workgroup scans
 /// `WORKGROUP_SIZE * SCAN_RUN` values per level.

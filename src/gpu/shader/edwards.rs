@@ -286,7 +286,7 @@ pub fn interpret<C: GpuCurve>(program: &[Step], regs: &mut [Fe<C>; COUNT]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::program::mul_count;
+    use crate::gpu::shader::program::mul_count;
     use ark_bls12_377::{Fq, Fr, G1Affine, G1Projective};
     use ark_ec::{AdditiveGroup, CurveGroup, PrimeGroup};
     use ark_ff::{BigInteger, UniformRand};

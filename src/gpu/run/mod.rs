@@ -1,0 +1,11 @@
+//! One call on the device, in order: its uploads, its passes, its submission and read-back.
+//!
+//! | file | concern |
+//! |---|---|
+//! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
+//! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
+//! | `submit.rs` | submitting a call and reading back its sums, status and times |
+
+pub(crate) mod passes;
+pub(crate) mod submit;
+pub(crate) mod upload;
