@@ -117,7 +117,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 )),
             });
         }
-        let profile = gpu.profile;
+        let profile = gpu.profile();
         let _wr = tracing::info_span!("gpu_msm.window_reduction").entered();
         let t = Instant::now();
         let window_sums = window_sums(profile, &sums, bases)?;

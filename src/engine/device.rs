@@ -28,7 +28,7 @@ pub(super) fn check_one_point_fits(
     gpu: &GpuContext,
     known_answer: bool,
 ) -> Result<()> {
-    let c = super::prepare::window_bits(config, gpu, 1, gpu.profile.curve.scalar_bits);
+    let c = super::prepare::window_bits(config, gpu, 1, gpu.profile().curve.scalar_bits);
     let mut calls = vec![(1, c)];
     if known_answer {
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));

@@ -204,8 +204,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         let timeout = self.config.gpu_timeout;
         gpu.build_host_list_stages(timeout)
             .map_err(|e| Self::on_device(gpu, e))?;
-        let check = match gpu.host_list_stages_checked.get() {
-            Some(c) => c.clone(),
+        let check = match gpu.host_list_check() {
+            Some(c) => c,
             None if self.config.self_test == SelfTest::Off => return Ok(None),
             None => match self.check_host_list_stages(gpu)? {
                 Ok(c) => c,
@@ -237,36 +237,28 @@ impl<C: GpuCurve> GpuMsm<C> {
         if let Some(why) = crate::gpu::device::blocking::not_on_engine_thread(test) {
             return Ok(Err(why));
         }
-        let _one = crate::gpu::lock_within(
-            &gpu.host_list_stages_checking,
-            timeout,
-            "to check the host-list stages",
-        )?;
-        if let Some(c) = gpu.host_list_stages_checked.get() {
-            return Ok(Ok(c.clone()));
-        }
-        let tamper = self.hooks.fail_host_list_self_test.load(Ordering::Acquire);
-        // Its calls do not wait for room: with none now, no verdict yet (calls in the
-        // caller's task may hold it, and cannot give it back while this test waits).
-        let tester = GpuMsm {
-            waits_for_room: false,
-            ..self.tester(&self.config, gpu)
-        };
-        let check = match run(&tester, BucketSort::Host, tamper) {
-            Ok(t) => HostListCheck::Passed(t),
-            Err(Failure::Wrong(detail)) => HostListCheck::Failed(detail),
-            Err(Failure::Call {
-                detail,
-                error: MsmError::InputTooLarge(why) | MsmError::InvalidConfig(why),
-            }) => {
-                return Ok(Err(format!(
-                    "the host-list stages' known-answer test cannot run now ({detail}: {why})"
-                )))
-            }
-            Err(Failure::Call { error, .. } | Failure::Config(error)) => return Err(error),
-        };
-        let _ = gpu.host_list_stages_checked.set(check.clone());
-        Ok(Ok(check))
+        gpu.check_host_list_stages_once(timeout, || {
+            let tamper = self.hooks.fail_host_list_self_test.load(Ordering::Acquire);
+            // Its calls do not wait for room: with none now, no verdict yet (calls in the
+            // caller's task may hold it, and cannot give it back while this test waits).
+            let tester = GpuMsm {
+                waits_for_room: false,
+                ..self.tester(&self.config, gpu)
+            };
+            Ok(Ok(match run(&tester, BucketSort::Host, tamper) {
+                Ok(t) => HostListCheck::Passed(t),
+                Err(Failure::Wrong(detail)) => HostListCheck::Failed(detail),
+                Err(Failure::Call {
+                    detail,
+                    error: MsmError::InputTooLarge(why) | MsmError::InvalidConfig(why),
+                }) => {
+                    return Ok(Err(format!(
+                        "the host-list stages' known-answer test cannot run now ({detail}: {why})"
+                    )))
+                }
+                Err(Failure::Call { error, .. } | Failure::Config(error)) => return Err(error),
+            }))
+        })
     }
 }
 

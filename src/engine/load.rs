@@ -151,7 +151,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         options: LoadOptions,
     ) -> Result<(u32, u32)> {
         let configured = options.window_bits.or(self.config.window_bits);
-        let costs = gpu.profile.add_costs();
+        let costs = gpu.profile().add_costs();
         let bits = C::spec().scalar_bits;
         // In how many parts the set is stored with k copies at c (as `part_len` cuts it),
         // where a call over a part fits beside them now.
@@ -233,7 +233,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// The most of n bases, with `copies` copies each, that one device part holds: one
     /// binding, and at most `MsmConfig::max_slice_points`.
     fn bindable(&self, gpu: &GpuContext, n: usize, copies: u32) -> usize {
-        let per_base = gpu.profile.stored_bytes_per_base(copies);
+        let per_base = gpu.profile().stored_bytes_per_base(copies);
         let bind = (gpu.max_binding_bytes() / per_base) as usize;
         let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
         cap.min(n).max(1)

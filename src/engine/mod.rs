@@ -274,12 +274,12 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// The shaders' field arithmetic on this engine's adapter (`None` without one).
     pub fn arithmetic(&self) -> Option<crate::Arithmetic> {
-        self.gpu().map(|g| g.profile.arithmetic)
+        self.gpu().map(|g| g.profile().arithmetic)
     }
 
     /// The shaders' profile on the engine's curve (`None` without an adapter).
     pub fn profile(&self) -> Option<crate::gpu::shader::field::CurveProfile> {
-        self.gpu().map(|g| g.profile)
+        self.gpu().map(|g| g.profile())
     }
 
     /// Whether the adapter is a software rasterizer (lavapipe, llvmpipe, WARP).
@@ -299,7 +299,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// why there is none.
     pub fn adapter_backend(&self) -> String {
         match (self.gpu(), &self.adapter) {
-            (Some(g), _) => format!("{:?}", g.info.backend),
+            (Some(g), _) => format!("{:?}", g.backend()),
             (None, AdapterFacts::None(why)) => format!("CPU only: {why}"),
             (None, _) => "CPU only".into(),
         }
@@ -322,9 +322,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub fn startup(&self) -> Startup {
         let gpu = self.gpu();
         let host_list = gpu.as_ref().and_then(|g| g.host_list_stages_time());
-        let checked = gpu
-            .as_ref()
-            .and_then(|g| g.host_list_stages_checked.get().cloned());
+        let checked = gpu.as_ref().and_then(|g| g.host_list_check());
         Startup {
             host_list_stages: host_list,
             host_list_self_test: match checked {

@@ -70,7 +70,7 @@ pub(super) enum CallPlan {
 /// The window size of an n-point GPU call on scalars of at most `bits` bits:
 /// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
 pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
-    choose_window(config.window_bits, n, bits, gpu.profile.add_costs())
+    choose_window(config.window_bits, n, bits, gpu.profile().add_costs())
 }
 
 impl<C: GpuCurve> GpuMsm<C> {
@@ -105,7 +105,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let gpu = self.gpu_context()?;
         let placement = {
             let _s = tracing::info_span!("gpu_msm.sre_search").entered();
-            let costs = gpu.profile.add_costs();
+            let costs = gpu.profile().add_costs();
             self.sre
                 .plan(&self.config, bases, scalars, costs, &mut report)
         };
@@ -247,7 +247,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             .stored_part()
             .filter(|part| gpu.holds(part))
             .map_or(Shift::NONE, |part| part.shift());
-        let (costs, bits) = (gpu.profile.add_costs(), C::spec().scalar_bits);
+        let (costs, bits) = (gpu.profile().add_costs(), C::spec().scalar_bits);
         let forced = self.read_copies_always.load(Ordering::Acquire);
         let fits = |c: u32, k: u32| gpu.fits_call(n, host, (c, k), 0);
         // The copies where they are cheaper and fit; else copy 0 at the call's own window.

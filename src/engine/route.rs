@@ -55,9 +55,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub(super) fn host_list_check_pending(&self) -> bool {
         self.may_plan_on_host()
             && self.config.self_test != crate::SelfTest::Off
-            && self
-                .gpu()
-                .is_some_and(|g| g.host_list_stages_checked.get().is_none())
+            && self.gpu().is_some_and(|g| g.host_list_check().is_none())
     }
 
     /// Whether `b`'s device copy is on this engine's current device.

@@ -45,12 +45,12 @@ use crate::report::GpuTiming;
 const WORKSPACE_BASES_ID: u64 = 0;
 
 /// An adapter, its device and the compiled MSM pipelines.
-pub struct GpuContext {
-    pub(crate) device: wgpu::Device,
-    pub(crate) queue: wgpu::Queue,
-    pub(crate) info: wgpu::AdapterInfo,
-    pub(crate) runtime_checks: bool,
-    pub(crate) profile: CurveProfile,
+pub(crate) struct GpuContext {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    runtime_checks: bool,
+    profile: CurveProfile,
     /// Compiled in [`GpuContext::new`] once the configuration is known to fit.
     pipelines: std::sync::OnceLock<Pipelines>,
     timestamps: bool,
@@ -74,9 +74,9 @@ pub struct GpuContext {
     submitter: Arc<submitter::Submitter>,
     /// The known-answer test of the host-list stages on this device, run by the first call
     /// that needs them (`GpuMsm::host_list_stages_ready`): its verdict.
-    pub(crate) host_list_stages_checked: std::sync::OnceLock<HostListCheck>,
+    host_list_stages_checked: std::sync::OnceLock<HostListCheck>,
     /// Held while that test runs, so that it runs once.
-    pub(crate) host_list_stages_checking: std::sync::Mutex<()>,
+    host_list_stages_checking: std::sync::Mutex<()>,
     /// The driver's pipeline cache and its file, where the device has one.
     disk_cache: Option<pipeline_cache::DiskCache>,
     /// Choosing the adapter and creating the device.
@@ -173,6 +173,43 @@ impl GpuContext {
                 self.profile.curve.name()
             ))),
         }
+    }
+    /// The shaders' profile: the curve, its field arithmetic and its addition formulas.
+    pub(crate) fn profile(&self) -> CurveProfile {
+        self.profile
+    }
+
+    /// The adapter's wgpu backend (Vulkan, Metal, DX12, ...).
+    pub(crate) fn backend(&self) -> wgpu::Backend {
+        self.info.backend
+    }
+
+    /// The host-list stages' verdict on this device, once a call has checked them.
+    pub(crate) fn host_list_check(&self) -> Option<HostListCheck> {
+        self.host_list_stages_checked.get().cloned()
+    }
+
+    /// The host-list stages' verdict, checked by `check` once per device: under a lock held
+    /// at most `timeout` (another thread's check is waited for, and its verdict taken); a
+    /// verdict `check` returns is kept, its `Err(why)` (no verdict now) is not.
+    pub(crate) fn check_host_list_stages_once(
+        &self,
+        timeout: Duration,
+        check: impl FnOnce() -> crate::error::Result<std::result::Result<HostListCheck, String>>,
+    ) -> crate::error::Result<std::result::Result<HostListCheck, String>> {
+        let _one = lock_within(
+            &self.host_list_stages_checking,
+            timeout,
+            "to check the host-list stages",
+        )?;
+        if let Some(c) = self.host_list_stages_checked.get() {
+            return Ok(Ok(c.clone()));
+        }
+        let verdict = check()?;
+        if let Ok(c) = &verdict {
+            let _ = self.host_list_stages_checked.set(c.clone());
+        }
+        Ok(verdict)
     }
 
     /// Adapter name.

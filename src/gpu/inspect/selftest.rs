@@ -59,7 +59,7 @@ pub struct ShaderOps<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
 
 impl<'a, C: GpuCurve> ShaderOps<'a, C> {
     /// The self-test kernels of `gpu`, whose shaders compute on `C`.
-    pub fn new(gpu: std::sync::Arc<GpuContext>) -> Result<Self> {
+    pub(crate) fn new(gpu: std::sync::Arc<GpuContext>) -> Result<Self> {
         gpu.check_curve::<C>()?;
         Ok(Self {
             gpu,

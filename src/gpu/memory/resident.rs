@@ -100,16 +100,6 @@ pub struct StoredBases {
 }
 
 impl StoredBases {
-    /// Number of bases.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Bytes held on the device.
     pub fn bytes(&self) -> u64 {
         self.buffer.size()
@@ -362,17 +352,6 @@ impl GpuContext {
             group,
             dims: self.dispatch_dims((len as u64).div_ceil(SHIFT_BATCH as u64)),
         }
-    }
-
-    /// The former name of [`GpuContext::store_bases`], without copies.
-    #[deprecated(note = "renamed store_bases")]
-    pub fn load_points<C: GpuCurve>(
-        &self,
-        bases: &[Affine<C>],
-        timeout: Duration,
-    ) -> Result<StoredBases> {
-        let stored = self.store_bases(bases, Shift::NONE, timeout)?;
-        Ok(stored.expect("a set without copies is always stored"))
     }
 }
 
