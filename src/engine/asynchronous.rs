@@ -35,7 +35,7 @@ use std::future::Future;
 use ark_ec::short_weierstrass::Projective;
 use tracing::Instrument;
 
-use super::batch::batch_span;
+use super::call::batch::batch_span;
 use super::several::Spread;
 use super::{msm_span, GpuMsm};
 use crate::bases::{Bases, MsmBases};

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
+use super::call::route::DeviceState;
 use super::known_answer::{self, KAT_POINTS, KAT_WINDOWS};
 use super::GpuMsm;
 use crate::config::{
@@ -28,7 +29,7 @@ pub(super) fn check_one_point_fits(
     gpu: &GpuContext,
     known_answer: bool,
 ) -> Result<()> {
-    let c = super::prepare::window_bits(config, gpu, 1, gpu.profile().curve.scalar_bits);
+    let c = gpu.call_window(config.window_bits, 1, gpu.profile().curve.scalar_bits);
     let mut calls = vec![(1, c)];
     if known_answer {
         calls.extend(KAT_WINDOWS.map(|c| (KAT_POINTS, c)));
@@ -133,15 +134,6 @@ struct Recreation {
     retry_at: Option<Instant>,
     /// Why the last attempt failed.
     last_error: Option<MsmError>,
-}
-
-/// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
-pub(super) enum DeviceState {
-    /// The device is alive (or there is none and routing knows it).
-    Ready,
-    /// The device is lost and not replaced now: calls routed to it run on the CPU, for this
-    /// reason (said in the report's route).
-    OnCpu(String),
 }
 
 impl DeviceCell {

@@ -18,7 +18,7 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::{AffineRepr, VariableBaseMSM};
 use ark_ff::{Field, One, Zero};
 
-use super::prepare::ON_DEVICE;
+use super::call::plan::ON_DEVICE;
 use super::GpuMsm;
 use crate::config::{BucketSort, MsmConfig, SelfTest};
 use crate::curve::{Fr, GpuCurve};

@@ -2,11 +2,14 @@
 //! the window size and copy count of a set stored with shifted copies
 //! ([`crate::config::Precompute`]).
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use ark_ec::short_weierstrass::Affine;
 
-use super::checks::check_bases;
-use super::device::DeviceState;
-use super::prepare::window_bits;
+use super::call::route::DeviceState;
+use super::call::validate::check_bases;
+use super::several::{device_fault, each_at_once, Several};
 use super::GpuMsm;
 use crate::bases::{slice_ranges, Bases, HostBases};
 use crate::config::{LoadOptions, Precompute, MAX_PRECOMPUTED_WINDOW_BITS};
@@ -172,9 +175,10 @@ impl<C: GpuCurve> GpuMsm<C> {
             _ => parts(c, k),
         };
         match options.precompute {
-            Precompute::None | Precompute::Factor(1) => {
-                Ok((window_bits(&self.config, gpu, n, C::spec().scalar_bits), 1))
-            }
+            Precompute::None | Precompute::Factor(1) => Ok((
+                gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits),
+                1,
+            )),
             Precompute::Factor(k) => {
                 let only_k = |c: u32, j: u32| if j == k { parts(c, j) } else { None };
                 let (c, found) = choose_precompute(configured, n, bits, costs, only_k);
@@ -206,7 +210,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         let copies = shift.copies();
         let Some(c) = shift.window_bits() else {
-            let c = window_bits(&self.config, gpu, n, C::spec().scalar_bits);
+            let c = gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits);
             return Ok(gpu.max_call_points(c).min(self.bindable(gpu, n, copies)));
         };
         let reserve = gpu.resident_bytes(n, copies);
@@ -247,4 +251,67 @@ fn cheapest_for(n: usize, k: u32, scalar_bits: u32, costs: AddCosts) -> u32 {
         .filter(|&c| k <= num_windows(c, scalar_bits))
         .min_by_key(|&c| (precompute_cost(n.max(1), c, k, scalar_bits, costs), c))
         .unwrap_or(2)
+}
+
+impl<C: GpuCurve> GpuMsm<C> {
+    /// A set loaded on several devices: each live device checks and stores its share of
+    /// the bases (split as a call of their length would be), all at once; the host copy is
+    /// one, shared. With every device lost the set stays on the host.
+    pub(in crate::engine) fn load_on_several(
+        &self,
+        several: &Several<C>,
+        bases: &[Affine<C>],
+        options: LoadOptions,
+    ) -> Result<Bases<C>> {
+        let host = HostBases::copy(bases);
+        let in_subgroup = self.config.validate_subgroup;
+        let live = several.live();
+        let split = match live.is_empty() {
+            true => Vec::new(),
+            false => several.split(bases.len(), &live),
+        };
+        if split.is_empty() {
+            check_bases(bases, in_subgroup)?;
+        }
+        // Every share checked first: a bad base fails the load, the first one as on one
+        // device, before any device's error.
+        let panicked = || MsmError::Gpu("a share's load panicked".into());
+        let check = |(_, r): &(usize, Range<usize>)| {
+            check_bases(&bases[r.clone()], in_subgroup).map_err(|e| e.at_offset(r.start))
+        };
+        for checked in each_at_once(&split, check) {
+            checked.unwrap_or_else(|| Err(panicked()))?;
+        }
+        let share_of = |r: &Range<usize>| HostBases {
+            all: Arc::clone(&host.all),
+            range: r.clone(),
+        };
+        let store =
+            |(k, r): &(usize, Range<usize>)| several.devices[*k].load_checked(share_of(r), options);
+        let loaded = each_at_once(&split, store);
+        let mut shares = Vec::new();
+        for ((k, r), out) in split.iter().zip(loaded) {
+            let share = match out.unwrap_or_else(|| Err(panicked())) {
+                Ok(b) => b,
+                // A device that failed keeps its share on the host: calls upload it, on
+                // that device once replaced or on another.
+                Err(e) if device_fault(&e) => {
+                    tracing::warn!(target: "gpu_msm", device = k, error = %e, "a share stays on the host");
+                    let owner = several.devices[*k].device;
+                    Bases::new(owner, share_of(r), Vec::new(), r.len().max(1), in_subgroup)
+                }
+                Err(e) => return Err(e),
+            };
+            shares.push((*k, share));
+        }
+        let len = bases.len().max(1);
+        Ok(Bases::with_shares(
+            self.device,
+            host,
+            Vec::new(),
+            len,
+            in_subgroup,
+            shares,
+        ))
+    }
 }

@@ -5,19 +5,13 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
+//! | `call/` | one call in the order it runs (validate, route, plan, submit, finish) and its drivers (slices, overlap, batches, several devices): start at `call/mod.rs` |
 //! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async`, `batch_msm_with_reports_async` |
 //! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
-//! | `load.rs` | resident sets: `load_bases`, `load_bases_with` and the shifted copies' shape |
+//! | `load.rs` | resident sets: `load_bases`, `load_bases_with`, the shifted copies' shape, a set placed on several devices |
 //! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
-//! | `route.rs` | a call's path, decided once (`crate::routing`'s choice, moved to the CPU while the device cannot take it); one call end to end |
-//! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, calls and batches split by points, sets placed in shares, a failed share rerun |
-//! | `slicing.rs` | calls run in slices of what one call can hold (the adapter's caps from `gpu/planning/capacity.rs`), overlapped |
-//! | `batch.rs` | many scalar vectors on one resident set, host work overlapping the GPU |
-//! | `overlap.rs` | calls back to back on one device, each one's host work and submission while the one before runs (a batch's vectors, a call's slices) |
-//! | `checks.rs` | lengths, ownership and base checks (on the curve, in the prime-order subgroup) |
-//! | `prepare.rs` | a call's host work, per path: CPU, device sort, host bucket lists, SRE |
-//! | `complete.rs` | submission, the wait, and the window sums checked and reduced |
+//! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, the devices' weights, a lost device replaced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
 //!
 //! Words for the pieces of a call: a *slice* is one GPU call of a call too large for one
@@ -32,7 +26,7 @@ use std::time::Duration;
 
 use ark_ec::short_weierstrass::Projective;
 
-use crate::bases::{BasesRef, MsmBases};
+use crate::bases::MsmBases;
 use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
 use crate::config::{MsmConfig, SelfTest};
 use crate::curve::{Fr, GpuCurve};
@@ -40,28 +34,21 @@ use crate::error::{MsmError, Result};
 use crate::gpu::device::adapters::AdapterKey;
 use crate::gpu::inspect::selftest::ShaderOps;
 use crate::gpu::GpuContext;
-use crate::report::{Backend, MsmReport, Startup};
+use crate::report::{MsmReport, Startup};
 use crate::routing::AdapterFacts;
 use crate::sre::policy::SrePolicy;
 
 mod asynchronous;
-mod batch;
-mod checks;
-mod complete;
+mod call;
 mod device;
 mod faults;
 #[cfg(feature = "fault-injection")]
 pub use faults::HeldGpuProgress;
 pub mod known_answer;
 mod load;
-mod overlap;
-mod prepare;
-mod route;
 mod several;
 mod share;
-mod slicing;
 
-use checks::off_curve_first;
 use device::check_one_point_fits;
 use device::{DeviceCell, DeviceLine};
 use faults::Hooks;
@@ -403,69 +390,6 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<(Projective<C>, MsmReport)> {
         let call = self.msm_of(bases.bases_ref(), scalars, Spread::Threads);
         crate::gpu::device::blocking::block_on(call.instrument(msm_span(scalars.len())))
-    }
-
-    /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several (their
-    /// shares run as `spread` says), else on this engine's device.
-    async fn msm_of(
-        &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
-        spread: Spread,
-    ) -> Result<(Projective<C>, MsmReport)> {
-        self.validate(src, scalars)?;
-        let out = match &self.several {
-            Some(several) => self.split_msm(several, src, scalars, spread).await,
-            None => self.msm_here(src, scalars).await,
-        };
-        off_curve_first(src, scalars.len(), out)
-    }
-
-    /// [`GpuMsm::msm_with_report`] on this engine's device alone (a device of an engine on
-    /// several runs its shares so).
-    async fn msm_share(
-        &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
-    ) -> Result<(Projective<C>, MsmReport)> {
-        self.validate(src, scalars)?;
-        self.msm_here(src, scalars).await
-    }
-
-    /// An MSM on this engine's device (or its CPU paths), sliced where it must be.
-    async fn msm_here(
-        &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
-    ) -> Result<(Projective<C>, MsmReport)> {
-        let n = scalars.len();
-        // The path is decided once for the whole call, slices included.
-        let route = self.route_call(n)?;
-        let on_gpu = route.0 == Backend::Gpu && n > 0;
-        match src {
-            BasesRef::Host(points) if on_gpu => {
-                if let Some(slice) = self.slice_for(n)? {
-                    let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host).await;
-                }
-            }
-            BasesRef::Resident(b) if on_gpu && !self.holds(b) => {
-                // Not on this device (loaded while it was lost, or before a new one): the
-                // call uploads the set's host copy, sliced to fit as host bases are.
-                let points = &b.points()[..n];
-                if let Some(slice) = self.slice_for(n)? {
-                    let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host).await;
-                }
-                return self.one_call(BasesRef::Host(points), scalars, route).await;
-            }
-            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
-                let part = |k, _| BasesRef::ResidentPart(b, k);
-                return self.sliced(scalars, b.part_len(), &route, part).await;
-            }
-            _ => {}
-        }
-        self.one_call(src, scalars, route).await
     }
 }
 

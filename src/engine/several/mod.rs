@@ -8,8 +8,9 @@
 //! |---|---|
 //! | `mod.rs` | the devices, their weights (fixed or learned) and the split of n points among them |
 //! | `create.rs` | making the devices (at once), the facade over them, `device_names`, `set_device_weights` |
-//! | `call.rs` | one call split: its shares, run at once, their sums added, a failed share rerun |
-//! | `placed.rs` | resident sets placed in shares, and batches on them |
+//!
+//! A call split across the devices is a driver of the call (`../call/split.rs`, and
+//! `../call/split_batch.rs` for a batch); a set placed on them is loaded by `../load.rs`.
 
 use std::future::Future;
 use std::ops::Range;
@@ -29,14 +30,12 @@ use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::report::{DeviceRun, MsmReport};
 
-mod call;
 mod create;
-mod placed;
 
 /// The devices of an engine on several, and what the split learns of them.
 pub(super) struct Several<C: GpuCurve> {
     /// One engine per device, each with `Devices::One`.
-    devices: Vec<Arc<GpuMsm<C>>>,
+    pub(in crate::engine) devices: Vec<Arc<GpuMsm<C>>>,
     /// Each device's weight learned from split calls' finish times ([`Several::learn`]);
     /// `None` until one ran a share.
     learned: Mutex<Vec<Option<f64>>>,
@@ -49,12 +48,12 @@ pub(super) struct Several<C: GpuCurve> {
 }
 
 /// One device's part of a call: its points, in the call's numbering, and their bases.
-struct Share<'a, C: GpuCurve> {
-    device: usize,
-    points: Range<usize>,
-    bases: BasesRef<'a, C>,
+pub(in crate::engine) struct Share<'a, C: GpuCurve> {
+    pub(in crate::engine) device: usize,
+    pub(in crate::engine) points: Range<usize>,
+    pub(in crate::engine) bases: BasesRef<'a, C>,
     /// Why it runs on this device though its points are another's.
-    rerun: Option<String>,
+    pub(in crate::engine) rerun: Option<String>,
 }
 
 /// How a call on several devices runs its shares at once: on threads of their own (the
@@ -68,10 +67,10 @@ pub(in crate::engine) enum Spread {
 }
 
 /// A share's sum and report, and how long it took.
-type Outcome<C> = (Result<(Projective<C>, MsmReport)>, Duration);
+pub(in crate::engine) type Outcome<C> = (Result<(Projective<C>, MsmReport)>, Duration);
 
 /// Whether a share's error is its device's (rerun elsewhere), not its input's.
-fn device_fault(e: &MsmError) -> bool {
+pub(in crate::engine) fn device_fault(e: &MsmError) -> bool {
     matches!(
         e,
         MsmError::DeviceLost(_)
@@ -245,7 +244,7 @@ impl<C: GpuCurve> Several<C> {
 
     /// The error of a call on lost device k ([`MsmError::Timeout`] when it was taken to be
     /// hung).
-    fn lost_error(&self, k: usize) -> MsmError {
+    pub(in crate::engine) fn lost_error(&self, k: usize) -> MsmError {
         let what = format!("device {k} is lost");
         match self.devices[k].gpu() {
             Some(g) => g.lost_error(&what),
@@ -294,7 +293,7 @@ impl<C: GpuCurve> Several<C> {
 
     /// n points split among the devices in `live` by their weights ([`split`]), each call
     /// starting one device further on.
-    fn split(&self, n: usize, live: &[usize]) -> Vec<(usize, Range<usize>)> {
+    pub(in crate::engine) fn split(&self, n: usize, live: &[usize]) -> Vec<(usize, Range<usize>)> {
         let weighted: Vec<(usize, f64)> = live.iter().copied().zip(self.weights(live)).collect();
         let turn = self.turn.fetch_add(1, Ordering::Relaxed);
         split(n, &weighted, turn)
@@ -305,7 +304,7 @@ impl<C: GpuCurve> Several<C> {
     /// shares finish together (its share of the points, scaled by the mean time over its
     /// own). Balancing times, not points per second, keeps a share's fixed cost from
     /// shrinking a device's share further at every call.
-    fn learn(&self, shares: &[(usize, usize, Duration)]) {
+    pub(in crate::engine) fn learn(&self, shares: &[(usize, usize, Duration)]) {
         if shares.len() < 2 || shares.iter().any(|s| s.1 == 0 || s.2.is_zero()) {
             return;
         }
@@ -325,7 +324,13 @@ impl<C: GpuCurve> Several<C> {
     }
 
     /// What device k ran.
-    fn run_of(&self, k: usize, sh: &Share<C>, rep: &MsmReport, time: Duration) -> DeviceRun {
+    pub(in crate::engine) fn run_of(
+        &self,
+        k: usize,
+        sh: &Share<C>,
+        rep: &MsmReport,
+        time: Duration,
+    ) -> DeviceRun {
         DeviceRun {
             device: Some(k),
             adapter: self.devices[k].adapter_name().to_string(),

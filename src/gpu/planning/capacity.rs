@@ -23,6 +23,12 @@ pub(crate) fn workgroup_bytes(profile: CurveProfile) -> u32 {
 }
 
 impl GpuContext {
+    /// The window size of an n-point call on scalars of at most `bits` bits: `fixed`
+    /// (`MsmConfig::window_bits`), else the cost model's for this profile's addition costs.
+    pub(crate) fn call_window(&self, fixed: Option<u32>, n: usize, bits: u32) -> u32 {
+        crate::digits::choose_window(fixed, n, bits, self.profile().add_costs())
+    }
+
     /// [`MsmError::InvalidConfig`] unless every MSM stage fits the device's per-stage
     /// limits: storage and uniform buffers per stage, invocations per workgroup, and the
     /// workgroup memory of the carry's tree (`shaders/balanced.wgsl`, a key per invocation

@@ -1,83 +1,22 @@
-//! Resident sets on several devices, placed in shares (a call on one follows the
-//! placement), and batches on them.
+//! A driver: a batch on a set placed on several devices, each device's share of every
+//! vector run as a batch on that device (`batch.rs`), the vectors' shares added
+//! (`split.rs`).
 
 use std::ops::Range;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ark_ec::short_weierstrass::{Affine, Projective};
+use ark_ec::short_weierstrass::Projective;
 
-use super::{device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread};
-use crate::bases::{Bases, BasesRef, HostBases};
-use crate::config::LoadOptions;
+use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
-use crate::engine::checks::check_bases;
+use crate::engine::several::{
+    device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread,
+};
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::MsmReport;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// A set loaded on several devices: each live device checks and stores its share of
-    /// the bases (split as a call of their length would be), all at once; the host copy is
-    /// one, shared. With every device lost the set stays on the host.
-    pub(in crate::engine) fn load_on_several(
-        &self,
-        several: &Several<C>,
-        bases: &[Affine<C>],
-        options: LoadOptions,
-    ) -> Result<Bases<C>> {
-        let host = HostBases::copy(bases);
-        let in_subgroup = self.config.validate_subgroup;
-        let live = several.live();
-        let split = match live.is_empty() {
-            true => Vec::new(),
-            false => several.split(bases.len(), &live),
-        };
-        if split.is_empty() {
-            check_bases(bases, in_subgroup)?;
-        }
-        // Every share checked first: a bad base fails the load, the first one as on one
-        // device, before any device's error.
-        let panicked = || MsmError::Gpu("a share's load panicked".into());
-        let check = |(_, r): &(usize, Range<usize>)| {
-            check_bases(&bases[r.clone()], in_subgroup).map_err(|e| e.at_offset(r.start))
-        };
-        for checked in each_at_once(&split, check) {
-            checked.unwrap_or_else(|| Err(panicked()))?;
-        }
-        let share_of = |r: &Range<usize>| HostBases {
-            all: Arc::clone(&host.all),
-            range: r.clone(),
-        };
-        let store =
-            |(k, r): &(usize, Range<usize>)| several.devices[*k].load_checked(share_of(r), options);
-        let loaded = each_at_once(&split, store);
-        let mut shares = Vec::new();
-        for ((k, r), out) in split.iter().zip(loaded) {
-            let share = match out.unwrap_or_else(|| Err(panicked())) {
-                Ok(b) => b,
-                // A device that failed keeps its share on the host: calls upload it, on
-                // that device once replaced or on another.
-                Err(e) if device_fault(&e) => {
-                    tracing::warn!(target: "gpu_msm", device = k, error = %e, "a share stays on the host");
-                    let owner = several.devices[*k].device;
-                    Bases::new(owner, share_of(r), Vec::new(), r.len().max(1), in_subgroup)
-                }
-                Err(e) => return Err(e),
-            };
-            shares.push((*k, share));
-        }
-        let len = bases.len().max(1);
-        Ok(Bases::with_shares(
-            self.device,
-            host,
-            Vec::new(),
-            len,
-            in_subgroup,
-            shares,
-        ))
-    }
-
     /// A batch on a set placed on several devices: each device runs the batch of its share
     /// of every vector (vectors shorter than the share's start give it nothing to do) at
     /// once, and each vector's shares are added; a share whose device failed is rerun, one

@@ -3,11 +3,11 @@
 
 use ark_ec::short_weierstrass::Projective;
 
-use super::overlap::Piece;
-use super::several::Spread;
-use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::overlap::Piece;
+use crate::engine::several::Spread;
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::MsmReport;
 use tracing::Instrument;
@@ -36,7 +36,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// A batch on this engine's devices (on several, their shares run as `spread` says).
-    pub(super) async fn batch_of(
+    pub(in crate::engine) async fn batch_of(
         &self,
         bases: &Bases<C>,
         scalars: &[&[Fr<C>]],
@@ -61,7 +61,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// A batch on this engine's device alone.
-    pub(super) async fn batch_here(
+    pub(in crate::engine) async fn batch_here(
         &self,
         bases: &Bases<C>,
         scalars: &[&[Fr<C>]],
@@ -110,7 +110,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 }
 
 /// The span of one batch.
-pub(super) fn batch_span(vectors: usize) -> tracing::Span {
+pub(in crate::engine) fn batch_span(vectors: usize) -> tracing::Span {
     tracing::info_span!("gpu_msm.batch", vectors)
 }
 

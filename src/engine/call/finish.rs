@@ -7,63 +7,23 @@ use std::time::{Duration, Instant};
 use ark_ec::short_weierstrass::{Affine, Projective};
 use tracing::Instrument;
 
-use super::checks::check_bases;
-use super::prepare::{CallPlan, GpuCall};
-use super::GpuMsm;
 use crate::cpu;
 use crate::curve::GpuCurve;
+use crate::engine::call::plan::GpuCall;
+use crate::engine::call::validate::check_bases;
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::shader::field::CurveProfile;
-use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight, Job, JobBases, JobPlan};
+use crate::gpu::{CallOutput, GpuContext, GpuTimes, InFlight};
 use crate::report::MsmReport;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Uploads a prepared call and submits its stages, awaiting its hand-off to the device's
-    /// submitting thread but not the GPU's work. The call first awaits room in the memory
-    /// budget if `wait`; else it returns `None` when there is none.
-    pub(super) async fn submit(
+    /// Awaits a submitted call's window sums.
+    pub(in crate::engine) async fn finish(
         &self,
         gpu: &GpuContext,
-        p: &GpuCall<'_, C>,
-        wait: bool,
-    ) -> Result<Option<InFlight>> {
-        let span = tracing::info_span!("gpu_msm.upload", n = p.n);
-        let job = Self::job(gpu, p);
-        let out = gpu
-            .submit_if(&job, wait, self.config.gpu_timeout)
-            .instrument(span)
-            .await;
-        out.map_err(|e| Self::on_device(gpu, e))
-    }
-
-    /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
-    /// uploaded by the call.
-    pub(super) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall<C>) -> Job<'a, C> {
-        let bases = match p.bases.stored_part().filter(|r| gpu.holds(r)) {
-            Some(r) => JobBases::Resident(r, p.n),
-            None => JobBases::Host(&p.bases.points()[..p.n]),
-        };
-        // The call reads the copies it planned for only where the part is held here.
-        let shift = match bases {
-            JobBases::Resident(..) => p.shift,
-            JobBases::Host(_) => crate::gpu::Shift::NONE,
-        };
-        Job {
-            bases,
-            merged: &p.merged,
-            plan: match &p.plan {
-                CallPlan::HostLists(plan) => JobPlan::HostLists(plan),
-                CallPlan::DeviceSort => JobPlan::DeviceSort {
-                    scalars: p.scalars,
-                    window_bits: p.c,
-                    shift,
-                },
-            },
-        }
-    }
-
-    /// Awaits a submitted call's window sums.
-    pub(super) async fn finish(&self, gpu: &GpuContext, f: InFlight) -> Result<CallOutput> {
+        f: InFlight,
+    ) -> Result<CallOutput> {
         if self.hooks.lose_in_flight.swap(false, Ordering::AcqRel) {
             gpu.lose();
         }
@@ -86,7 +46,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The window sums of a finished call, checked and reduced; the report completed.
-    pub(super) fn complete(
+    pub(in crate::engine) fn complete(
         &self,
         p: GpuCall<C>,
         gpu_out: Result<CallOutput>,

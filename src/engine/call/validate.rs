@@ -5,15 +5,15 @@ use ark_ec::short_weierstrass::Affine;
 use ark_ec::AffineRepr;
 use rayon::prelude::*;
 
-use super::GpuMsm;
 use crate::bases::BasesRef;
 use crate::curve::{components, Fe, Fr, GpuCurve};
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::Backend;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Checks lengths and ownership; returns the bases the call uses.
-    pub(super) fn validate<'a>(
+    pub(in crate::engine) fn validate<'a>(
         &self,
         bases: BasesRef<'a, C>,
         scalars: &[Fr<C>],
@@ -47,7 +47,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// `validate_subgroup`. Resident ones were checked on
     /// the curve when loaded; with `validate_subgroup`, the set's bases outside the subgroup are found
     /// once (at load, or at the first such call) and a call over one of them is refused.
-    pub(super) fn check_call_bases(
+    pub(in crate::engine) fn check_call_bases(
         &self,
         src: BasesRef<C>,
         bases: &[Affine<C>],
@@ -83,7 +83,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 /// on the curve. On those errors only, host bases are checked on the curve (resident ones
 /// were, at load), so that the answer does not depend on the slicing, the split or the
 /// load, and is the CPU route's.
-pub(super) fn off_curve_first<C: GpuCurve, T>(
+pub(in crate::engine) fn off_curve_first<C: GpuCurve, T>(
     src: BasesRef<C>,
     n: usize,
     out: Result<T>,
@@ -116,7 +116,10 @@ fn reduced<C: GpuCurve>(x: &Fe<C>) -> bool {
 /// the window sum comes back as (0 : 0 : 0), which is not a point and fails the host's check,
 /// and the call ends here. The Edwards profile poisons its exceptional case the same way
 /// (`src/gpu/shader/edwards.rs`).
-pub(super) fn check_bases<C: GpuCurve>(bases: &[Affine<C>], subgroup: bool) -> Result<()> {
+pub(in crate::engine) fn check_bases<C: GpuCurve>(
+    bases: &[Affine<C>],
+    subgroup: bool,
+) -> Result<()> {
     let valid = |p: &Affine<C>| {
         p.is_zero() || (reduced::<C>(&p.x) && reduced::<C>(&p.y) && p.is_on_curve())
     };

@@ -5,19 +5,27 @@ use std::sync::Arc;
 
 use ark_ec::short_weierstrass::Projective;
 
-use super::device::DeviceState;
-use super::prepare::Prepared;
-use super::GpuMsm;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::plan::Prepared;
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
 use crate::routing;
 
+/// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
+pub(in crate::engine) enum DeviceState {
+    /// The device is alive (or there is none and routing knows it).
+    Ready,
+    /// The device is lost and not replaced now: calls routed to it run on the CPU, for this
+    /// reason (said in the report's route).
+    OnCpu(String),
+}
+
 impl<C: GpuCurve> GpuMsm<C> {
     /// The path of an n-point call and why: the routing's choice, moved to the CPU when the
     /// device cannot take it now ([`GpuMsm::device_ready`], asked only for GPU calls).
-    pub(super) fn route_call(&self, n: usize) -> Result<(Backend, String)> {
+    pub(in crate::engine) fn route_call(&self, n: usize) -> Result<(Backend, String)> {
         if n == 0 {
             // Whatever the routing would say: nothing touches the device.
             let why = "n = 0: the empty sum is the zero point; nothing ran";
@@ -34,7 +42,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The routing's choice for an n-point call (n > 0), whatever the device's state.
-    pub(super) fn routed(&self, n: usize) -> (Backend, String) {
+    pub(in crate::engine) fn routed(&self, n: usize) -> (Backend, String) {
         routing::route(
             n,
             &self.config,
@@ -46,27 +54,27 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// Whether this engine's calls may plan their buckets on the host (SRE,
     /// `BucketSort::Host`).
-    pub(super) fn may_plan_on_host(&self) -> bool {
+    pub(in crate::engine) fn may_plan_on_host(&self) -> bool {
         self.config.sre != crate::SreMode::Off || self.config.bucket_sort == crate::BucketSort::Host
     }
 
     /// Whether a call's planning may still run the host-list stages' known-answer test (no
     /// verdict on the device yet): overlapped calls then collect the call in flight first.
-    pub(super) fn host_list_check_pending(&self) -> bool {
+    pub(in crate::engine) fn host_list_check_pending(&self) -> bool {
         self.may_plan_on_host()
             && self.config.self_test != crate::SelfTest::Off
             && self.gpu().is_some_and(|g| g.host_list_check().is_none())
     }
 
     /// Whether `b`'s device copy is on this engine's current device.
-    pub(super) fn holds(&self, b: &Bases<C>) -> bool {
+    pub(in crate::engine) fn holds(&self, b: &Bases<C>) -> bool {
         let gpu = self.gpu();
         b.resident()
             .is_some_and(|r| gpu.as_ref().is_some_and(|g| g.holds(r)))
     }
 
     /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
-    pub(super) async fn one_call(
+    pub(in crate::engine) async fn one_call(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],

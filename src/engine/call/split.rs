@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
-use super::{device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread};
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::several::{
+    device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread,
+};
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, DeviceRun, MsmReport};
@@ -130,7 +132,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// succeeded, else on another live one). The devices' weights learn from the shares'
     /// times only where they ran at once on threads of their own (`spread`): joined in one
     /// task, a share's time holds the others' host work.
-    pub(super) async fn combine(
+    pub(in crate::engine) async fn combine(
         &self,
         several: &Several<C>,
         shares: &[Share<'_, C>],

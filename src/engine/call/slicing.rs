@@ -6,11 +6,10 @@ use std::time::Instant;
 use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
-use super::overlap::Piece;
-use super::prepare::window_bits;
-use super::GpuMsm;
 use crate::bases::{slice_ranges, BasesRef};
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::overlap::Piece;
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
 
@@ -21,7 +20,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// without a GPU, or when the call exceeds the adapter's buffer limits.
     pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
         let gpu = self.gpu()?;
-        let c = window_bits(&self.config, &gpu, n, C::spec().scalar_bits);
+        let c = gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits);
         gpu.call_bytes(n, !resident, c, 1).ok()
     }
 
@@ -37,7 +36,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// `reserve` more bytes held (bases uploaded by the call if `host`), each at the window
     /// size the engine picks for it, or at `shape` (window size, copies) on a set stored
     /// with shifted copies.
-    pub(super) fn max_call_len(
+    pub(in crate::engine) fn max_call_len(
         &self,
         n: usize,
         host: bool,
@@ -49,8 +48,12 @@ impl<C: GpuCurve> GpuMsm<C> {
             return Some(0);
         }
         let fits = |m: usize| {
-            let shape = shape
-                .unwrap_or_else(|| (window_bits(&self.config, &gpu, m, C::spec().scalar_bits), 1));
+            let shape = shape.unwrap_or_else(|| {
+                (
+                    gpu.call_window(self.config.window_bits, m, C::spec().scalar_bits),
+                    1,
+                )
+            });
             gpu.fits_call(m, host, shape, reserve)
         };
         if fits(n) {
@@ -73,7 +76,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// The slice length when an n-point GPU call on host bases must run in slices (larger
     /// than [`MsmConfig::max_slice_points`] or than one call can hold);
     /// [`MsmError::InputTooLarge`], before any host work, when not one point fits.
-    pub(super) fn slice_for(&self, n: usize) -> Result<Option<usize>> {
+    pub(in crate::engine) fn slice_for(&self, n: usize) -> Result<Option<usize>> {
         let Some(mut cap) = self.max_slice_points(n) else {
             return Ok(None);
         };
@@ -86,7 +89,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         Ok((n > cap).then_some(cap))
     }
 
-    pub(super) fn too_large_for_budget(&self) -> MsmError {
+    pub(in crate::engine) fn too_large_for_budget(&self) -> MsmError {
         let u = self.memory_usage().unwrap_or_default();
         MsmError::InputTooLarge(format!(
             "not one point's call fits the memory budget of {} bytes ({} held by resident \
@@ -101,7 +104,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// added on the host; the report adds up the slices' counts and times (the phases' sum
     /// may exceed the wall-clock total, which is the call's). A slice's error names its
     /// bases in the caller's numbering.
-    pub(super) async fn sliced<'a>(
+    pub(in crate::engine) async fn sliced<'a>(
         &self,
         scalars: &'a [Fr<C>],
         slice: usize,

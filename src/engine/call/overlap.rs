@@ -8,16 +8,16 @@ use std::time::Instant;
 
 use ark_ec::short_weierstrass::Projective;
 
-use super::prepare::{GpuCall, Prepared};
-use super::GpuMsm;
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::plan::{GpuCall, Prepared};
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, InFlight};
 use crate::report::{Backend, MsmReport};
 
 /// One call of an overlapped run.
-pub(super) struct Piece<'a, C: GpuCurve> {
+pub(in crate::engine) struct Piece<'a, C: GpuCurve> {
     /// Its bases.
     pub bases: BasesRef<'a, C>,
     /// Its scalars.
@@ -53,7 +53,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// with nothing in flight the run goes on on the new device (a resident part it does not
     /// hold is uploaded from the host copy, as a single call's would be). `err(k, e)` names
     /// piece k in an error.
-    pub(super) async fn run_overlapped<'a>(
+    pub(in crate::engine) async fn run_overlapped<'a>(
         &self,
         pieces: Vec<Piece<'a, C>>,
         err: impl Fn(usize, MsmError) -> MsmError,

@@ -10,16 +10,16 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::Zero;
 
-use super::checks::check_bases;
-use super::GpuMsm;
 use crate::bases::BasesRef;
-use crate::config::{BucketSort, MsmConfig};
+use crate::config::BucketSort;
 use crate::cpu;
 use crate::curve::{Fr, GpuCurve};
 use crate::digits::{
-    best_fitting_window, bucket_windows, buckets_per_window, choose_window, pippenger_cost,
-    precompute_cost, scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
+    best_fitting_window, bucket_windows, buckets_per_window, pippenger_cost, precompute_cost,
+    scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
+use crate::engine::call::validate::check_bases;
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
 use crate::report::{Backend, MsmReport, PhaseTimes};
@@ -27,56 +27,50 @@ use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
 
 /// What a GPU call on the device's bucket sort adds to its route.
-pub(super) const ON_DEVICE: &str = "; bucket sort on the GPU";
+pub(in crate::engine) const ON_DEVICE: &str = "; bucket sort on the GPU";
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
-pub(super) enum Prepared<'a, C: GpuCurve> {
+pub(in crate::engine) enum Prepared<'a, C: GpuCurve> {
     Done(Projective<C>, Box<MsmReport>),
     Gpu(Box<GpuCall<'a, C>>),
 }
 
 /// A GPU call after its host work, ready to submit.
-pub(super) struct GpuCall<'a, C: GpuCurve> {
-    pub(super) report: MsmReport,
-    pub(super) start: Instant,
+pub(in crate::engine) struct GpuCall<'a, C: GpuCurve> {
+    pub(in crate::engine) report: MsmReport,
+    pub(in crate::engine) start: Instant,
     /// The device its host work was planned for (its stages built and checked there): the
     /// call runs there, or fails if that device is lost since.
-    pub(super) gpu: Arc<GpuContext>,
-    pub(super) bases: BasesRef<'a, C>,
-    pub(super) n: usize,
-    pub(super) c: u32,
+    pub(in crate::engine) gpu: Arc<GpuContext>,
+    pub(in crate::engine) bases: BasesRef<'a, C>,
+    pub(in crate::engine) n: usize,
+    pub(in crate::engine) c: u32,
     /// The shifted copies of the resident part the call reads (device sort only).
-    pub(super) shift: Shift,
-    pub(super) plan: CallPlan,
-    pub(super) scalars: &'a [Fr<C>],
+    pub(in crate::engine) shift: Shift,
+    pub(in crate::engine) plan: CallPlan,
+    pub(in crate::engine) scalars: &'a [Fr<C>],
     /// SRE's merged points, uploaded after the bases.
-    pub(super) merged: Vec<Affine<C>>,
+    pub(in crate::engine) merged: Vec<Affine<C>>,
     /// Time not part of its total: other calls' host work while this one was in flight (a
     /// batch), and its stages' setup on first use.
-    pub(super) overlapped: Duration,
+    pub(in crate::engine) overlapped: Duration,
 }
 
 /// The host-lists path's window size, bucket plan and SRE's merged points.
 type HostLists<C> = (u32, BucketPlan, Vec<Affine<C>>);
 
 /// How a GPU call's bucket entries are made.
-pub(super) enum CallPlan {
+pub(in crate::engine) enum CallPlan {
     /// The host's bucket lists (SRE, or [`BucketSort::Host`]).
     HostLists(BucketPlan),
     /// The bucket sort on the device, from the scalars, at the call's window size c.
     DeviceSort,
 }
 
-/// The window size of an n-point GPU call on scalars of at most `bits` bits:
-/// `MsmConfig::window_bits`, else the cost model's for the profile's addition costs.
-pub(super) fn window_bits(config: &MsmConfig, gpu: &GpuContext, n: usize, bits: u32) -> u32 {
-    choose_window(config.window_bits, n, bits, gpu.profile().add_costs())
-}
-
 impl<C: GpuCurve> GpuMsm<C> {
     /// Validation, the base checks and all host work before the GPU, on the path `route`
     /// chose: the CPU paths run the call here.
-    pub(super) fn prepare<'a>(
+    pub(in crate::engine) fn prepare<'a>(
         &self,
         src: BasesRef<'a, C>,
         scalars: &'a [Fr<C>],
@@ -242,7 +236,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         // Only the configuration fixes the window: `c` here is the cost model's too (SRE's
         // plain window when its plan was not applied).
         let fixed = self.config.window_bits;
-        let own = c.unwrap_or_else(|| window_bits(&self.config, gpu, n, C::spec().scalar_bits));
+        let own =
+            c.unwrap_or_else(|| gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits));
         let held = src
             .stored_part()
             .filter(|part| gpu.holds(part))
@@ -333,8 +328,9 @@ impl<C: GpuCurve> GpuMsm<C> {
                     Some(d) => d,
                     None => {
                         let (ints, bits) = scalar_integers(bases, scalars);
-                        let c = c
-                            .unwrap_or_else(|| window_bits(&self.config, gpu, scalars.len(), bits));
+                        let c = c.unwrap_or_else(|| {
+                            gpu.call_window(self.config.window_bits, scalars.len(), bits)
+                        });
                         DigitMatrix::from_scalar_integers(&ints, c, windows_for_bits(bits, c))
                     }
                 };
