@@ -20,6 +20,25 @@ pub enum AdapterFacts {
     None(String),
 }
 
+/// The path a call runs on, and why (the report's `route` starts with it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// Where the call runs.
+    pub backend: Backend,
+    /// Why: what decided it, for the report.
+    pub why: String,
+}
+
+impl Route {
+    /// `backend`, for the reason `why`.
+    pub fn new(backend: Backend, why: impl Into<String>) -> Self {
+        Self {
+            backend,
+            why: why.into(),
+        }
+    }
+}
+
 /// The path for an n-point call on the curve group `curve` ([`crate::GpuCurve::NAME`]) and
 /// the reason, for the report. `cutoff` is the engine's small-MSM cutoff
 /// ([`crate::GpuMsm::small_msm_cutoff`]: the config's, or the group's own); `config`'s own
@@ -31,19 +50,19 @@ pub fn route(
     cutoff: usize,
     calibration: Option<&Calibration>,
     (adapter, curve): (&AdapterFacts, &str),
-) -> (Backend, String) {
+) -> Route {
     if let (Some(b), true) = (config.force_backend, n >= 1) {
-        return (b, "forced by MsmConfig::force_backend".into());
+        return Route::new(b, "forced by MsmConfig::force_backend");
     }
     // The CPU's own choice: double-and-add below the cutoff, arkworks from it.
     let cpu = |why: String| {
         if n < cutoff {
-            (
+            Route::new(
                 Backend::CpuDoubleAndAdd,
                 format!("{why}; n < small_msm_cutoff = {cutoff}"),
             )
         } else {
-            (
+            Route::new(
                 Backend::CpuArkworks,
                 format!("{why}; n >= small_msm_cutoff = {cutoff}"),
             )
@@ -69,35 +88,35 @@ pub fn route(
     }
     if n < cutoff {
         let why = format!("{note}default: n < small_msm_cutoff = {cutoff}");
-        (Backend::CpuDoubleAndAdd, why)
+        Route::new(Backend::CpuDoubleAndAdd, why)
     } else {
         let why = format!("{note}default: n >= small_msm_cutoff = {cutoff}");
-        (Backend::Gpu, why)
+        Route::new(Backend::Gpu, why)
     }
 }
 
 /// Routing by a calibration made on this adapter.
-fn calibrated(n: usize, cal: &Calibration) -> (Backend, String) {
+fn calibrated(n: usize, cal: &Calibration) -> Route {
     if n < cal.arkworks_from {
         let why = format!(
             "calibrated: n < {} where arkworks overtakes double-and-add",
             cal.arkworks_from
         );
-        return (Backend::CpuDoubleAndAdd, why);
+        return Route::new(Backend::CpuDoubleAndAdd, why);
     }
     match cal.gpu_from {
-        Some(g) if n >= g => (
+        Some(g) if n >= g => Route::new(
             Backend::Gpu,
             format!("calibrated: n >= {g} where the GPU overtakes the CPU"),
         ),
-        Some(g) => (
+        Some(g) => Route::new(
             Backend::CpuArkworks,
             format!(
                 "calibrated: {} <= n < {g}, where arkworks is the fastest",
                 cal.arkworks_from
             ),
         ),
-        None => (
+        None => Route::new(
             Backend::CpuArkworks,
             format!(
                 "calibrated: n >= {}, and the GPU never won in the sweep (to n = {})",
@@ -132,10 +151,11 @@ mod tests {
             (c + 1, Backend::CpuArkworks),
             (1 << 20, Backend::CpuArkworks),
         ] {
-            let (b, why) = route(n, &config, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
+            let Route { backend: b, why } =
+                route(n, &config, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, want, "n = {n}");
             assert!(why.contains("software adapter"), "{why}");
-            let (b, _) = route(
+            let Route { backend: b, .. } = route(
                 n,
                 &config,
                 CUTOFF,
@@ -146,11 +166,11 @@ mod tests {
         }
         // A hardware adapter gets the GPU from the cutoff on.
         assert_eq!(
-            route(c - 1, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).0,
+            route(c - 1, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).backend,
             Backend::CpuDoubleAndAdd
         );
         assert_eq!(
-            route(c, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).0,
+            route(c, &config, CUTOFF, None, (&gpu(false), "BLS12-377 G1")).backend,
             Backend::Gpu
         );
         // Forced: every n >= 1 (n = 0 needs no path).
@@ -159,12 +179,13 @@ mod tests {
             ..Default::default()
         };
         for n in [1, 2, c, 1 << 20] {
-            let (b, why) = route(n, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
+            let Route { backend: b, why } =
+                route(n, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1"));
             assert_eq!(b, Backend::Gpu);
             assert!(why.contains("force_backend"));
         }
         assert_ne!(
-            route(0, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1")).0,
+            route(0, &forced, CUTOFF, None, (&gpu(true), "BLS12-377 G1")).backend,
             Backend::Gpu
         );
         // A calibration for the software adapter itself is obeyed.
@@ -185,7 +206,7 @@ mod tests {
                 Some(&cal),
                 (&gpu(true), "BLS12-377 G1")
             )
-            .0,
+            .backend,
             Backend::Gpu
         );
         assert_eq!(
@@ -196,11 +217,12 @@ mod tests {
                 Some(&cal),
                 (&gpu(true), "BLS12-377 G1")
             )
-            .0,
+            .backend,
             Backend::CpuArkworks
         );
         // Another curve's calibration is not obeyed, and the route says why.
-        let (b, why) = route(100, &config, CUTOFF, Some(&cal), (&gpu(true), "BN254 G1"));
+        let Route { backend: b, why } =
+            route(100, &config, CUTOFF, Some(&cal), (&gpu(true), "BN254 G1"));
         assert_eq!(b, Backend::CpuArkworks);
         assert!(
             why.contains("calibration is for BLS12-377 G1, not BN254 G1"),

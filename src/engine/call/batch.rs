@@ -6,10 +6,11 @@ use ark_ec::short_weierstrass::Projective;
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
 use crate::engine::call::overlap::Piece;
+use crate::engine::call::Call;
 use crate::engine::several::Spread;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
-use crate::report::MsmReport;
+use crate::report::{Backend, MsmReport};
 use tracing::Instrument;
 
 impl<C: GpuCurve> GpuMsm<C> {
@@ -35,17 +36,18 @@ impl<C: GpuCurve> GpuMsm<C> {
         crate::gpu::device::blocking::block_on(batch.instrument(batch_span(scalars.len())))
     }
 
-    /// A batch on this engine's devices (on several, their shares run as `spread` says).
+    /// A batch on this engine's devices (on several, their shares run as `spread` says),
+    /// every vector checked before any work starts.
     pub(in crate::engine) async fn batch_of(
         &self,
         bases: &Bases<C>,
         scalars: &[&[Fr<C>]],
         spread: Spread,
     ) -> Result<Vec<(Projective<C>, MsmReport)>> {
+        let calls = self.validate_batch(bases, scalars)?;
         let Some(several) = &self.several else {
-            return self.batch_here(bases, scalars).await;
+            return self.batch_here(bases, &calls).await;
         };
-        self.validate_batch(bases, scalars)?;
         if !bases.shares().is_empty() && !several.live().is_empty() {
             return self.split_batch(several, bases, scalars, spread).await;
         }
@@ -53,56 +55,52 @@ impl<C: GpuCurve> GpuMsm<C> {
         // now: each vector as a call on the set (split, or as on one device, device 0's,
         // whose `device_loss` then decides).
         let mut out = Vec::new();
-        for (k, s) in scalars.iter().enumerate() {
-            let call = self.msm_of(BasesRef::Resident(bases), s, spread);
-            out.push(call.await.map_err(at(k))?);
+        for (k, call) in calls.into_iter().enumerate() {
+            out.push(self.run_call(call, spread).await.map_err(at(k))?);
         }
         Ok(out)
     }
 
-    /// A batch on this engine's device alone.
+    /// A batch of checked calls on one set, on this engine's device alone.
     pub(in crate::engine) async fn batch_here(
         &self,
         bases: &Bases<C>,
-        scalars: &[&[Fr<C>]],
+        calls: &[Call<'_, C>],
     ) -> Result<Vec<(Projective<C>, MsmReport)>> {
-        self.validate_batch(bases, scalars)?;
         if bases.parts() > 1 || !self.holds(bases) {
             // Bases in several device parts, or not on this device: each vector runs as its
             // own call (sliced where it must be, the slices overlapped), one after the other.
             let mut out = Vec::new();
-            for (k, s) in scalars.iter().enumerate() {
-                let call = self.msm_here(BasesRef::Resident(bases), s);
-                out.push(call.await.map_err(at(k))?);
+            for (k, call) in calls.iter().enumerate() {
+                out.push(self.msm_here(*call).await.map_err(at(k))?);
             }
             return Ok(out);
         }
-        self.host_list_stages_before_batch(scalars);
-        let pieces: Vec<Piece<C>> = (scalars.iter())
-            .map(|s| Piece {
-                bases: BasesRef::Resident(bases),
-                scalars: s,
-                route: None,
-            })
+        self.host_list_stages_before_batch(calls);
+        let pieces: Vec<Piece<C>> = (calls.iter())
+            .map(|&call| Piece { call, route: None })
             .collect();
         self.run_overlapped(pieces, |k, e| at(k)(e)).await
     }
 
-    /// Every vector checked, before any work starts.
-    fn validate_batch(&self, bases: &Bases<C>, scalars: &[&[Fr<C>]]) -> Result<()> {
-        for (k, s) in scalars.iter().enumerate() {
-            self.validate(BasesRef::Resident(bases), s).map_err(at(k))?;
-        }
-        Ok(())
+    /// Every vector checked, before any work starts: the batch's calls.
+    fn validate_batch<'a>(
+        &self,
+        bases: &'a Bases<C>,
+        scalars: &[&'a [Fr<C>]],
+    ) -> Result<Vec<Call<'a, C>>> {
+        (scalars.iter().enumerate())
+            .map(|(k, s)| self.validate(BasesRef::Resident(bases), s).map_err(at(k)))
+            .collect()
     }
 
     /// A batch that may plan vectors on the host (SRE, `BucketSort::Host`) readies the
     /// host-list stages first: their first-use test's calls must not wait for room that a
     /// vector in flight holds. Its outcome is the device's; each vector's planning reads it
     /// (and reports any error).
-    fn host_list_stages_before_batch(&self, scalars: &[&[Fr<C>]]) {
-        let longest = scalars.iter().map(|s| s.len()).max().unwrap_or(0);
-        let on_gpu = matches!(self.route_call(longest), Ok((crate::Backend::Gpu, _)));
+    fn host_list_stages_before_batch(&self, calls: &[Call<C>]) {
+        let longest = calls.iter().map(|c| c.n()).max().unwrap_or(0);
+        let on_gpu = matches!(self.route_call(longest), Ok(r) if r.backend == Backend::Gpu);
         if let (true, true, Some(gpu)) = (self.may_plan_on_host(), on_gpu, self.gpu()) {
             let _ = self.host_list_stages_ready(&gpu);
         }

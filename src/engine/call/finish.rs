@@ -55,8 +55,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             mut report,
             start,
             gpu,
-            bases,
-            n,
+            call,
             c,
             overlapped,
             ..
@@ -66,7 +65,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             times,
             bad_base,
         } = gpu_out?;
-        let bases = &bases.points()[..n];
+        let bases = call.points;
         if let Some(i) = bad_base {
             // The convert stage found an uploaded base off the curve: the sums mean nothing.
             // The host names the first such base (its check is the same one).

@@ -28,7 +28,7 @@ mod split_batch;
 mod submit;
 pub(super) mod validate;
 
-use ark_ec::short_weierstrass::Projective;
+use ark_ec::short_weierstrass::{Affine, Projective};
 
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
@@ -38,67 +38,103 @@ use crate::error::Result;
 use crate::report::{Backend, MsmReport};
 use validate::off_curve_first;
 
+/// One call, checked: its bases and scalars, one base each, the bases this engine's to use.
+/// [`GpuMsm::validate`] makes it at the entrance, once per caller's call (once per vector
+/// of a batch); the drivers cut it into pieces ([`Call::piece`]: slices, devices' shares),
+/// which are not checked again.
+pub(in crate::engine) struct Call<'a, C: GpuCurve> {
+    /// Where its bases are: host points, a resident set, or one part of one.
+    pub bases: BasesRef<'a, C>,
+    /// Its bases' points (a resident set's host copy), as many as its scalars.
+    pub points: &'a [Affine<C>],
+    /// Its scalars.
+    pub scalars: &'a [Fr<C>],
+}
+
+impl<C: GpuCurve> Clone for Call<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C: GpuCurve> Copy for Call<'_, C> {}
+
+impl<'a, C: GpuCurve> Call<'a, C> {
+    /// A piece of a checked call, on `bases` (at least as many as `scalars`): a slice of
+    /// its points, a part of its set, a device's share.
+    pub(in crate::engine) fn piece(bases: BasesRef<'a, C>, scalars: &'a [Fr<C>]) -> Self {
+        Self {
+            bases,
+            points: &bases.points()[..scalars.len()],
+            scalars,
+        }
+    }
+
+    /// Its length: points and scalars.
+    pub(in crate::engine) fn n(&self) -> usize {
+        self.scalars.len()
+    }
+}
+
 impl<C: GpuCurve> GpuMsm<C> {
-    /// [`GpuMsm::msm_with_report`] of `src`: split across the devices on several (their
-    /// shares run as `spread` says), else on this engine's device.
+    /// [`GpuMsm::msm_with_report`] of `src`: checked, then split across the devices on
+    /// several (their shares run as `spread` says), else run on this engine's device.
     pub(super) async fn msm_of(
         &self,
         src: BasesRef<'_, C>,
         scalars: &[Fr<C>],
         spread: Spread,
     ) -> Result<(Projective<C>, MsmReport)> {
-        self.validate(src, scalars)?;
+        let call = self.validate(src, scalars)?;
+        self.run_call(call, spread).await
+    }
+
+    /// A checked call on this engine's devices: split across them on several, else here.
+    pub(in crate::engine) async fn run_call(
+        &self,
+        call: Call<'_, C>,
+        spread: Spread,
+    ) -> Result<(Projective<C>, MsmReport)> {
         let out = match &self.several {
-            Some(several) => self.split_msm(several, src, scalars, spread).await,
-            None => self.msm_here(src, scalars).await,
+            Some(several) => self.split_msm(several, call, spread).await,
+            None => self.msm_here(call).await,
         };
-        off_curve_first(src, scalars.len(), out)
+        off_curve_first(call, out)
     }
 
-    /// [`GpuMsm::msm_with_report`] on this engine's device alone (a device of an engine on
-    /// several runs its shares so).
-    pub(super) async fn msm_share(
+    /// A call on this engine's device (or its CPU paths), sliced where it must be: host
+    /// bases or a set not on this device in slices of what one GPU call holds, a set
+    /// stored in parts one part a slice.
+    pub(in crate::engine) async fn msm_here(
         &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
+        call: Call<'_, C>,
     ) -> Result<(Projective<C>, MsmReport)> {
-        self.validate(src, scalars)?;
-        self.msm_here(src, scalars).await
-    }
-
-    /// An MSM on this engine's device (or its CPU paths), sliced where it must be.
-    pub(super) async fn msm_here(
-        &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
-    ) -> Result<(Projective<C>, MsmReport)> {
-        let n = scalars.len();
+        let n = call.n();
         // The path is decided once for the whole call, slices included.
         let route = self.route_call(n)?;
-        let on_gpu = route.0 == Backend::Gpu && n > 0;
-        match src {
-            BasesRef::Host(points) if on_gpu => {
+        let on_gpu = route.backend == Backend::Gpu && n > 0;
+        let host = |_, r| BasesRef::Host(&call.points[r]);
+        match call.bases {
+            BasesRef::Host(_) if on_gpu => {
                 if let Some(slice) = self.slice_for(n)? {
-                    let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host).await;
+                    return self.sliced(call, slice, &route, host).await;
                 }
             }
             BasesRef::Resident(b) if on_gpu && !self.holds(b) => {
                 // Not on this device (loaded while it was lost, or before a new one): the
                 // call uploads the set's host copy, sliced to fit as host bases are.
-                let points = &b.points()[..n];
                 if let Some(slice) = self.slice_for(n)? {
-                    let host = |_, r| BasesRef::Host(&points[r]);
-                    return self.sliced(scalars, slice, &route, host).await;
+                    return self.sliced(call, slice, &route, host).await;
                 }
-                return self.one_call(BasesRef::Host(points), scalars, route).await;
+                let call = Call::piece(BasesRef::Host(call.points), call.scalars);
+                return self.one_call(call, route).await;
             }
             BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
                 let part = |k, _| BasesRef::ResidentPart(b, k);
-                return self.sliced(scalars, b.part_len(), &route, part).await;
+                return self.sliced(call, b.part_len(), &route, part).await;
             }
             _ => {}
         }
-        self.one_call(src, scalars, route).await
+        self.one_call(call, route).await
     }
 }

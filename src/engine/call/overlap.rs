@@ -8,22 +8,21 @@ use std::time::Instant;
 
 use ark_ec::short_weierstrass::Projective;
 
-use crate::bases::BasesRef;
-use crate::curve::{Fr, GpuCurve};
+use crate::curve::GpuCurve;
 use crate::engine::call::plan::{GpuCall, Prepared};
+use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, InFlight};
-use crate::report::{Backend, MsmReport};
+use crate::report::MsmReport;
+use crate::routing::Route;
 
 /// One call of an overlapped run.
 pub(in crate::engine) struct Piece<'a, C: GpuCurve> {
-    /// Its bases.
-    pub bases: BasesRef<'a, C>,
-    /// Its scalars.
-    pub scalars: &'a [Fr<C>],
+    /// Its bases and scalars.
+    pub call: Call<'a, C>,
     /// Its path, if decided already (a slice takes its call's); else routed on its own.
-    pub route: Option<(Backend, String)>,
+    pub route: Option<Route>,
 }
 
 /// A piece submitted to the GPU and not yet collected.
@@ -107,11 +106,9 @@ impl<C: GpuCurve> GpuMsm<C> {
         let named = |e| (run.err)(k, e);
         let route = match piece.route {
             Some(r) => r,
-            None => self.route_call(piece.scalars.len()).map_err(named)?,
+            None => self.route_call(piece.call.n()).map_err(named)?,
         };
-        let step = self
-            .prepare(piece.bases, piece.scalars, route)
-            .map_err(named)?;
+        let step = self.prepare(piece.call, route).map_err(named)?;
         let mut p = match step {
             Prepared::Done(r, rep) => {
                 run.out[k] = Some((r, *rep));

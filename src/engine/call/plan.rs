@@ -19,10 +19,12 @@ use crate::digits::{
     scalar_integers, windows_for_bits, BucketPlan, DigitMatrix, SIGN_BIT,
 };
 use crate::engine::call::validate::check_bases;
+use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::{GpuContext, Shift};
 use crate::report::{Backend, MsmReport, PhaseTimes};
+use crate::routing::Route;
 use crate::sre::policy::Placement;
 use crate::sre::{self, SrePlan};
 
@@ -42,13 +44,12 @@ pub(in crate::engine) struct GpuCall<'a, C: GpuCurve> {
     /// The device its host work was planned for (its stages built and checked there): the
     /// call runs there, or fails if that device is lost since.
     pub(in crate::engine) gpu: Arc<GpuContext>,
-    pub(in crate::engine) bases: BasesRef<'a, C>,
-    pub(in crate::engine) n: usize,
+    /// The call itself: its bases and scalars.
+    pub(in crate::engine) call: Call<'a, C>,
     pub(in crate::engine) c: u32,
     /// The shifted copies of the resident part the call reads (device sort only).
     pub(in crate::engine) shift: Shift,
     pub(in crate::engine) plan: CallPlan,
-    pub(in crate::engine) scalars: &'a [Fr<C>],
     /// SRE's merged points, uploaded after the bases.
     pub(in crate::engine) merged: Vec<Affine<C>>,
     /// Time not part of its total: other calls' host work while this one was in flight (a
@@ -72,19 +73,17 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// chose: the CPU paths run the call here.
     pub(in crate::engine) fn prepare<'a>(
         &self,
-        src: BasesRef<'a, C>,
-        scalars: &'a [Fr<C>],
-        (backend, route): (Backend, String),
+        call: Call<'a, C>,
+        Route { backend, why }: Route,
     ) -> Result<Prepared<'a, C>> {
         let start = Instant::now();
-        let bases = self.validate(src, scalars)?;
-        let n = scalars.len();
+        let (src, bases, scalars, n) = (call.bases, call.points, call.scalars, call.n());
         tracing::Span::current().record("backend", tracing::field::debug(backend));
-        let mut report = self.empty_report(src, n, backend, route);
+        let mut report = self.empty_report(src, n, backend, why);
         if n == 0 {
             return Ok(done(Projective::<C>::zero(), report, start));
         }
-        let in_subgroup = self.check_call_bases(src, bases, backend)?;
+        let in_subgroup = self.check_call_bases(call, backend)?;
         if backend != Backend::Gpu {
             let t = Instant::now();
             let r = cpu_msm(backend, bases, scalars, in_subgroup);
@@ -147,12 +146,10 @@ impl<C: GpuCurve> GpuMsm<C> {
             report,
             start,
             gpu,
-            bases: src,
-            n,
+            call,
             c,
             shift,
             plan,
-            scalars,
             merged,
             overlapped: setup,
         };
@@ -176,13 +173,14 @@ impl<C: GpuCurve> GpuMsm<C> {
             m => format!(
                 "SRE's {m} merged points do not fit beside the {} bases (adapter limits or \
                  memory budget)",
-                call.n
+                call.call.n()
             ),
         };
         let report = &mut call.report;
         not_applied(report, &why);
         report.num_entries = 0;
-        (call.c, call.shift) = self.device_sort(&call.gpu, report, (call.bases, call.n), None)?;
+        (call.c, call.shift) =
+            self.device_sort(&call.gpu, report, (call.call.bases, call.call.n()), None)?;
         call.plan = CallPlan::DeviceSort;
         call.merged = Vec::new();
         Ok(())

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use ark_ec::short_weierstrass::Projective;
 
-use crate::bases::{Bases, BasesRef};
-use crate::curve::{Fr, GpuCurve};
+use crate::bases::Bases;
+use crate::curve::GpuCurve;
 use crate::engine::call::plan::Prepared;
+use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
-use crate::routing;
+use crate::routing::{self, Route};
 
 /// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
 pub(in crate::engine) enum DeviceState {
@@ -25,24 +26,26 @@ pub(in crate::engine) enum DeviceState {
 impl<C: GpuCurve> GpuMsm<C> {
     /// The path of an n-point call and why: the routing's choice, moved to the CPU when the
     /// device cannot take it now ([`GpuMsm::device_ready`], asked only for GPU calls).
-    pub(in crate::engine) fn route_call(&self, n: usize) -> Result<(Backend, String)> {
+    pub(in crate::engine) fn route_call(&self, n: usize) -> Result<Route> {
         if n == 0 {
             // Whatever the routing would say: nothing touches the device.
             let why = "n = 0: the empty sum is the zero point; nothing ran";
-            return Ok((Backend::CpuDoubleAndAdd, why.into()));
+            return Ok(Route::new(Backend::CpuDoubleAndAdd, why));
         }
-        let (backend, why) = self.routed(n);
-        if backend != Backend::Gpu {
-            return Ok((backend, why));
+        let route = self.routed(n);
+        if route.backend != Backend::Gpu {
+            return Ok(route);
         }
         Ok(match self.device_ready()? {
-            DeviceState::Ready => (backend, why),
-            DeviceState::OnCpu(lost) => (Backend::CpuArkworks, format!("{why}; {lost}")),
+            DeviceState::Ready => route,
+            DeviceState::OnCpu(lost) => {
+                Route::new(Backend::CpuArkworks, format!("{}; {lost}", route.why))
+            }
         })
     }
 
     /// The routing's choice for an n-point call (n > 0), whatever the device's state.
-    pub(in crate::engine) fn routed(&self, n: usize) -> (Backend, String) {
+    pub(in crate::engine) fn routed(&self, n: usize) -> Route {
         routing::route(
             n,
             &self.config,
@@ -76,11 +79,10 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
     pub(in crate::engine) async fn one_call(
         &self,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
-        route: (Backend, String),
+        call: Call<'_, C>,
+        route: Route,
     ) -> Result<(Projective<C>, MsmReport)> {
-        match self.prepare(src, scalars, route)? {
+        match self.prepare(call, route)? {
             Prepared::Done(r, rep) => Ok((r, *rep)),
             Prepared::Gpu(p) => {
                 let gpu = Arc::clone(&p.gpu);

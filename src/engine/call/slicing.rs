@@ -7,11 +7,13 @@ use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
 use crate::bases::{slice_ranges, BasesRef};
-use crate::curve::{Fr, GpuCurve};
+use crate::curve::GpuCurve;
 use crate::engine::call::overlap::Piece;
+use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
-use crate::report::{Backend, MsmReport};
+use crate::report::MsmReport;
+use crate::routing::Route;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
@@ -106,17 +108,17 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// bases in the caller's numbering.
     pub(in crate::engine) async fn sliced<'a>(
         &self,
-        scalars: &'a [Fr<C>],
+        call: Call<'a, C>,
         slice: usize,
-        route: &(Backend, String),
+        route: &Route,
         bases: impl Fn(usize, Range<usize>) -> BasesRef<'a, C>,
     ) -> Result<(Projective<C>, MsmReport)> {
         let start = Instant::now();
+        let scalars = call.scalars;
         let ranges: Vec<Range<usize>> = slice_ranges(scalars.len(), slice).collect();
         let pieces: Vec<Piece<C>> = (ranges.iter().enumerate())
             .map(|(k, r)| Piece {
-                bases: bases(k, r.clone()),
-                scalars: &scalars[r.clone()],
+                call: Call::piece(bases(k, r.clone()), &scalars[r.clone()]),
                 route: Some(route.clone()),
             })
             .collect();

@@ -9,18 +9,20 @@ use ark_ff::Zero;
 
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::Call;
 use crate::engine::several::{
     device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread,
 };
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, DeviceRun, MsmReport};
+use crate::routing::Route;
 
 impl<C: GpuCurve> Several<C> {
     /// A call's shares: on a set placed on the devices, each device's share of its first n
     /// points (a lost device's uploaded by a live one); else n host points split.
-    fn shares<'a>(&self, src: BasesRef<'a, C>, n: usize, live: &[usize]) -> Vec<Share<'a, C>> {
-        let points = &src.points()[..n];
+    fn shares<'a>(&self, call: Call<'a, C>, live: &[usize]) -> Vec<Share<'a, C>> {
+        let (src, points, n) = (call.bases, call.points, call.n());
         let set = match src {
             BasesRef::Resident(b) if !b.shares().is_empty() => b,
             _ => {
@@ -71,7 +73,7 @@ impl<C: GpuCurve> Several<C> {
             let s = &scalars[sh.points.clone()];
             async move {
                 let t = Instant::now();
-                let out = device.msm_share(bases, s).await;
+                let out = device.msm_here(Call::piece(bases, s)).await;
                 (out, t.elapsed())
             }
         };
@@ -100,22 +102,21 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub(in crate::engine) async fn split_msm(
         &self,
         several: &Several<C>,
-        src: BasesRef<'_, C>,
-        scalars: &[Fr<C>],
+        call: Call<'_, C>,
         spread: Spread,
     ) -> Result<(Projective<C>, MsmReport)> {
         let start = Instant::now();
-        let n = scalars.len();
-        if n == 0 || self.routed(n).0 != Backend::Gpu {
-            return self.msm_here(src, scalars).await;
+        let (src, scalars, n) = (call.bases, call.scalars, call.n());
+        if n == 0 || self.routed(n).backend != Backend::Gpu {
+            return self.msm_here(call).await;
         }
         let live = several.live();
         let shares = match live.is_empty() {
             true => Vec::new(),
-            false => several.shares(src, n, &live),
+            false => several.shares(call, &live),
         };
         if shares.is_empty() {
-            return self.msm_here(src, scalars).await;
+            return self.msm_here(call).await;
         }
         let outcomes = several.run(&shares, scalars, spread).await;
         let combined = self.combine(several, &shares, outcomes, scalars, spread);
@@ -188,14 +189,11 @@ impl<C: GpuCurve> GpuMsm<C> {
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport, DeviceRun)> {
         let points = &sh.bases.points()[..sh.points.len()];
-        let s = &scalars[sh.points.clone()];
+        let host = Call::piece(BasesRef::Host(points), &scalars[sh.points.clone()]);
         let because = format!("device {} failed its share ({why})", sh.device);
         for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();
-            match several.devices[j]
-                .msm_share(BasesRef::Host(points), s)
-                .await
-            {
+            match several.devices[j].msm_here(host).await {
                 Ok((r, rep)) => {
                     let moved = Share {
                         device: sh.device,
@@ -220,10 +218,10 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         let t = Instant::now();
         let (r, rep) = match demanded {
-            true => self.msm_here(BasesRef::Host(points), s).await,
+            true => self.msm_here(host).await,
             false => {
-                let route = (Backend::CpuArkworks, format!("{because}; on the CPU"));
-                self.one_call(BasesRef::Host(points), s, route).await
+                let route = Route::new(Backend::CpuArkworks, format!("{because}; on the CPU"));
+                self.one_call(host, route).await
             }
         }
         .map_err(|e| e.at_offset(sh.points.start))?;

@@ -9,6 +9,7 @@ use ark_ec::short_weierstrass::Projective;
 
 use crate::bases::{Bases, BasesRef};
 use crate::curve::{Fr, GpuCurve};
+use crate::engine::call::Call;
 use crate::engine::several::{
     device_fault, each_at_once, each_joined, Outcome, Several, Share, Spread,
 };
@@ -121,7 +122,12 @@ impl<C: GpuCurve> Several<C> {
             let device = live.contains(&k).then(|| &self.devices[k]);
             async move {
                 match device {
-                    Some(d) => d.batch_here(set, &vs).await,
+                    Some(d) => {
+                        let calls: Vec<Call<C>> = (vs.iter())
+                            .map(|v| Call::piece(BasesRef::Resident(set), v))
+                            .collect();
+                        d.batch_here(set, &calls).await
+                    }
                     None => Err(self.lost_error(k)),
                 }
             }

@@ -18,7 +18,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         p: &GpuCall<'_, C>,
         wait: bool,
     ) -> Result<Option<InFlight>> {
-        let span = tracing::info_span!("gpu_msm.upload", n = p.n);
+        let span = tracing::info_span!("gpu_msm.upload", n = p.call.n());
         let job = Self::job(gpu, p);
         let out = gpu
             .submit_if(&job, wait, self.config.gpu_timeout)
@@ -30,9 +30,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
     pub(in crate::engine) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall<C>) -> Job<'a, C> {
-        let bases = match p.bases.stored_part().filter(|r| gpu.holds(r)) {
-            Some(r) => JobBases::Resident(r, p.n),
-            None => JobBases::Host(&p.bases.points()[..p.n]),
+        let bases = match p.call.bases.stored_part().filter(|r| gpu.holds(r)) {
+            Some(r) => JobBases::Resident(r, p.call.n()),
+            None => JobBases::Host(p.call.points),
         };
         // The call reads the copies it planned for only where the part is held here.
         let shift = match bases {
@@ -45,7 +45,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             plan: match &p.plan {
                 CallPlan::HostLists(plan) => JobPlan::HostLists(plan),
                 CallPlan::DeviceSort => JobPlan::DeviceSort {
-                    scalars: p.scalars,
+                    scalars: p.call.scalars,
                     window_bits: p.c,
                     shift,
                 },

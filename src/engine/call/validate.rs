@@ -7,17 +7,18 @@ use rayon::prelude::*;
 
 use crate::bases::BasesRef;
 use crate::curve::{components, Fe, Fr, GpuCurve};
+use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::Backend;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Checks lengths and ownership; returns the bases the call uses.
+    /// Checks lengths and ownership at the entrance: the call, with the bases it uses.
     pub(in crate::engine) fn validate<'a>(
         &self,
         bases: BasesRef<'a, C>,
-        scalars: &[Fr<C>],
-    ) -> Result<&'a [Affine<C>]> {
+        scalars: &'a [Fr<C>],
+    ) -> Result<Call<'a, C>> {
         let all = bases.points();
         match bases {
             BasesRef::Host(_) if all.len() != scalars.len() => Err(MsmError::LengthMismatch {
@@ -37,7 +38,11 @@ impl<C: GpuCurve> GpuMsm<C> {
                     scalars: scalars.len(),
                 })
             }
-            _ => Ok(&all[..scalars.len()]),
+            _ => Ok(Call {
+                bases,
+                points: &all[..scalars.len()],
+                scalars,
+            }),
         }
     }
 
@@ -49,10 +54,10 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// once (at load, or at the first such call) and a call over one of them is refused.
     pub(in crate::engine) fn check_call_bases(
         &self,
-        src: BasesRef<C>,
-        bases: &[Affine<C>],
+        call: Call<C>,
         backend: Backend,
     ) -> Result<bool> {
+        let (src, bases) = (call.bases, call.points);
         let subgroup = self.config.validate_subgroup;
         let (BasesRef::Resident(set) | BasesRef::ResidentPart(set, _)) = src else {
             if backend != Backend::Gpu || subgroup {
@@ -84,15 +89,14 @@ impl<C: GpuCurve> GpuMsm<C> {
 /// were, at load), so that the answer does not depend on the slicing, the split or the
 /// load, and is the CPU route's.
 pub(in crate::engine) fn off_curve_first<C: GpuCurve, T>(
-    src: BasesRef<C>,
-    n: usize,
+    call: Call<C>,
     out: Result<T>,
 ) -> Result<T> {
-    match (out, src) {
+    match (out, call.bases) {
         (
             Err(e @ (MsmError::BaseNotInSubgroup { .. } | MsmError::InputTooLarge(_))),
             BasesRef::Host(bases),
-        ) => check_bases(&bases[..n], false).and(Err(e)),
+        ) => check_bases(&bases[..call.n()], false).and(Err(e)),
         (out, _) => out,
     }
 }
