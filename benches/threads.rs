@@ -20,7 +20,7 @@ use gpu_msm::internals::cpu;
 use gpu_msm::internals::digits::{
     best_window_bits, num_windows, AddCosts, BucketPlan, DigitMatrix,
 };
-use gpu_msm::internals::gpu::field::affine_upload_words;
+use gpu_msm::internals::gpu::packing::affine_upload_words;
 use gpu_msm::internals::sre::{self, SreOptions, SreStrategy};
 use rayon::prelude::*;
 

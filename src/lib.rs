@@ -61,13 +61,13 @@ pub use engine::{known_answer, GpuMsm};
 pub use error::{MsmError, Result};
 pub use gpu::inspect::mul_bench::MulRate;
 pub use gpu::inspect::selftest::ShaderOps;
-pub use gpu::memory::pool::MemoryUsage;
+
 pub use gpu::planning::counts::{CallCounts, PhaseMuls};
 pub use gpu::shader::field::CurveProfile;
 pub use gpu::shader::mul_variants::MulForm;
 pub use report::{
-    Backend, DeviceRun, DeviceStatus, GpuTiming, MsmReport, PhaseTimes, SreReport, SreStats,
-    Startup,
+    Backend, DeviceRun, DeviceStatus, GpuTiming, MemoryUsage, MsmReport, PhaseTimes, SreReport,
+    SreStats, Startup,
 };
 /// The wgpu this crate is built on, so that callers name the same version
 /// ([`MsmConfig::limits`]).
@@ -98,7 +98,7 @@ pub mod internals {
     pub mod gpu {
         pub use crate::gpu::memory::resident::Shift;
         pub use crate::gpu::pipelines::stages::{wgsl_modules, WgslModule};
-        pub use crate::gpu::shader::{self, edwards, field};
+        pub use crate::gpu::shader::{self, edwards, field, packing};
         /// What one call does, counted from its plan.
         pub mod counts {
             pub use crate::gpu::planning::counts::*;

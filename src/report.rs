@@ -15,6 +15,30 @@ pub enum GpuTiming {
     WallClock,
 }
 
+/// What a device's memory budget holds now (`GpuMsm::memory_usage`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// The budget, in bytes.
+    pub budget: u64,
+    /// Bytes reserved by calls in flight.
+    pub in_flight: u64,
+    /// Bytes held by idle pooled workspaces.
+    pub idle: u64,
+    /// Bytes held by resident bases.
+    pub resident: u64,
+    /// The largest total (in flight + idle + resident) ever admitted.
+    pub peak: u64,
+    /// How many times a call or a load waited for room.
+    pub waits: u64,
+}
+
+impl MemoryUsage {
+    /// Bytes counted against the budget now.
+    pub fn total(&self) -> u64 {
+        self.in_flight + self.idle + self.resident
+    }
+}
+
 /// Where an engine's start-up went ([`crate::GpuMsm::startup`]): from `GpuMsm::new` until
 /// the first MSM can start, and what the first call that plans its buckets on the host adds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

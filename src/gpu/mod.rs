@@ -29,7 +29,7 @@ use std::time::Duration;
 
 pub(crate) use device::blocking::lock_within;
 use device::{poller, submitter};
-use memory::pool::{MemoryUsage, Pool};
+use memory::pool::Pool;
 pub(crate) use memory::resident::{Shift, StoredBases};
 pub(crate) use open::SharedDevice;
 use pipelines::cache as pipeline_cache;
@@ -39,7 +39,7 @@ pub(crate) use planning::layout::{Job, JobBases, JobPlan};
 pub(crate) use run::submit::{CallOutput, GpuTimes, InFlight};
 use shader::field::CurveProfile;
 
-use crate::report::GpuTiming;
+use crate::report::{GpuTiming, MemoryUsage};
 
 /// Cache key of the workspace's own stored bases (resident sets count from 1).
 const WORKSPACE_BASES_ID: u64 = 0;

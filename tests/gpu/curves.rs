@@ -199,7 +199,7 @@ fn upload_check<C: GpuCurve>(ops: &ShaderOps<C>) {
             .collect()
     };
     // The upload's own words: arkworks' internal words, component by component.
-    let ark = gpu_msm::internals::gpu::field::arkworks_words::<C>;
+    let ark = gpu_msm::internals::gpu::packing::arkworks_words::<C>;
     let on_curve = |x: Fe<C>, y: Fe<C>| y.square() == x.square() * x + C::COEFF_B;
     let mut cases: Vec<(&str, Vec<u32>, Vec<u32>, bool)> = Vec::new();
     let p_words = Fp::<C>::MODULUS;

@@ -297,9 +297,9 @@ fn stored_bases_match_the_host_form() {
 fn upload_check_matches_the_curve_equation() {
     use ark_ec::AffineRepr;
     use ark_ff::{BigInt, PrimeField};
-    // Raw words, which may be unreduced: what `field::arkworks_words` writes for reduced x.
+    // Raw words, which may be unreduced: what `packing::arkworks_words` writes for reduced x.
     let words = |b: &BigInt<6>| {
-        gpu_msm::internals::gpu::field::arkworks_words::<Bls>(&Fq::new_unchecked(*b))
+        gpu_msm::internals::gpu::packing::arkworks_words::<Bls>(&Fq::new_unchecked(*b))
     };
     let plus_p = |x: &Fq| {
         let mut v = x.0;

@@ -13,7 +13,8 @@ use crate::curve::{Fe, Fr, GpuCurve};
 use crate::error::{MsmError, Result};
 use crate::gpu::pipelines::compile::{create_pipeline, shader_module};
 use crate::gpu::pipelines::stages::StageId;
-use crate::gpu::shader::field::{arkworks_words, Arithmetic, CurveProfile, WORKGROUP_SIZE};
+use crate::gpu::shader::field::{Arithmetic, CurveProfile, WORKGROUP_SIZE};
+use crate::gpu::shader::packing::arkworks_words;
 use crate::gpu::GpuContext;
 
 /// The shader function a self-test case runs (the `op` of selftest.wgsl).

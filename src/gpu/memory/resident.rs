@@ -17,7 +17,8 @@ use crate::gpu::pipelines::compile::Pass;
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::pipelines::stages::{Phase, Source, StageId};
 use crate::gpu::shader::contract::{bad_base, Params, ShiftParams, SHIFT_BATCH};
-use crate::gpu::shader::field::{identity_bits_bytes, pack_affine, pack_identity_bits};
+use crate::gpu::shader::field::identity_bits_bytes;
+use crate::gpu::shader::packing::{pack_affine, pack_identity_bits};
 use crate::gpu::GpuContext;
 
 /// The shifted copies of a resident part (`config::Precompute`), for calls at window size c

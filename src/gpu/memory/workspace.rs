@@ -229,3 +229,20 @@ impl Workspace {
         sizes.values().sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_classes_are_powers_of_two_that_fit() {
+        assert_eq!(size_class(0), MIN_CLASS_BYTES);
+        assert_eq!(size_class(MIN_CLASS_BYTES - 1), MIN_CLASS_BYTES);
+        assert_eq!(size_class(MIN_CLASS_BYTES), MIN_CLASS_BYTES);
+        assert_eq!(size_class(MIN_CLASS_BYTES + 1), 2 * MIN_CLASS_BYTES);
+        for b in [1u64, 1000, 4096, 4097, 1 << 30] {
+            let c = size_class(b);
+            assert!(c >= b && c.is_power_of_two() && c / 2 < b.max(MIN_CLASS_BYTES));
+        }
+    }
+}

@@ -19,7 +19,8 @@ use crate::gpu::planning::sort::{
     accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass,
 };
 use crate::gpu::shader::contract::Params;
-use crate::gpu::shader::field::{identity_bits_bytes, CurveProfile};
+use crate::gpu::shader::field::identity_bits_bytes;
+use crate::gpu::shader::field::CurveProfile;
 
 /// One pass kind of the call: how many dispatches, the additions it does and the bytes it
 /// reads and writes in device memory.

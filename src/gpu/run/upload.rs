@@ -14,7 +14,8 @@ use crate::gpu::planning::layout::{
     TIMESTAMP_QUERIES,
 };
 use crate::gpu::shader::contract::{LevelParams, MergeParams, Params};
-use crate::gpu::shader::field::{pack_affine, pack_identity_bits, CurveProfile};
+use crate::gpu::shader::field::CurveProfile;
+use crate::gpu::shader::packing::{pack_affine, pack_identity_bits};
 use crate::gpu::GpuContext;
 
 /// Fewest scalars (2 MiB) one thread of the scalar copy writes: below that a thread's start

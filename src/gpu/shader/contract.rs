@@ -77,7 +77,7 @@ shader_struct! {
         scan_base3,
         /// Where the stored bases' identity bits start, in 16-byte loads of the `bases`
         /// binding (after every base and copy): bit i % 32 of word i / 32 is set when base i
-        /// is the identity (GPU bucket sort; `field::pack_identity_bits`).
+        /// is the identity (GPU bucket sort; `packing::pack_identity_bits`).
         identity_quads,
         /// Padding to a multiple of 16 bytes.
         pad0,

@@ -11,8 +11,9 @@
 //! check of uploaded bases) and `CURVE_B3` (3b, the formulas' factor where b is not a small
 //! integer), each with its components `NAME_C0`, `NAME_C1` as F_p constants.
 
-use super::field::{wgsl_limbs, CurveProfile};
+use super::field::CurveProfile;
 use super::files;
+use super::profile::wgsl_limbs;
 
 /// The element layer of `profile`: its constants, its file, and on F_p^2 the product by
 /// the non-residue.

@@ -15,7 +15,6 @@
 use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
-use rayon::prelude::*;
 
 use super::mul29;
 use crate::curve::{components, from_components, CurveSpec, Fe, Fp, GpuCurve, LIMB13_BITS};
@@ -44,7 +43,7 @@ impl Arithmetic {
     /// bytes a load as `vec4<u32>` on a GPU, but half the loads in llvmpipe, which gathers a
     /// load's components one at a time, lane by lane (Mesa 22: 14% less time in the
     /// accumulation at 2^16, docs/PERF.md). The portable profile has no 64-bit integers.
-    fn base_quad_wgsl(self) -> String {
+    pub(super) fn base_quad_wgsl(self) -> String {
         match self {
             Arithmetic::Limbs13 => "alias BaseQuad = vec4<u32>;\n\
                  fn quad_words(q: BaseQuad) -> vec4<u32> {\n    return q;\n}\n"
@@ -334,59 +333,6 @@ impl CurveProfile {
         // Homogeneous to Jacobian: (X Z, Y Z^2, Z).
         Some(Projective::<C>::new_unchecked(x * z, y * z.square(), z))
     }
-
-    /// The generated WGSL header: sizes and the constants of F_p for this profile, all
-    /// derived from arkworks' parameters (`CurveSpec`) so that nothing is typed in by hand.
-    pub fn wgsl_header(self) -> String {
-        let (a, curve) = (self.arithmetic, self.curve);
-        let pw = self.packed_words();
-        let mut s = String::new();
-        s += &format!(
-            "// {}: generated from arkworks' parameters (src/curve.rs).\n",
-            curve.name
-        );
-        s += &format!("const PACKED_WORDS: u32 = {pw}u;\n");
-        s += &format!("const BASE_WORDS: u32 = {}u;\n", self.base_words());
-        assert!(
-            self.base_words().is_multiple_of(4),
-            "bases are read 16 bytes at a time"
-        );
-        s += &format!("const BASE_QUADS: u32 = {}u;\n", self.base_words() / 4);
-        s += &format!("const POINT_WORDS: u32 = {}u;\n", self.point_words());
-        s += "alias BaseWords = array<u32, BASE_WORDS>;\n";
-        s += &a.base_quad_wgsl();
-        s += "alias PointWords = array<u32, POINT_WORDS>;\n";
-        s += &format!("const WORKGROUP_SIZE: u32 = {WORKGROUP_SIZE}u;\n");
-        let bits = a.limb_bits();
-        // -p^-1 mod 2^32 (field29.wgsl), or mod 2^13: its low 13 bits (field.wgsl).
-        let np0 = match a {
-            Arithmetic::Limbs13 => curve.np0 & ((1u32 << bits) - 1),
-            Arithmetic::Limbs29 | Arithmetic::Limbs29Edwards => curve.np0,
-        };
-        s += &format!("const LIMBS: u32 = {}u;\n", self.limbs());
-        s += &format!("const LIMB_BITS: u32 = {bits}u;\n");
-        s += &format!("const LIMB_MASK: u32 = {}u;\n", (1u32 << bits) - 1);
-        s += &format!("const NP0: u32 = {np0}u;\n");
-        // As constants in the shaders' form: p itself, R mod p (one), and R^2 / 2^(64 N)
-        // mod p, the factor whose Montgomery product takes arkworks' x * 2^(64 N) to x * R.
-        s += &wgsl_limbs("P", &self.limbs_of(&curve.modulus));
-        s += &wgsl_limbs("FP_ONE", &self.limbs_of(curve.one(bits)));
-        s += &wgsl_limbs("R_CONVERT", &self.limbs_of(curve.r_convert(bits)));
-        s += &wgsl_limbs("P_PACKED", &u64_words_to_u32(&curve.modulus));
-        let mut p_minus_2 = curve.modulus.clone();
-        p_minus_2[0] -= 2; // p is odd and > 2: no borrow
-        s += &wgsl_limbs("P_MINUS_2", &u64_words_to_u32(&p_minus_2));
-        // FE_ONE, CURVE_B (the check of uploaded bases) and CURVE_B3 are the coordinates'
-        // field's: element.rs.
-        if self.is_edwards() {
-            s += &format!("const CONVERT_BATCH: u32 = {CONVERT_BATCH}u;\n");
-            for (name, v) in curve.edwards_constants() {
-                s += &wgsl_limbs(name, &self.limbs_of(v));
-            }
-        }
-        s += &super::program::wgsl_programs(&super::program::Formulas::of(curve));
-        s
-    }
 }
 
 /// Fewest bases one storage binding must hold for the default profile to be the Edwards one
@@ -412,67 +358,9 @@ pub(crate) fn u64_words_to_u32(words: &[u64]) -> Vec<u32> {
         .collect()
 }
 
-/// arkworks' internal (Montgomery, radix 2^(64 N)) words of x, component by component:
-/// what the upload sends.
-pub fn arkworks_words<C: GpuCurve>(x: &Fe<C>) -> Vec<u32> {
-    components::<C>(x)
-        .flat_map(|c| u64_words_to_u32(C::internal_words(&c)))
-        .collect()
-}
-
-/// The base's upload words (arkworks' words of x then y, the rest of `out`, a profile's
-/// wider slot, zeroed). Identity bases are zeros; the host never places them in a bucket.
-pub fn affine_upload_words<C: GpuCurve>(p: &Affine<C>, out: &mut [u32]) {
-    out.fill(0);
-    if p.is_zero() {
-        return;
-    }
-    let components = components::<C>(&p.x).chain(components::<C>(&p.y));
-    for (k, c) in components.enumerate() {
-        let words = C::internal_words(&c);
-        let out = &mut out[2 * k * words.len()..2 * (k + 1) * words.len()];
-        for (o, w) in out.chunks_exact_mut(2).zip(words) {
-            o[0] = *w as u32;
-            o[1] = (*w >> 32) as u32;
-        }
-    }
-}
-
 /// Bytes of the identity bits of `points` bases: one bit a base, in whole 16-byte loads.
 pub(crate) fn identity_bits_bytes(points: usize) -> u64 {
     points.div_ceil(128) as u64 * 16
-}
-
-/// The identity bits of `points`: bit i % 32 of word i / 32 is set when base i is the
-/// identity, which the GPU bucket sort then places nowhere without reading the base
-/// (`count_digits`). `out` holds [`identity_bits_bytes`]; words past the last base are zero.
-pub(crate) fn pack_identity_bits<'a, C: GpuCurve>(
-    points: impl IndexedParallelIterator<Item = &'a Affine<C>>,
-    out: &mut [u32],
-) {
-    out.fill(0);
-    crate::host_pool::install(|| {
-        out.par_iter_mut()
-            .zip(points.chunks(32))
-            .for_each(|(w, chunk)| {
-                *w = (chunk.iter().enumerate())
-                    .fold(0, |acc, (b, p)| acc | (u32::from(p.is_zero()) << b))
-            })
-    });
-}
-
-/// Packs affine points into `out` in the upload layout (one profile's stored slot a base),
-/// in parallel.
-pub(crate) fn pack_affine<'a, C: GpuCurve>(
-    points: impl IndexedParallelIterator<Item = &'a Affine<C>>,
-    profile: CurveProfile,
-    out: &mut [u32],
-) {
-    crate::host_pool::install(|| {
-        out.par_chunks_mut(profile.base_words())
-            .zip(points)
-            .for_each(|(o, p)| affine_upload_words(p, o))
-    });
 }
 
 /// Every profile on every curve the crate implements, where the curve allows it (the tests
@@ -493,19 +381,11 @@ pub fn every_profile() -> Vec<CurveProfile> {
         .collect()
 }
 
-pub(crate) fn wgsl_limbs(name: &str, limbs: &[u32]) -> String {
-    let n = limbs.len();
-    let limbs: Vec<String> = limbs.iter().map(|l| format!("{l}u")).collect();
-    format!(
-        "const {name}: array<u32, {n}> = array<u32, {n}>({});\n",
-        limbs.join(", ")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ark_bls12_377::{Fq, G1Affine, G1Projective};
+    use crate::gpu::shader::packing::arkworks_words;
+    use ark_bls12_377::{Fq, G1Projective};
     use ark_ec::PrimeGroup;
     use ark_ff::{PrimeField, UniformRand};
 
@@ -513,45 +393,6 @@ mod tests {
 
     fn on<C: GpuCurve>(a: Arithmetic) -> CurveProfile {
         CurveProfile::of::<C>(a)
-    }
-
-    #[test]
-    fn identity_bits_mark_the_identities_only() {
-        let g = G1Affine::generator();
-        for n in [0usize, 1, 31, 32, 33, 127, 128, 129, 300] {
-            let marked: Vec<usize> = [0, 31, 32, 127, 128, n.saturating_sub(1)]
-                .into_iter()
-                .filter(|&i| i < n)
-                .collect();
-            let points: Vec<G1Affine> = (0..n)
-                .map(|i| {
-                    if marked.contains(&i) {
-                        G1Affine::zero()
-                    } else {
-                        g
-                    }
-                })
-                .collect();
-            let mut bits = vec![u32::MAX; identity_bits_bytes(n) as usize / 4];
-            assert_eq!(bits.len() % 4, 0, "whole 16-byte loads");
-            assert!(bits.len() * 32 >= n);
-            pack_identity_bits(points.par_iter(), &mut bits);
-            for i in 0..bits.len() * 32 {
-                let set = bits[i / 32] >> (i % 32) & 1 == 1;
-                assert_eq!(set, marked.contains(&i), "n = {n}, bit {i}");
-            }
-        }
-        // The bits start right after the bases and their copies, on a 16-byte load.
-        for a in Arithmetic::ALL {
-            let a = on::<Bls>(a);
-            assert_eq!(a.stored_base_bytes(1) % 16, 0);
-            let q = a.identity_quads(300, 3) as u64;
-            assert_eq!(16 * q, 3 * a.stored_base_bytes(300));
-            assert_eq!(a.stored_set_bytes(300, 3), 16 * q + 48);
-            for n in [19, 20, 127, 128, 1 << 20] {
-                assert!(a.stored_set_bytes(n, 3) <= n as u64 * a.stored_bytes_per_base(3));
-            }
-        }
     }
 
     /// Round trips of values and points through each profile's words, on curve C.
@@ -652,82 +493,5 @@ mod tests {
                 Arithmetic::Limbs13
             );
         }
-    }
-
-    /// The header's constants on curve C, read back from the WGSL and checked against
-    /// arkworks: p, R mod p, b R mod p, R^2 / 2^(64 N) mod p, -p^-1 mod 2^k.
-    fn header_constants<C: GpuCurve>(profiles: &[Arithmetic]) {
-        for &a in profiles {
-            let profile = on::<C>(a);
-            let h = profile.wgsl_header();
-            let limbs_of = |name: &str| -> Vec<u32> {
-                let line = h
-                    .lines()
-                    .find(|l| l.starts_with(&format!("const {name}: array<u32")))
-                    .unwrap_or_else(|| panic!("{name} in {a:?}'s header"));
-                let list = line.split_once('(').unwrap().1.trim_end_matches(");");
-                list.split(", ")
-                    .map(|v| v.trim_end_matches('u').parse().unwrap())
-                    .collect()
-            };
-            let bits = a.limb_bits();
-            let value = |limbs: &[u32]| -> Fp<C> {
-                let base = Fp::<C>::from(1u64 << bits);
-                limbs
-                    .iter()
-                    .rev()
-                    .fold(Fp::<C>::zero(), |acc, &l| acc * base + Fp::<C>::from(l))
-            };
-            let r = Fp::<C>::from(2u64).pow([u64::from(profile.radix_bits())]);
-            assert_eq!(value(&limbs_of("P")), Fp::<C>::zero(), "{a:?}");
-            assert!(limbs_of("P").iter().all(|&l| l < 1 << bits));
-            assert_eq!(limbs_of("P").len() as u32, profile.limbs());
-            assert_eq!(value(&limbs_of("FP_ONE")), r);
-            // The coordinates' constants, component by component (element.rs).
-            let e = super::super::element::constants_wgsl(profile);
-            let element = |name: &str| -> Fe<C> {
-                let c = (0..C::spec().degree()).map(|i| {
-                    let n = format!("const {name}_C{i}: array<u32");
-                    let line = e.lines().find(|l| l.starts_with(&n)).expect(name);
-                    let list = line.split_once('(').unwrap().1.trim_end_matches(");");
-                    let limbs: Vec<u32> = list
-                        .split(", ")
-                        .map(|v| v.trim_end_matches('u').parse().unwrap())
-                        .collect();
-                    value(&limbs)
-                });
-                from_components::<C>(c).unwrap()
-            };
-            let rf = Fe::<C>::from_base_prime_field(r);
-            assert_eq!(element("CURVE_B"), C::COEFF_B * rf);
-            assert_eq!(element("CURVE_B3"), C::COEFF_B * Fe::<C>::from(3u64) * rf);
-            assert_eq!(element("FE_ONE"), rf);
-            let ark = Fp::<C>::from(2u64).pow([64 * Fp::<C>::MODULUS.as_ref().len() as u64]);
-            assert_eq!(value(&limbs_of("R_CONVERT")) * ark, r * r);
-            let np0: u32 = h
-                .lines()
-                .find_map(|l| l.strip_prefix("const NP0: u32 = "))
-                .unwrap()
-                .trim_end_matches("u;")
-                .parse()
-                .unwrap();
-            let p0 = Fp::<C>::MODULUS.as_ref()[0] as u32;
-            let mask = (1u32 << bits) - 1;
-            assert_eq!(p0.wrapping_mul(np0) & mask, mask, "{a:?}");
-        }
-    }
-
-    #[test]
-    fn header_constants_are_arkworks_on_every_curve() {
-        header_constants::<Bls>(&Arithmetic::ALL);
-        let weierstrass = [Arithmetic::Limbs13, Arithmetic::Limbs29];
-        header_constants::<ark_bn254::g1::Config>(&weierstrass);
-        header_constants::<ark_bls12_381::g1::Config>(&weierstrass);
-        header_constants::<ark_bls12_377::g2::Config>(&weierstrass);
-        header_constants::<ark_bn254::g2::Config>(&weierstrass);
-        header_constants::<ark_bls12_381::g2::Config>(&weierstrass);
-        // BLS12-377: 30 limbs of 13 bits (2^390) and 13 of 29 (2^377).
-        assert_eq!(on::<Bls>(Arithmetic::Limbs13).radix_bits(), 390);
-        assert_eq!(on::<Bls>(Arithmetic::Limbs29).radix_bits(), 377);
     }
 }

@@ -27,6 +27,7 @@ pub mod element;
 pub mod field;
 pub mod mul29;
 pub mod mul_variants;
+pub mod packing;
 pub mod profile;
 pub mod program;
 pub mod registers;
