@@ -19,8 +19,12 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The code of a file without comments and without its `#[cfg(test)]` module.
+/// The code of a file without comments and without its `#[cfg(test)]` module (nothing of a
+/// `*_tests.rs` file, a test module kept beside its file by `#[path]`).
 fn code(path: &Path) -> String {
+    if path.to_string_lossy().ends_with("_tests.rs") {
+        return String::new();
+    }
     let text = std::fs::read_to_string(path).unwrap();
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(at) => &text[..at],
@@ -222,4 +226,20 @@ fn every_parallel_iterator_runs_on_the_host_pool() {
         "parallel work outside host_pool::install:\n{}",
         outside.join("\n")
     );
+}
+
+/// A `*_tests.rs` file (which the graph above skips) is a test module only: its file names
+/// it under `#[cfg(test)]`.
+#[test]
+fn test_files_are_compiled_for_tests_only() {
+    let files = rust_files(Path::new("src"));
+    for f in files.iter().filter(|f| f.to_string_lossy().ends_with("_tests.rs")) {
+        let name = f.file_name().unwrap().to_string_lossy();
+        let line = format!("#[cfg(test)]\n#[path = \"{name}\"]\nmod tests;");
+        let includer = files
+            .iter()
+            .filter(|g| g.parent() == f.parent())
+            .any(|g| std::fs::read_to_string(g).unwrap().contains(&line));
+        assert!(includer, "{f:?} is not included as a #[cfg(test)] module");
+    }
 }
