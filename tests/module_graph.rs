@@ -233,7 +233,10 @@ fn every_parallel_iterator_runs_on_the_host_pool() {
 #[test]
 fn test_files_are_compiled_for_tests_only() {
     let files = rust_files(Path::new("src"));
-    for f in files.iter().filter(|f| f.to_string_lossy().ends_with("_tests.rs")) {
+    for f in files
+        .iter()
+        .filter(|f| f.to_string_lossy().ends_with("_tests.rs"))
+    {
         let name = f.file_name().unwrap().to_string_lossy();
         let line = format!("#[cfg(test)]\n#[path = \"{name}\"]\nmod tests;");
         let includer = files

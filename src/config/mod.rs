@@ -14,13 +14,13 @@ use crate::error::{MsmError, Result};
 
 mod choices;
 mod devices;
-mod load;
+mod load_options;
 
 pub use choices::{
     Arithmetic, Backend, CalibrationSource, SreOptions, SreStrategy, PAPER_EARLY_STOP,
 };
 pub use devices::{Devices, MAX_DEVICES, MIN_DEVICE_SHARE};
-pub use load::{LoadOptions, Precompute};
+pub use load_options::{LoadOptions, Precompute};
 
 /// Smallest window size, in bits, that the engine accepts.
 pub const MIN_WINDOW_BITS: u32 = 1;

@@ -29,4 +29,5 @@ pub(crate) const SCALAR_BITS: u32 = 253;
 pub const SIGN_BIT: u32 = 1 << 31;
 
 #[cfg(test)]
+#[path = "digits_tests.rs"]
 mod tests;

@@ -19,7 +19,7 @@ use crate::curve::CurveSpec;
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
 use crate::gpu::device::adapters::AdapterKey;
-use crate::gpu::{GpuContext, SharedDevice};
+use crate::gpu::{GpuContext, OpenDevice};
 
 /// [`MsmError::InvalidConfig`] unless one point's call on host bases fits `gpu`'s limits and
 /// memory budget at `config`'s window size (the cost model's for one point without one),
@@ -52,14 +52,14 @@ pub(super) fn check_one_point_fits(
 /// on the line has already replaced the lost device, so that they share one device (and one
 /// memory budget) again.
 pub(super) struct DeviceLine {
-    newest: Mutex<SharedDevice>,
+    newest: Mutex<OpenDevice>,
     /// The adapter a replacement is made on, when it must be the same one (a device of an
     /// engine on several: `MsmConfig::devices`); else the configuration's choice.
     pinned: Option<AdapterKey>,
 }
 
 impl DeviceLine {
-    pub(super) fn new(first: SharedDevice) -> Arc<Self> {
+    pub(super) fn new(first: OpenDevice) -> Arc<Self> {
         Arc::new(Self {
             newest: Mutex::new(first),
             pinned: None,
@@ -67,7 +67,7 @@ impl DeviceLine {
     }
 
     /// A line whose replacements are made on `first`'s adapter, `adapter`.
-    pub(super) fn pinned(first: SharedDevice, adapter: AdapterKey) -> Arc<Self> {
+    pub(super) fn pinned(first: OpenDevice, adapter: AdapterKey) -> Arc<Self> {
         Arc::new(Self {
             pinned: Some(adapter),
             newest: Mutex::new(first),
@@ -88,8 +88,8 @@ impl DeviceLine {
             let mut newest = self.newest.lock().unwrap_or_else(|e| e.into_inner());
             if newest.is_lost() {
                 let fresh = match &self.pinned {
-                    Some(key) => SharedDevice::open_on(key.find()?, config, Instant::now())?,
-                    None => SharedDevice::open(config)?,
+                    Some(key) => OpenDevice::open_on(key.find()?, config, Instant::now())?,
+                    None => OpenDevice::open(config)?,
                 };
                 *newest = fresh.joined();
                 fresh
@@ -139,7 +139,7 @@ struct Recreation {
 impl DeviceCell {
     /// A cell for `gpu`, on a line of its own.
     pub(super) fn new(gpu: Arc<GpuContext>, policy: MsmConfig, may_recreate: bool) -> Self {
-        let line = DeviceLine::new(gpu.shared());
+        let line = DeviceLine::new(gpu.open_device());
         Self::on_line(gpu, policy, may_recreate, line)
     }
 

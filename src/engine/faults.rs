@@ -11,7 +11,7 @@
 //! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it
 //! off). The GPU half: `GpuContext::invalid_next` (`src/gpu/mod.rs`), set by
 //! `inject_validation_error` (`src/gpu/open.rs`) and read by the next submission
-//! (`src/gpu/run/submit.rs`).
+//! (`src/gpu/run/execute.rs`).
 
 use std::sync::atomic::AtomicBool;
 #[cfg(feature = "fault-injection")]

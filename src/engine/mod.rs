@@ -7,9 +7,9 @@
 //! | `mod.rs` | the public facade: creation, accessors, `msm` |
 //! | `call/` | one call in the order it runs (validate, route, plan, submit, finish) and its drivers (slices, overlap, batches, several devices): start at `call/mod.rs` |
 //! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async`, `batch_msm_with_reports_async` |
-//! | `share.rs` | engines that share a device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
+//! | `siblings.rs` | sibling engines, on one device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with`, the shifted copies' shape, a set placed on several devices |
-//! | `device.rs` | the device over its life: the line shared with other groups' engines, readiness, replacement after a loss |
+//! | `device.rs` | the device over its life: the line its sibling engines of other groups are on, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
 //! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, the devices' weights, a lost device replaced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
@@ -18,7 +18,8 @@
 //! (one device); a *part* is the piece of a resident set one call binds (one device); a
 //! *share* is the piece of a call, or of a set, that one device of several takes (each
 //! share may run in slices, each set share be stored in parts); *copies* are a set's
-//! shifted copies.
+//! shifted copies; *siblings* are engines on one device (`siblings.rs`). "Share" means
+//! a device's piece and nothing else.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -47,7 +48,7 @@ pub use faults::HeldGpuProgress;
 pub mod known_answer;
 mod load;
 mod several;
-mod share;
+mod siblings;
 
 use device::check_one_point_fits;
 use device::{DeviceCell, DeviceLine};
@@ -55,7 +56,7 @@ use faults::Hooks;
 use several::{Several, Spread};
 use tracing::Instrument;
 
-/// Identities of the owners of resident sets: an engine and its `reconfigured` ones share
+/// Identities of the owners of resident sets: an engine and its `reconfigured` ones have
 /// one, every other engine (`on_device_of` ones too, on the same device) has its own, so
 /// that a [`Bases`] is used only by the engines that loaded it. On several devices the
 /// facade has device 0's engine's identity (a set's share on device 0 is that engine's),
@@ -66,7 +67,7 @@ static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
 /// BN254 and BLS12-381 G1 and the three G2s: `GpuMsm::<ark_bn254::g2::Config>::new()`) on
 /// one wgpu device, or on several ([`MsmConfig::devices`]).
 /// An engine made by `new` or `with_config` opens its devices; engines of several groups
-/// share them and their memory budgets through [`GpuMsm::on_device_of`].
+/// are siblings on them, with one memory budget, through [`GpuMsm::on_device_of`].
 ///
 /// On several devices the engine is a facade over one engine per device, and each call is
 /// split across them ([`GpuMsm::device_names`], `MsmReport::devices`). What describes a
@@ -93,7 +94,7 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     self_test_time: Option<Duration>,
     /// Where its creation's time went (the host-list fields unset).
     created: Startup,
-    /// Fault injection for the tests, shared with [`GpuMsm::reconfigured`] engines.
+    /// Fault injection for the tests, the same for its [`GpuMsm::reconfigured`] engines.
     hooks: Arc<Hooks>,
     /// Test hook: calls read a held set's shifted copies whatever the cost model says
     /// (`always_read_copies`); this engine's alone.
@@ -103,7 +104,7 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     /// runs inside the first call that needs them and must not wait for room that calls
     /// in the same task hold (they cannot finish while it waits).
     waits_for_room: bool,
-    /// The engines of its devices, on several (`MsmConfig::devices`): device 0's shares this
+    /// The engines of its devices, on several (`MsmConfig::devices`): device 0's has this
     /// engine's cell, identity and hooks.
     several: Option<Arc<Several<C>>>,
     /// The curve group (no value of it).
@@ -147,7 +148,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let (pinned, made) = match adapter {
             None => (None, GpuContext::new(&config, C::spec(), fits)),
             Some((key, a)) => {
-                let made = crate::gpu::SharedDevice::open_on(a, &config, start)
+                let made = crate::gpu::OpenDevice::open_on(a, &config, start)
                     .and_then(|d| GpuContext::new_on(d, &config, C::spec(), fits));
                 (Some(key), made)
             }
@@ -171,8 +172,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         let cell = gpu.as_ref().map(|g| {
             let line = match pinned {
-                Some(key) => DeviceLine::pinned(g.shared(), key),
-                None => DeviceLine::new(g.shared()),
+                Some(key) => DeviceLine::pinned(g.open_device(), key),
+                None => DeviceLine::new(g.open_device()),
             };
             Arc::new(DeviceCell::on_line(
                 Arc::clone(g),

@@ -31,12 +31,12 @@ pub(crate) use device::blocking::lock_within;
 use device::{poller, submitter};
 use memory::pool::Pool;
 pub(crate) use memory::resident::{Shift, StoredBases};
-pub(crate) use open::SharedDevice;
+pub(crate) use open::OpenDevice;
 use pipelines::cache as pipeline_cache;
 pub(crate) use pipelines::compile::HostListCheck;
 use pipelines::compile::Pipelines;
 pub(crate) use planning::layout::{Job, JobBases, JobPlan};
-pub(crate) use run::submit::{CallOutput, GpuTimes, InFlight};
+pub(crate) use run::execute::{CallOutput, GpuTimes, InFlight};
 use shader::field::CurveProfile;
 
 use crate::report::{GpuTiming, MemoryUsage};

@@ -1,4 +1,4 @@
-//! A device opened and a context made on it: `SharedDevice` (what the contexts of several
+//! A device opened and a context made on it: `OpenDevice` (what the contexts of several
 //! curve groups on one device share: its queue, memory pool, poller and submitting thread)
 //! and `GpuContext::new`, which compiles the stages after checking the configuration fits.
 
@@ -27,7 +27,7 @@ static NEXT_CONTEXT: AtomicU64 = AtomicU64::new(1);
 /// device (`GpuMsm::on_device_of`) each compile their own pipelines on it
 /// ([`GpuContext::new_on`]).
 #[derive(Clone)]
-pub(crate) struct SharedDevice {
+pub(crate) struct OpenDevice {
     device: wgpu::Device,
     queue: wgpu::Queue,
     info: wgpu::AdapterInfo,
@@ -43,7 +43,7 @@ pub(crate) struct SharedDevice {
     device_creation: Duration,
 }
 
-impl SharedDevice {
+impl OpenDevice {
     /// Picks the adapter and creates the device with the memory budget `config` asks for.
     /// It gets every feature of the adapter's that a profile may need (64-bit integers),
     /// and its pipeline cache, so that a context of any profile can join it.
@@ -52,7 +52,7 @@ impl SharedDevice {
         Self::open_on(pick_adapter(config)?, config, start)
     }
 
-    /// [`SharedDevice::open`] on `adapter` (chosen since `start`).
+    /// [`OpenDevice::open`] on `adapter` (chosen since `start`).
     pub(crate) fn open_on(
         adapter: wgpu::Adapter,
         config: &MsmConfig,
@@ -144,7 +144,7 @@ impl SharedDevice {
 /// or why the device cannot run it.
 fn arithmetic_for(
     config: &MsmConfig,
-    shared: &SharedDevice,
+    shared: &OpenDevice,
     curve: &'static CurveSpec,
 ) -> Result<Arithmetic> {
     let features = shared.device.features();
@@ -181,14 +181,14 @@ impl GpuContext {
         curve: &'static CurveSpec,
         fits: impl FnOnce(&Self) -> Result<()>,
     ) -> Result<Self> {
-        Self::new_on(SharedDevice::open(config)?, config, curve, fits)
+        Self::new_on(OpenDevice::open(config)?, config, curve, fits)
     }
 
     /// [`GpuContext::new`] on a device that is already open (`shared`), whose memory budget
     /// it shares: `config`'s profile, shader checks, window and pipeline cache are this
     /// context's own; its adapter choice, limits and budget are the device's.
     pub(crate) fn new_on(
-        shared: SharedDevice,
+        shared: OpenDevice,
         config: &MsmConfig,
         curve: &'static CurveSpec,
         fits: impl FnOnce(&Self) -> Result<()>,
@@ -207,13 +207,13 @@ impl GpuContext {
     /// A device for the self-test kernels alone ([`crate::gpu::inspect::selftest::ShaderOps::open`]):
     /// the MSM stages are not compiled, so nothing but those kernels may run on it.
     pub(crate) fn for_shader_ops(config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
-        Self::on(SharedDevice::open(config)?, config, curve)
+        Self::on(OpenDevice::open(config)?, config, curve)
     }
 
     /// The device this context runs on, for another context to join
     /// ([`GpuContext::new_on`]; its device-creation time is zero).
-    pub(crate) fn shared(&self) -> SharedDevice {
-        SharedDevice {
+    pub(crate) fn open_device(&self) -> OpenDevice {
+        OpenDevice {
             device: self.device.clone(),
             queue: self.queue.clone(),
             info: self.info.clone(),
@@ -231,7 +231,7 @@ impl GpuContext {
 
     /// A context on `shared` for `curve`: the profile and the pipeline cache, everything
     /// but the compiled stages.
-    fn on(shared: SharedDevice, config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
+    fn on(shared: OpenDevice, config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
         let profile = arithmetic_for(config, &shared, curve)?.on(curve);
         let cache_dir = crate::gpu::pipelines::cache::directory(&config.pipeline_cache);
         let disk_cache = cache_dir.and_then(|dir| {
@@ -276,7 +276,7 @@ impl GpuContext {
     /// callback says so, so that every error it causes from now on is read as the loss.
     /// Every context on the device (`GpuContext::shared`) is lost with it.
     pub(crate) fn lose(&self) {
-        self.shared().lose();
+        self.open_device().lose();
     }
 
     /// Test hook: the device's next poll does not return until the device is lost (as one

@@ -138,4 +138,5 @@ pub fn search(digits: &DigitMatrix, opts: &SreOptions, deadline: Option<Instant>
 }
 
 #[cfg(test)]
+#[path = "sre_tests.rs"]
 mod tests;

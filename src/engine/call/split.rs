@@ -78,9 +78,9 @@ impl<C: GpuCurve> Several<C> {
             }
         };
         let outcomes = match spread {
-            Spread::Threads => {
-                each_at_once(shares, |sh| crate::gpu::device::blocking::share(one(sh)))
-            }
+            Spread::Threads => each_at_once(shares, |sh| {
+                crate::gpu::device::blocking::block_on_share(one(sh))
+            }),
             Spread::Joined => each_joined(shares.iter().map(one).collect()).await,
         };
         outcomes

@@ -133,9 +133,9 @@ impl<C: GpuCurve> Several<C> {
             }
         };
         let outcomes = match spread {
-            Spread::Threads => {
-                each_at_once(jobs, |j| crate::gpu::device::blocking::share(batch(j)))
-            }
+            Spread::Threads => each_at_once(jobs, |j| {
+                crate::gpu::device::blocking::block_on_share(batch(j))
+            }),
             Spread::Joined => each_joined(jobs.iter().map(batch).collect()).await,
         };
         let panicked = || Err(MsmError::Gpu("a device's batch panicked".into()));

@@ -67,7 +67,7 @@ pub(crate) fn ready<F: Future>(f: F) -> F::Output {
 
 /// `f`, a share of a call that [`block_on`] let block, waited for on a thread of the call's
 /// own (`engine::several`'s `each_at_once`: this thread, or one it started).
-pub(crate) fn share<F: Future>(f: F) -> F::Output {
+pub(crate) fn block_on_share<F: Future>(f: F) -> F::Output {
     #[allow(clippy::disallowed_methods)] // the caller's thread passed `block_on`
     pollster::block_on(f)
 }

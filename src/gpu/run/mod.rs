@@ -4,8 +4,8 @@
 //! |---|---|
 //! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
-//! | `submit.rs` | submitting a call and reading back its sums, status and times |
+//! | `execute.rs` | submitting a call and reading back its sums, status and times |
 
+pub(crate) mod execute;
 pub(crate) mod passes;
-pub(crate) mod submit;
 pub(crate) mod upload;

@@ -1,4 +1,4 @@
-//! Engines that share a device: [`GpuMsm::reconfigured`] (the same group, its pipelines
+//! Sibling engines, on one device: [`GpuMsm::reconfigured`] (the same group, its pipelines
 //! too) and [`GpuMsm::on_device_of`] (any group, its own pipelines on the same device and
 //! memory budget).
 
