@@ -282,10 +282,21 @@ impl<'a, C: GpuCurve> BasesRef<'a, C> {
 }
 
 /// Anything an MSM call takes as its bases: `&[Affine<C>]`, `&Vec<Affine<C>>`, an array, or a
-/// resident [`Bases`] handle.
-pub trait MsmBases<C: GpuCurve = ark_bls12_377::g1::Config> {
-    /// The bases of the call.
+/// resident [`Bases`] handle. Sealed: the crate implements it for these alone.
+pub trait MsmBases<C: GpuCurve = ark_bls12_377::g1::Config>: sealed::Sealed {
+    /// The bases of the call, as the engine reads them.
+    #[doc(hidden)]
     fn bases_ref(&self) -> BasesRef<'_, C>;
+}
+
+mod sealed {
+    /// Only this crate implements [`super::MsmBases`].
+    pub trait Sealed {}
+    impl<C: crate::curve::GpuCurve> Sealed for [super::Affine<C>] {}
+    impl<C: crate::curve::GpuCurve> Sealed for Vec<super::Affine<C>> {}
+    impl<C: crate::curve::GpuCurve, const N: usize> Sealed for [super::Affine<C>; N] {}
+    impl<C: crate::curve::GpuCurve> Sealed for super::Bases<C> {}
+    impl<T: Sealed + ?Sized> Sealed for &T {}
 }
 
 impl<C: GpuCurve> MsmBases<C> for [Affine<C>] {

@@ -46,7 +46,7 @@ pub(crate) mod report;
 pub(crate) mod routing;
 pub(crate) mod sre;
 
-pub use bases::{Bases, BasesRef, MsmBases};
+pub use bases::{Bases, MsmBases};
 pub use calibration::{Calibration, CalibrationRow, CalibrationSource, CALIBRATION_FORMAT};
 pub use config::{
     AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions, MemoryBudget,

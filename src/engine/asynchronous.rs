@@ -10,14 +10,14 @@
 //!
 //! What still runs on the thread that polls (each as a blocking call would run it):
 //! - the call's host work: checks, digits or bucket plan, upload, window reduction
-//!   (`MsmReport::host_time`; 2.5-2.7 ms at 2^20 on lavapipe, docs/PERF.md);
+//!   (`MsmReport::host_time`; its figures are in docs/PERF.md);
 //! - a call the routing keeps on the CPU (below `small_msm_cutoff`, arkworks on a software
 //!   adapter unless the GPU is forced, `DeviceLoss::FallBackToCpu`, a share rerun on the
 //!   CPU): the whole MSM;
 //! - on several devices, each share's host work in turn (the blocking calls run the shares
 //!   on threads of their own);
 //! - once per device: the host-list stages compiled and tested by the first call that needs
-//!   them (seconds on lavapipe; its test does not wait for room), and a lost device's
+//!   them (seconds on a software adapter; its test does not wait for room), and a lost device's
 //!   replacement (or, when the GPU is demanded, the wait for another call's).
 //!
 //! The futures borrow the engine, the bases and the scalars, and start on their first poll.

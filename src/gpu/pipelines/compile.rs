@@ -92,7 +92,7 @@ impl GpuContext {
     }
 
     /// Compiles the host-list stages if no call has yet: the first call that plans its
-    /// buckets on the host waits for them (about 2 s on lavapipe), and a call that comes
+    /// buckets on the host waits for them (seconds on a software adapter), and a call that comes
     /// meanwhile waits at most `timeout` for that one.
     pub(crate) fn build_host_list_stages(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();

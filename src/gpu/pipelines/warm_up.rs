@@ -1,7 +1,7 @@
 //! The warm-up: each new pipeline dispatched once, as soon as it exists, over zeroed
 //! buffers, and those dispatches waited for before the pipelines are handed out. A driver
 //! that compiles a pipeline at its first dispatch rather than at its creation (lavapipe:
-//! LLVM, about 3 s per stage that adds points on a fresh machine, one stage after another
+//! LLVM, seconds per stage that adds points on a fresh machine, one stage after another
 //! on its queue thread) then compiles each stage while the next ones are still being
 //! created, and within the compile's deadline ([`FIRST_DISPATCH_TIMEOUT`]), not inside the
 //! first call's wait, whose deadline (`MsmConfig::gpu_timeout`) is for a hung GPU.
