@@ -78,6 +78,18 @@ fn bls12_377_g1() -> String {
 }
 
 impl Calibration {
+    /// Reads the calibration `source` names, if any.
+    pub(crate) fn of_source(source: &CalibrationSource) -> Result<Option<Calibration>> {
+        match source {
+            CalibrationSource::Defaults => Ok(None),
+            CalibrationSource::File(p) => Self::load(p).map(Some),
+            CalibrationSource::FromEnv => match std::env::var_os(CALIBRATION_ENV) {
+                Some(p) if !p.is_empty() => Self::load(std::path::Path::new(&p)).map(Some),
+                _ => Ok(None),
+            },
+        }
+    }
+
     /// Builds a calibration of `curve` ([`crate::GpuCurve::NAME`]) from measured rows
     /// (sorted by n here).
     pub fn from_rows(

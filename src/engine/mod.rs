@@ -4,7 +4,8 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `mod.rs` | the public facade: creation, accessors, `msm` |
+//! | `mod.rs` | the public facade: `new`, accessors, `msm` |
+//! | `startup.rs` | creating an engine: configuration, calibration, device, known-answer test, start-up times |
 //! | `call/` | one call in the order it runs (validate, route, plan, submit, finish) and its drivers (slices, overlap, batches, several devices): start at `call/mod.rs` |
 //! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async`, `batch_msm_with_reports_async` |
 //! | `siblings.rs` | sibling engines, on one device: `reconfigured` (same group and pipelines), `on_device_of` (any group, one budget) |
@@ -21,18 +22,17 @@
 //! shifted copies; *siblings* are engines on one device (`siblings.rs`). "Share" means
 //! a device's piece and nothing else.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ark_ec::short_weierstrass::Projective;
 
 use crate::bases::MsmBases;
-use crate::calibration::{Calibration, CalibrationSource, CALIBRATION_ENV};
-use crate::config::{MsmConfig, SelfTest};
+use crate::calibration::Calibration;
+use crate::config::MsmConfig;
 use crate::curve::{Fr, GpuCurve};
 use crate::error::{MsmError, Result};
-use crate::gpu::device::adapters::AdapterKey;
 use crate::gpu::inspect::selftest::ShaderOps;
 use crate::gpu::GpuContext;
 use crate::report::{MsmReport, Startup};
@@ -49,9 +49,9 @@ pub mod known_answer;
 mod load;
 mod several;
 mod siblings;
+mod startup;
 
-use device::check_one_point_fits;
-use device::{DeviceCell, DeviceLine};
+use device::DeviceCell;
 use faults::Hooks;
 use several::{Several, Spread};
 use tracing::Instrument;
@@ -122,115 +122,6 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// test too) is [`MsmError::InvalidConfig`].
     pub fn with_config(config: MsmConfig) -> Result<Self> {
         Self::create(config, false)
-    }
-
-    /// [`GpuMsm::with_config`]; `tamper`: the known-answer test expects a wrong sum (a test
-    /// hook for its failure path).
-    fn create(config: MsmConfig, tamper: bool) -> Result<Self> {
-        config.validate()?;
-        match config.devices.several() {
-            true => Self::create_several(config, tamper),
-            false => Self::create_one(config, None, tamper),
-        }
-    }
-
-    /// An engine on one device: on `adapter` (a device of an engine on several, whose
-    /// replacements are made on the same adapter), else on the one `config` picks.
-    fn create_one(
-        config: MsmConfig,
-        adapter: Option<(AdapterKey, wgpu::Adapter)>,
-        tamper: bool,
-    ) -> Result<Self> {
-        let start = std::time::Instant::now();
-        let calibration = load_calibration(&config.calibration)?;
-        let known_answer = config.self_test != SelfTest::Off;
-        let fits = |g: &GpuContext| check_one_point_fits(&config, g, known_answer);
-        let (pinned, made) = match adapter {
-            None => (None, GpuContext::new(&config, C::spec(), fits)),
-            Some((key, a)) => {
-                let made = crate::gpu::OpenDevice::open_on(a, &config, start)
-                    .and_then(|d| GpuContext::new_on(d, &config, C::spec(), fits));
-                (Some(key), made)
-            }
-        };
-        let (gpu, adapter) = match made {
-            Ok(g) => {
-                let facts = AdapterFacts::Gpu {
-                    name: g.adapter_name().to_string(),
-                    software: g.is_software(),
-                };
-                (Some(Arc::new(g)), facts)
-            }
-            // No adapter at all: the CPU paths, unless a GPU was asked for (by requirement,
-            // by a forced GPU backend, or by naming an adapter).
-            Err(e @ MsmError::NoAdapter { .. })
-                if !config.demands_gpu() && config.adapter_filter().is_none() =>
-            {
-                (None, AdapterFacts::None(e.no_adapter_reason()))
-            }
-            Err(e) => return Err(e),
-        };
-        let cell = gpu.as_ref().map(|g| {
-            let line = match pinned {
-                Some(key) => DeviceLine::pinned(g.open_device(), key),
-                None => DeviceLine::new(g.open_device()),
-            };
-            Arc::new(DeviceCell::on_line(
-                Arc::clone(g),
-                config.clone(),
-                true,
-                line,
-            ))
-        });
-        Self::assemble(config, calibration, cell, adapter).started(gpu, start, tamper)
-    }
-
-    /// A new engine (its own identity and hooks) on `gpu`'s cell, before its known-answer
-    /// test.
-    fn assemble(
-        config: MsmConfig,
-        calibration: Option<Calibration>,
-        gpu: Option<Arc<DeviceCell>>,
-        adapter: AdapterFacts,
-    ) -> Self {
-        Self {
-            config,
-            calibration,
-            gpu,
-            adapter,
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
-            sre: SrePolicy::default(),
-            self_test_time: None,
-            created: Startup::default(),
-            hooks: Arc::default(),
-            read_copies_always: AtomicBool::new(false),
-            waits_for_room: true,
-            several: None,
-            curve: std::marker::PhantomData,
-        }
-    }
-
-    /// The engine once its new context `gpu` has passed the known-answer test, with the
-    /// start-up's parts since `start`.
-    fn started(
-        mut self,
-        gpu: Option<Arc<GpuContext>>,
-        start: std::time::Instant,
-        tamper: bool,
-    ) -> Result<Self> {
-        if let Some(g) = gpu {
-            self.run_self_test(&g, tamper)?;
-        }
-        self.created = Startup {
-            total: start.elapsed(),
-            device: self
-                .gpu()
-                .map_or(Duration::ZERO, |g| g.device_creation_time()),
-            pipelines: self.pipeline_creation_time(),
-            self_test: self.self_test_time,
-            ..Startup::default()
-        };
-        Ok(self)
     }
 
     /// How long the known-answer test took when the engine was created (`None` when it did
@@ -403,18 +294,6 @@ fn no_gpu() -> MsmError {
     MsmError::NoAdapter {
         detail: "this engine runs on the CPU only".into(),
         seen: crate::gpu::device::adapters::seen_now(),
-    }
-}
-
-/// Reads the calibration `source` names, if any.
-fn load_calibration(source: &CalibrationSource) -> Result<Option<Calibration>> {
-    match source {
-        CalibrationSource::Defaults => Ok(None),
-        CalibrationSource::File(p) => Calibration::load(p).map(Some),
-        CalibrationSource::FromEnv => match std::env::var_os(CALIBRATION_ENV) {
-            Some(p) if !p.is_empty() => Calibration::load(std::path::Path::new(&p)).map(Some),
-            _ => Ok(None),
-        },
     }
 }
 

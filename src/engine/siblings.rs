@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use super::device::{check_one_point_fits, DeviceCell};
-use super::{load_calibration, GpuMsm};
+use super::GpuMsm;
+use crate::calibration::Calibration;
 use crate::config::{MsmConfig, SelfTest};
 use crate::curve::GpuCurve;
 use crate::error::{MsmError, Result};
@@ -29,7 +30,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                     .into(),
             ));
         }
-        let calibration = load_calibration(&config.calibration)?;
+        let calibration = Calibration::of_source(&config.calibration)?;
         if let Some(several) = &self.several {
             // Each device's engine reconfigured, under a new facade.
             return Self::over_each(several, config, calibration, |d, one| d.reconfigured(one));
@@ -85,7 +86,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let start = std::time::Instant::now();
         config.validate()?;
         other.check_device_settings(&config, "on_device_of() shares the device")?;
-        let calibration = load_calibration(&config.calibration)?;
+        let calibration = Calibration::of_source(&config.calibration)?;
         if let Some(several) = &other.several {
             // An engine on each of `other`'s devices, under a facade of its own.
             return Self::over_each(several, config, calibration, |d, one| {

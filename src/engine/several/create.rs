@@ -8,7 +8,7 @@ use super::{each_at_once, lock, Several};
 use crate::calibration::Calibration;
 use crate::config::{Devices, MsmConfig};
 use crate::curve::GpuCurve;
-use crate::engine::{load_calibration, GpuMsm};
+use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::gpu::device::adapters::AdapterKey;
 use crate::report::DeviceStatus;
@@ -18,7 +18,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// An engine on the devices `config.devices` names, made at once (a thread each).
     pub(in crate::engine) fn create_several(config: MsmConfig, tamper: bool) -> Result<Self> {
         let start = Instant::now();
-        let calibration = load_calibration(&config.calibration)?;
+        let calibration = Calibration::of_source(&config.calibration)?;
         let named = matches!(config.devices, Devices::Named(_));
         let adapters = match crate::gpu::device::adapters::adapters_for(&config) {
             Ok(a) => a,
