@@ -47,22 +47,25 @@ pub(crate) mod routing;
 pub(crate) mod sre;
 
 pub use bases::{Bases, MsmBases};
-pub use calibration::{Calibration, CalibrationRow, CalibrationSource, CALIBRATION_FORMAT};
+pub use calibration::{
+    crossover, Calibration, CalibrationRow, CalibrationSource, CALIBRATION_ENV, CALIBRATION_FORMAT,
+};
 pub use config::{
     AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions, MemoryBudget,
     MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode, SreOptions,
-    SreStrategy, MAX_DEVICES, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_DEVICE_SHARE,
-    MIN_WINDOW_BITS, PAPER_EARLY_STOP, RECREATE_BACKOFF_MIN,
+    SreStrategy, ADAPTER_ENV, DEFAULT_GPU_TIMEOUT, DEFAULT_MEMORY_FRACTION, FIRST_DISPATCH_TIMEOUT,
+    MAX_DEVICES, MAX_PRECOMPUTED_WINDOW_BITS, MAX_WINDOW_BITS, MIN_DEVICE_SHARE, MIN_WINDOW_BITS,
+    PAPER_EARLY_STOP, RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN, TIMING_ENV,
 };
-pub use curve::{Fe, Fr, GpuCurve};
+pub use curve::{CurveSpec, Fe, Fp, Fr, GpuCurve};
 #[cfg(feature = "fault-injection")]
 pub use engine::HeldGpuProgress;
 pub use engine::{known_answer, GpuMsm};
-pub use error::{MsmError, Result};
-pub use gpu::inspect::mul_bench::MulRate;
+pub use error::{MsmError, Result, SOFTWARE_VULKAN_HINT};
+pub use gpu::inspect::mul_bench::{MulRate, MAX_CHAIN};
 pub use gpu::inspect::selftest::ShaderOps;
 
-pub use gpu::planning::counts::{CallCounts, PhaseMuls};
+pub use gpu::planning::counts::{CallCounts, PassCounts, PhaseMuls};
 pub use gpu::shader::field::CurveProfile;
 pub use gpu::shader::mul_variants::MulForm;
 pub use report::{

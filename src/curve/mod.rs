@@ -24,7 +24,7 @@
 //!    `None`; a G2 must be over F_p^2 with a small non-residue, and gets no Edwards
 //!    profile; `cutoff:` a provisional value until step 4).
 //! 2. The lists of groups the tests run: `every_profile` in `src/gpu/shader/field.rs` (naga
-//!    validates every module of every profile), `curve.rs`' and `field.rs`' unit tests
+//!    validates every module of every profile), `curve/`' and `profile.rs`' unit tests
 //!    (constants against arkworks), `edwards.rs`' (`two_torsion_of_every_group_...`),
 //!    `program.rs`' (the formulas), `mul29.rs`' (the product's steps), and
 //!    `tests/gpu/curves.rs` (its shader functions and whole MSMs on the device, the Edwards

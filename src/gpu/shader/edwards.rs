@@ -10,7 +10,7 @@
 //! a_te x^2 + y^2 = 1 + d_te x^2 y^2 (a_te = (A + 2) / B, d_te = (A - 2) / B) by
 //! x_te = u / v, y_te = (u - 1) / (u + 1). Scaling x' = c x_te with c = sqrt(-a_te) gives
 //! -x'^2 + y^2 = 1 + d x'^2 y^2 with d = -d_te / a_te. Every constant is computed from
-//! arkworks' field and the root alpha (`EdwardsConstants::for_root`, in `src/curve.rs`,
+//! arkworks' field and the root alpha (`EdwardsConstants::for_root`, in `src/curve/mod.rs`,
 //! which checks alpha^3 + b = 0), with the root choices that make c exist.
 //!
 //! In one formula: x' = c (x + 1) / y and y' = (s (x + 1) - 1) / (s (x + 1) + 1); the
@@ -271,7 +271,7 @@ pub fn wgsl_straight_line() -> String {
 /// prime, so it has such a point exactly when arkworks' cofactor h is even (Cauchy). Of the
 /// six groups issue 21 names, only BLS12-377's G1 has one (a test checks the G1s against the
 /// roots of x^3 + b): the G2s, BN254's and BLS12-381's groups need a Weierstrass profile.
-/// The tests check it against the curves' `alpha` (`src/curve.rs`): a curve without a point
+/// The tests check it against the curves' `alpha` (`src/curve/mod.rs`): a curve without a point
 /// of order 2 has none, and so no Edwards profile.
 pub fn has_two_torsion<P: ark_ec::short_weierstrass::SWCurveConfig>() -> bool {
     P::COFACTOR.first().is_some_and(|w| w & 1 == 0)

@@ -128,7 +128,7 @@ impl CurveProfile {
         let pw = self.packed_words();
         let mut s = String::new();
         s += &format!(
-            "// {}: generated from arkworks' parameters (src/curve.rs).\n",
+            "// {}: generated from arkworks' parameters (src/curve/).\n",
             curve.name
         );
         s += &format!("const PACKED_WORDS: u32 = {pw}u;\n");
