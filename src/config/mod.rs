@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `mod.rs` | `MsmConfig`, its options and tuning constants, and its validation |
 //! | `choices.rs` | the choices other modules re-export: `Backend`, `Arithmetic`, SRE's options, `CalibrationSource` |
-//! | `load.rs` | how a resident set is stored: `LoadOptions`, `Precompute` |
+//! | `load_options.rs` | how a resident set is stored: `LoadOptions`, `Precompute` |
 //! | `devices.rs` | which devices one engine runs on: `Devices`, `MIN_DEVICE_SHARE` |
 
 use std::time::Duration;

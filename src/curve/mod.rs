@@ -40,7 +40,7 @@
 //!    every group), docs/ARCHITECTURE.md's profile figures if its limb counts differ, and, on a GPU,
 //!    `crossover --curve C --group G` for a calibration file of its own. Its points must
 //!    fit the carry tree in the adapter's workgroup memory: WebGPU's default 16 KiB holds
-//!    points of up to 126 words (`src/gpu/planning/capacity.rs`, `workgroup_bytes`; the `stages.rs`
+//!    points of up to 126 words (`src/gpu/planning/capacity.rs`, `workgroup_bytes`; the `stages_tests.rs`
 //!    test measures every entry point's arrays).
 //!
 //! Nothing else in the engine names a curve: sizes, constants, formulas and window counts

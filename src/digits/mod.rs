@@ -8,7 +8,7 @@
 //! | `decompose.rs` | scalars to signed (or unsigned) digits, one row per scalar |
 //! | `bucket_plan.rs` | digits to bucket entry lists, cut into chunks |
 //! | `merge_plan.rs` | chunk sums to bucket sums, in levels of bounded fan-in |
-//! | `tests.rs` | digits, plans and the cost model against arkworks and brute force |
+//! | `digits_tests.rs` | digits, plans and the cost model against arkworks and brute force |
 
 mod bucket_plan;
 mod decompose;

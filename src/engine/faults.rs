@@ -86,7 +86,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// Test hook: devices taken to be hung since the process started (every engine's), and
-    /// those still kept now, their queues busy (`gpu::poller::hung`).
+    /// those still kept now, their queues busy (`gpu::device::poller::hung`).
     pub fn hung_devices() -> (u64, usize) {
         crate::gpu::device::poller::hung::counts()
     }

@@ -11,8 +11,12 @@
 //! | `inspect/` | single shader functions and the product's rate on the device; read-backs for the tests |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 //!
-//! `GpuContext` (this file) is the one API the engine uses: a device, its pipelines and
-//! its memory pool.
+//! `GpuContext` (defined in this file) is the one API the engine uses: a device, its
+//! pipelines and its memory pool. `open.rs` (beside this file) creates it and the
+//! `OpenDevice` its sibling contexts are on; its other methods are in `impl GpuContext`
+//! blocks by concern: `planning/capacity.rs` and `layout.rs` (what a call needs and
+//! whether it fits), `run/` (uploads, passes, submission and read-back), `memory/resident.rs`
+//! (resident sets), `pipelines/compile.rs` (stages compiled on first use).
 
 pub(crate) mod device;
 pub(crate) mod inspect;

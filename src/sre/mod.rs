@@ -43,7 +43,7 @@
 //! | `merge.rs` | the merged points R = P_i +- P_j, in one batch |
 //! | `auto.rs` | `SreMode::Auto`'s cost model: pilots and the decision |
 //! | `policy.rs` | what the engine does per call, and what it learns from measured calls |
-//! | `tests.rs` | the searches and plans against arkworks and each other |
+//! | `sre_tests.rs` | the searches and plans against arkworks and each other |
 
 pub mod auto;
 mod merge;

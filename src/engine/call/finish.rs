@@ -1,5 +1,5 @@
-//! A prepared call's submission, the wait for its window sums, and their checks and
-//! reduction into the MSM and its report.
+//! Step 6 of a call: the wait for a submitted call's window sums ([`GpuMsm::await_sums`]),
+//! then [`GpuMsm::finish`]: the sums checked, reduced into the MSM, and its report.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ use crate::report::MsmReport;
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Awaits a submitted call's window sums.
-    pub(in crate::engine) async fn finish(
+    pub(in crate::engine) async fn await_sums(
         &self,
         gpu: &GpuContext,
         f: InFlight,
@@ -46,7 +46,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The window sums of a finished call, checked and reduced; the report completed.
-    pub(in crate::engine) fn complete(
+    pub(in crate::engine) fn finish(
         &self,
         p: GpuCall<C>,
         gpu_out: Result<CallOutput>,

@@ -1,8 +1,10 @@
 //! One MSM call, in the order it runs. Read the files in this order:
 //!
 //! 1. `mod.rs` (here): the entrance, [`GpuMsm::msm_of`]: the call checked once, then handed
-//!    to the driver that runs it: split across several devices, in slices, or whole.
-//! 2. `validate.rs`: lengths and ownership checked at the entrance; the bases' checks.
+//!    to the driver that runs it (`run_call`: split across several devices; `msm_here`: in
+//!    slices, or whole by `one_call`, which chains the steps below).
+//! 2. `validate.rs`: lengths and ownership checked at the entrance (`validate`, making the
+//!    `Call`); the bases' own checks, which `plan` runs (`check_call_bases`).
 //! 3. `route.rs`: the path of the call, decided once for all its slices ([`Route`]).
 //! 4. `plan.rs`: the host work before the GPU: the CPU paths run the call here; the GPU
 //!    paths choose the window and plan the buckets (on the device, or on the host).
@@ -15,7 +17,8 @@
 //! - `overlap.rs`: calls back to back on one device, each one's host work while the one
 //!   before runs (a batch's vectors, a call's slices);
 //! - `batch.rs`: many scalar vectors on one resident set;
-//! - `split.rs`: one call split across several devices (`MsmConfig::devices`).
+//! - `split.rs`: one call split across several devices (`MsmConfig::devices`);
+//! - `split_batch.rs`: a batch on a set placed on several devices.
 
 pub(super) mod batch;
 mod finish;
@@ -28,19 +31,23 @@ mod split_batch;
 mod submit;
 pub(super) mod validate;
 
+use std::sync::Arc;
+
 use ark_ec::short_weierstrass::{Affine, Projective};
 
 use crate::bases::BasesRef;
 use crate::curve::{Fr, GpuCurve};
 use crate::engine::several::Spread;
 use crate::engine::GpuMsm;
-use crate::error::Result;
+use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
+use crate::routing::Route;
+use plan::Planned;
 use validate::off_curve_first;
 
 /// One call, checked: its bases and scalars, one base each, the bases this engine's to use.
 /// [`GpuMsm::validate`] makes it at the entrance, once per caller's call (once per vector
-/// of a batch); the drivers cut it into pieces ([`Call::piece`]: slices, devices' shares),
+/// of a batch); the drivers cut it into pieces ([`Call::cut`]: slices, devices' shares),
 /// which are not checked again.
 pub(in crate::engine) struct Call<'a, C: GpuCurve> {
     /// Where its bases are: host points, a resident set, or one part of one.
@@ -62,7 +69,7 @@ impl<C: GpuCurve> Copy for Call<'_, C> {}
 impl<'a, C: GpuCurve> Call<'a, C> {
     /// A piece of a checked call, on `bases` (at least as many as `scalars`): a slice of
     /// its points, a part of its set, a device's share.
-    pub(in crate::engine) fn piece(bases: BasesRef<'a, C>, scalars: &'a [Fr<C>]) -> Self {
+    pub(in crate::engine) fn cut(bases: BasesRef<'a, C>, scalars: &'a [Fr<C>]) -> Self {
         Self {
             bases,
             points: &bases.points()[..scalars.len()],
@@ -126,7 +133,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 if let Some(slice) = self.slice_for(n)? {
                     return self.sliced(call, slice, &route, host).await;
                 }
-                let call = Call::piece(BasesRef::Host(call.points), call.scalars);
+                let call = Call::cut(BasesRef::Host(call.points), call.scalars);
                 return self.one_call(call, route).await;
             }
             BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
@@ -136,5 +143,29 @@ impl<C: GpuCurve> GpuMsm<C> {
             _ => {}
         }
         self.one_call(call, route).await
+    }
+
+    /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`: the
+    /// steps in order, plan (`plan.rs`), submit (`submit.rs`), finish (`finish.rs`). The
+    /// overlapped drivers (`overlap.rs`) run the same steps with the next call's plan
+    /// between a call's submission and its finish.
+    pub(in crate::engine) async fn one_call(
+        &self,
+        call: Call<'_, C>,
+        route: Route,
+    ) -> Result<(Projective<C>, MsmReport)> {
+        match self.plan(call, route)? {
+            Planned::Done(r, rep) => Ok((r, *rep)),
+            Planned::Gpu(p) => {
+                let gpu = Arc::clone(&p.gpu);
+                let Some(f) = self.submit(&gpu, &p, self.waits_for_room).await? else {
+                    return Err(MsmError::InputTooLarge(
+                        "no room in the memory budget now (this call does not wait for it)".into(),
+                    ));
+                };
+                let out = self.await_sums(&gpu, f).await;
+                self.finish(*p, out)
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ark_ec::short_weierstrass::Projective;
 
 use crate::curve::GpuCurve;
-use crate::engine::call::plan::{GpuCall, Prepared};
+use crate::engine::call::plan::{GpuCall, Planned};
 use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
@@ -73,7 +73,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                     // comes with nothing of the run left on the GPU.
                     Some(q) => {
                         let gpu = run.device.clone().expect("set by the queued piece");
-                        let _ = self.finish(&gpu, q.in_flight).await;
+                        let _ = self.await_sums(&gpu, q.in_flight).await;
                     }
                     None => {}
                 }
@@ -108,16 +108,16 @@ impl<C: GpuCurve> GpuMsm<C> {
             Some(r) => r,
             None => self.route_call(piece.call.n()).map_err(named)?,
         };
-        let step = self.prepare(piece.call, route).map_err(named)?;
+        let step = self.plan(piece.call, route).map_err(named)?;
         let mut p = match step {
-            Prepared::Done(r, rep) => {
+            Planned::Done(r, rep) => {
                 run.out[k] = Some((r, *rep));
                 if let Some(q) = run.queued.as_mut() {
                     q.call.overlapped += t.elapsed();
                 }
                 return Ok(());
             }
-            Prepared::Gpu(p) => p,
+            Planned::Gpu(p) => p,
         };
         if run.device.as_ref().is_some_and(|d| !Arc::ptr_eq(d, &p.gpu)) {
             // The run's device was lost and replaced.
@@ -187,8 +187,8 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<()> {
         let gpu = Arc::clone(run.device.as_ref().expect("set by the queued piece"));
         let j = q.index;
-        let done = self.finish(&gpu, q.in_flight).await;
-        let result = self.complete(*q.call, done).map_err(|e| (run.err)(j, e))?;
+        let done = self.await_sums(&gpu, q.in_flight).await;
+        let result = self.finish(*q.call, done).map_err(|e| (run.err)(j, e))?;
         run.out[j] = Some(result);
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! A call's host work before the GPU, per path: the CPU paths run the call here; the GPU
+//! Step 4 of a call, [`GpuMsm::plan`]: its host work before the GPU, per path: the CPU paths run the call here; the GPU
 //! paths plan its bucket entries on the device (the bucket sort, [`GpuMsm::device_sort`]) or
 //! on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or `BucketSort::Host`).
 
@@ -32,7 +32,7 @@ use crate::sre::{self, SrePlan};
 pub(in crate::engine) const ON_DEVICE: &str = "; bucket sort on the GPU";
 
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
-pub(in crate::engine) enum Prepared<'a, C: GpuCurve> {
+pub(in crate::engine) enum Planned<'a, C: GpuCurve> {
     Done(Projective<C>, Box<MsmReport>),
     Gpu(Box<GpuCall<'a, C>>),
 }
@@ -69,13 +69,13 @@ pub(in crate::engine) enum CallPlan {
 }
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Validation, the base checks and all host work before the GPU, on the path `route`
-    /// chose: the CPU paths run the call here.
-    pub(in crate::engine) fn prepare<'a>(
+    /// The bases' checks (`validate.rs`'s `check_call_bases`) and all host work before the
+    /// GPU, on the path `route` chose: the CPU paths run the call here.
+    pub(in crate::engine) fn plan<'a>(
         &self,
         call: Call<'a, C>,
         Route { backend, why }: Route,
-    ) -> Result<Prepared<'a, C>> {
+    ) -> Result<Planned<'a, C>> {
         let start = Instant::now();
         let (src, bases, scalars, n) = (call.bases, call.points, call.scalars, call.n());
         tracing::Span::current().record("backend", tracing::field::debug(backend));
@@ -155,7 +155,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         };
         call.report.phases.stage_setup = setup;
         self.fit_host_lists(&mut call)?;
-        Ok(Prepared::Gpu(Box::new(call)))
+        Ok(Planned::Gpu(Box::new(call)))
     }
 
     /// Runs a call planned for the host's bucket lists on the device's bucket sort instead
@@ -393,10 +393,10 @@ fn done<'a, C: GpuCurve>(
     sum: Projective<C>,
     mut report: MsmReport,
     start: Instant,
-) -> Prepared<'a, C> {
+) -> Planned<'a, C> {
     report.phases.total = start.elapsed();
     report.host_time = report.phases.total;
-    Prepared::Done(sum, Box::new(report))
+    Planned::Done(sum, Box::new(report))
 }
 
 /// An MSM on a CPU path (equal lengths; `in_subgroup`: every base is known to be in the subgroup).

@@ -1,17 +1,11 @@
 //! A call's path, decided once for all its slices (and whether its planning may need the
 //! host-list stages), and one call run end to end on it.
 
-use std::sync::Arc;
-
-use ark_ec::short_weierstrass::Projective;
-
 use crate::bases::Bases;
 use crate::curve::GpuCurve;
-use crate::engine::call::plan::Prepared;
-use crate::engine::call::Call;
 use crate::engine::GpuMsm;
-use crate::error::{MsmError, Result};
-use crate::report::{Backend, MsmReport};
+use crate::error::Result;
+use crate::report::Backend;
 use crate::routing::{self, Route};
 
 /// Whether the GPU can take a call ([`GpuMsm::device_ready`]).
@@ -74,26 +68,5 @@ impl<C: GpuCurve> GpuMsm<C> {
         let gpu = self.gpu();
         b.resident()
             .is_some_and(|r| gpu.as_ref().is_some_and(|g| g.holds(r)))
-    }
-
-    /// One MSM in one GPU call (or on a CPU path; n = 0 on none), on the path `route`.
-    pub(in crate::engine) async fn one_call(
-        &self,
-        call: Call<'_, C>,
-        route: Route,
-    ) -> Result<(Projective<C>, MsmReport)> {
-        match self.prepare(call, route)? {
-            Prepared::Done(r, rep) => Ok((r, *rep)),
-            Prepared::Gpu(p) => {
-                let gpu = Arc::clone(&p.gpu);
-                let Some(f) = self.submit(&gpu, &p, self.waits_for_room).await? else {
-                    return Err(MsmError::InputTooLarge(
-                        "no room in the memory budget now (this call does not wait for it)".into(),
-                    ));
-                };
-                let out = self.finish(&gpu, f).await;
-                self.complete(*p, out)
-            }
-        }
     }
 }

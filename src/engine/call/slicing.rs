@@ -118,7 +118,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let ranges: Vec<Range<usize>> = slice_ranges(scalars.len(), slice).collect();
         let pieces: Vec<Piece<C>> = (ranges.iter().enumerate())
             .map(|(k, r)| Piece {
-                call: Call::piece(bases(k, r.clone()), &scalars[r.clone()]),
+                call: Call::cut(bases(k, r.clone()), &scalars[r.clone()]),
                 route: Some(route.clone()),
             })
             .collect();

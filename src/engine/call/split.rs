@@ -73,7 +73,7 @@ impl<C: GpuCurve> Several<C> {
             let s = &scalars[sh.points.clone()];
             async move {
                 let t = Instant::now();
-                let out = device.msm_here(Call::piece(bases, s)).await;
+                let out = device.msm_here(Call::cut(bases, s)).await;
                 (out, t.elapsed())
             }
         };
@@ -189,7 +189,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport, DeviceRun)> {
         let points = &sh.bases.points()[..sh.points.len()];
-        let host = Call::piece(BasesRef::Host(points), &scalars[sh.points.clone()]);
+        let host = Call::cut(BasesRef::Host(points), &scalars[sh.points.clone()]);
         let because = format!("device {} failed its share ({why})", sh.device);
         for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();

@@ -124,7 +124,7 @@ impl<C: GpuCurve> Several<C> {
                 match device {
                     Some(d) => {
                         let calls: Vec<Call<C>> = (vs.iter())
-                            .map(|v| Call::piece(BasesRef::Resident(set), v))
+                            .map(|v| Call::cut(BasesRef::Resident(set), v))
                             .collect();
                         d.batch_here(set, &calls).await
                     }

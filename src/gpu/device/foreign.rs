@@ -23,8 +23,8 @@ pub(crate) fn wake(waker: Waker) {
 /// thread's poll (or a `Queue::submit`, which polls too) retires the submission it waited
 /// for trips an assertion in `Device::maintain` (gfx-rs/wgpu#9958), and the callbacks that
 /// poll held are lost. Waiting is the poller's, which sleeps between polls
-/// (`gpu::poller`); the other polls run callbacks at once: an upload's for its staging
-/// buffer's re-map (`gpu::upload`), and a device dropped (`OpenDevice::lose`).
+/// (`gpu::device::poller`); the other polls run callbacks at once: an upload's for its staging
+/// buffer's re-map (`gpu::run::upload`), and a device dropped (`OpenDevice::lose`).
 ///
 /// A poll that panics all the same is tried again (wgpu's state is kept by locks that do
 /// not poison); the panic goes on after [`POLL_RETRIES`] in a row. A poll that panicked

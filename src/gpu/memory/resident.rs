@@ -117,7 +117,7 @@ impl Drop for StoredBases {
         // Destroyed, not only dropped: pooled workspaces' cached bind groups may still hold
         // the buffer, and its memory must come back with its charge. (Destroying takes a
         // lock of wgpu's that a poll or a submit holds while it runs: no poll waits inside
-        // wgpu, see `gpu::foreign::poll`, but a driver's submit that waits for a hung GPU
+        // wgpu, see `gpu::device::foreign::poll`, but a driver's submit that waits for a hung GPU
         // would hold it for good, docs/RELIABILITY.md "Known gaps".)
         self.buffer.destroy();
     }

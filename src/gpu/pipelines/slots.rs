@@ -55,7 +55,7 @@ pub(crate) enum Slot {
     ItemSumsB,
     /// One parameter block per scan or carry level.
     LevelParams,
-    /// The call's status words (`gpu::contract`): the first base that failed the check.
+    /// The call's status words (`gpu::shader::contract`): the first base that failed the check.
     Status,
 }
 

@@ -27,7 +27,7 @@ pub(crate) enum Phase {
     SelfTest,
     /// Not part of an MSM call: the shift stage, run when a set is loaded with shifted
     /// copies. Compiled by the first such load (`GpuContext::build_shift_stage` in
-    /// `pipelines.rs`), not with the device and not with the host-list stages
+    /// `compile.rs`), not with the device and not with the host-list stages
     /// ([`Stage::on_first_use`] is theirs).
     Load,
 }

@@ -216,7 +216,7 @@ fn reduce_plan(params: &Params) -> Result<Vec<LevelParams>> {
 /// Where the read-back holds the GPU bucket sort's entry count, after the window sums.
 pub(in crate::gpu) const READ_ENTRIES_AT: u64 = 0;
 
-/// Where the read-back holds the call's status words (`gpu::contract`), after the window
+/// Where the read-back holds the call's status words (`gpu::shader::contract`), after the window
 /// sums.
 pub(in crate::gpu) const READ_STATUS_AT: u64 = 4;
 

@@ -104,7 +104,7 @@ impl GpuContext {
         Ok(submitted?.expect("waited for room"))
     }
 
-    /// [`GpuContext::submit`] without blocking a thread, or `None` (nothing done) when the
+    /// [`GpuContext::submit_blocking`] without blocking a thread, or `None` (nothing done) when the
     /// job would have to wait for room in the memory budget and `wait` is false. Every wait
     /// lasts at most `timeout` ([`MsmError::Timeout`] past it).
     pub(crate) async fn submit_if<C: GpuCurve>(

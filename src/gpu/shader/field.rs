@@ -1,6 +1,5 @@
 //! Host side of the shaders' field representation: what each arithmetic profile
-//! ([`Arithmetic`], defined in `src/config/choices.rs`) stores and computes, constants for
-//! the WGSL header, and conversions between arkworks values and the packed words the shaders
+//! ([`Arithmetic`], defined in `src/config/choices.rs`) stores and computes, and conversions between arkworks values and the packed words the shaders
 //! read and write.
 //!
 //! Three profiles ([`Arithmetic`]): limbs of 13 bits in u32 (for adapters without 64-bit

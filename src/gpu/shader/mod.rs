@@ -1,17 +1,18 @@
 //! The shader-generation side, in one place: every WGSL file of `shaders/`, the profiles'
-//! choice among them ([`profile`]), the host/shader contract ([`contract`]), the field
-//! constants and word layouts ([`field`]), the wide profiles' generated multiplication
+//! choice among them ([`profile`]), the host/shader contract ([`contract`]), the word
+//! layouts and conversions ([`field`]), the upload's packing ([`packing`]), the wide profiles' generated multiplication
 //! and packing ([`mul29`]), the curve formulas as step tables ([`program`], [`edwards`]), the prelude
 //! every stage starts with, the writing-out of marked loops ([`unroll`], which
-//! `super::stages` applies to each module's whole source), and the registers per thread the
+//! `gpu::pipelines::stages` applies to each module's whole source), and the registers per thread the
 //! written-out hot loop asks for ([`registers`], an estimate). What each stage adds to the
-//! prelude (its files and its bindings) is the stage table's (`super::stages`).
+//! prelude (its files and its bindings) is the stage table's (`gpu::pipelines::stages`).
 //!
 //! | file | what it holds |
 //! |---|---|
 //! | `mod.rs` | the files of `shaders/` and the prelude |
-//! | `profile.rs` | what each arithmetic profile is and which WGSL it runs |
-//! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, the WGSL header's constants, arkworks <-> shader words |
+//! | `profile.rs` | what each arithmetic profile is and which WGSL it runs, the generated WGSL header of constants |
+//! | `field.rs` | a profile on a curve (`CurveProfile`): word layouts, arkworks <-> shader words |
+//! | `packing.rs` | the upload's words on the host: arkworks' words of each base, the identity bits |
 //! | `element.rs` | the coordinates' field (`Fe`: F_p on G1, F_p^2 on G2) and its constants |
 //! | `mul29.rs` | the wide profiles' multiplication and packing, generated straight-line for any prime field (`Field29`, one per curve) |
 //! | `mul_variants.rs` | other forms of that product (two accumulators, u32 only) and its CUDA twin, for the device check's microbenchmark |

@@ -1,6 +1,6 @@
 //! The poller's watchdog: a thread beside each device's poller that takes the device to be
 //! hung when a poll does not return. wgpu's `Device::poll` never waits for the GPU here
-//! (`gpu::foreign::poll`), but it takes locks that a driver's submit holds while it runs,
+//! (`gpu::device::foreign::poll`), but it takes locks that a driver's submit holds while it runs,
 //! and a submit that waits for a hung GPU holds them for good: the poller then never looks
 //! at its deadlines again. The watchdog calls nothing in wgpu that could block.
 
