@@ -23,7 +23,8 @@ pub struct Bases<C: GpuCurve = ark_bls12_377::g1::Config> {
 }
 
 struct Inner<C: GpuCurve> {
-    device: u64,
+    /// The identity of the engine that loaded it (`GpuMsm`'s owner identity).
+    owner: u64,
     /// The host copy: `all[range]` (a share of a set on several devices keeps its range of
     /// the set's copy, not a copy of its own).
     all: Arc<Vec<Affine<C>>>,
@@ -53,18 +54,18 @@ impl<C: GpuCurve> Bases<C> {
     /// A set (its parts all stored with the same shifted copies); `in_subgroup`: every base was
     /// checked to be in the subgroup.
     pub(crate) fn new(
-        device: u64,
+        owner: u64,
         host: HostBases<C>,
         parts: Vec<StoredBases>,
         part_len: usize,
         in_subgroup: bool,
     ) -> Self {
-        Self::with_shares(device, host, parts, part_len, in_subgroup, Vec::new())
+        Self::with_shares(owner, host, parts, part_len, in_subgroup, Vec::new())
     }
 
     /// A set on several devices: its `shares`, each on the device of its index.
     pub(crate) fn with_shares(
-        device: u64,
+        owner: u64,
         host: HostBases<C>,
         parts: Vec<StoredBases>,
         part_len: usize,
@@ -78,7 +79,7 @@ impl<C: GpuCurve> Bases<C> {
         }
         Self {
             inner: Arc::new(Inner {
-                device,
+                owner,
                 all: host.all,
                 range: host.range,
                 parts,
@@ -186,9 +187,9 @@ impl<C: GpuCurve> Bases<C> {
         shares + self.inner.parts.iter().map(|r| r.bytes()).sum::<u64>()
     }
 
-    /// The device identity of the engine that loaded the set.
-    pub(crate) fn device(&self) -> u64 {
-        self.inner.device
+    /// The owner identity of the engine that loaded the set.
+    pub(crate) fn owner(&self) -> u64 {
+        self.inner.owner
     }
 
     /// The converted points on the device, if the engine has one.

@@ -74,7 +74,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 .map_or(bases.len(), |s| s.min(bases.len()))
                 .max(1);
             return Ok(Bases::new(
-                self.device,
+                self.owner,
                 host,
                 Vec::new(),
                 part_len,
@@ -101,7 +101,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             Some(stored) => stored,
             None => store(Shift::NONE)?.expect("a set without copies is always stored"),
         };
-        Ok(Bases::new(self.device, host, parts, part_len, in_subgroup))
+        Ok(Bases::new(self.owner, host, parts, part_len, in_subgroup))
     }
 
     /// [`MsmError::InvalidConfig`] for a window size outside 2 to
@@ -297,7 +297,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 // that device once replaced or on another.
                 Err(e) if device_fault(&e) => {
                     tracing::warn!(target: "gpu_msm", device = k, error = %e, "a share stays on the host");
-                    let owner = several.devices[*k].device;
+                    let owner = several.devices[*k].owner;
                     Bases::new(owner, share_of(r), Vec::new(), r.len().max(1), in_subgroup)
                 }
                 Err(e) => return Err(e),
@@ -306,7 +306,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
         let len = bases.len().max(1);
         Ok(Bases::with_shares(
-            self.device,
+            self.owner,
             host,
             Vec::new(),
             len,

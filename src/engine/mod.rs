@@ -61,7 +61,7 @@ use tracing::Instrument;
 /// that a [`Bases`] is used only by the engines that loaded it. On several devices the
 /// facade has device 0's engine's identity (a set's share on device 0 is that engine's),
 /// each other device's engine its own.
-static NEXT_DEVICE: AtomicU64 = AtomicU64::new(1);
+static NEXT_OWNER: AtomicU64 = AtomicU64::new(1);
 
 /// A multi-scalar multiplication engine for one curve group `C` (BLS12-377 G1 by default;
 /// BN254 and BLS12-381 G1 and the three G2s: `GpuMsm::<ark_bn254::g2::Config>::new()`) on
@@ -85,8 +85,8 @@ pub struct GpuMsm<C: GpuCurve = ark_bls12_377::g1::Config> {
     config: MsmConfig,
     gpu: Option<Arc<DeviceCell>>,
     adapter: AdapterFacts,
-    /// The owner of the sets this engine loads ([`NEXT_DEVICE`]).
-    device: u64,
+    /// The owner of the sets this engine loads ([`NEXT_OWNER`]).
+    owner: u64,
     /// Crossovers for routing, when configured.
     calibration: Option<Calibration>,
     sre: SrePolicy,

@@ -38,7 +38,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         let mut engine =
             Self::assemble(config, calibration, self.gpu.clone(), self.adapter.clone());
         // The same owner of resident sets, start-up and test hooks as this engine.
-        engine.device = self.device;
+        engine.owner = self.owner;
         engine.self_test_time = self.self_test_time;
         engine.created = self.created;
         engine.hooks = Arc::clone(&self.hooks);

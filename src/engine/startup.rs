@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::device::{check_one_point_fits, DeviceCell, DeviceLine};
-use super::{GpuMsm, NEXT_DEVICE};
+use super::{GpuMsm, NEXT_OWNER};
 use crate::calibration::Calibration;
 use crate::config::{MsmConfig, SelfTest};
 use crate::curve::GpuCurve;
@@ -92,7 +92,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             calibration,
             gpu,
             adapter,
-            device: NEXT_DEVICE.fetch_add(1, Ordering::Relaxed),
+            owner: NEXT_OWNER.fetch_add(1, Ordering::Relaxed),
             sre: SrePolicy::default(),
             self_test_time: None,
             created: Startup::default(),

@@ -1,5 +1,6 @@
-//! A call's path, decided once for all its slices (and whether its planning may need the
-//! host-list stages), and one call run end to end on it.
+//! Step 3 of a call: its path, decided once for all its slices ([`Route`]: the routing's
+//! choice, moved to the CPU while the device cannot take it), and whether its planning may
+//! need the host-list stages.
 
 use crate::bases::Bases;
 use crate::curve::GpuCurve;

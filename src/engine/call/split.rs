@@ -31,7 +31,7 @@ impl<C: GpuCurve> Several<C> {
                     .map(|(device, r)| Share {
                         device,
                         bases: BasesRef::Host(&points[r.clone()]),
-                        points: r,
+                        range: r,
                         rerun: None,
                     })
                     .collect();
@@ -46,14 +46,14 @@ impl<C: GpuCurve> Several<C> {
             out.push(match live.contains(k) {
                 true => Share {
                     device: *k,
-                    points: r,
+                    range: r,
                     bases: BasesRef::Resident(share),
                     rerun: None,
                 },
                 false => Share {
                     device: live[i % live.len()],
                     bases: BasesRef::Host(&points[r.clone()]),
-                    points: r,
+                    range: r,
                     rerun: Some(format!("the set's share is on device {k}, which is lost")),
                 },
             });
@@ -70,7 +70,7 @@ impl<C: GpuCurve> Several<C> {
     ) -> Vec<Outcome<C>> {
         let one = |sh: &Share<'a, C>| {
             let (device, bases) = (&self.devices[sh.device], sh.bases);
-            let s = &scalars[sh.points.clone()];
+            let s = &scalars[sh.range.clone()];
             async move {
                 let t = Instant::now();
                 let out = device.msm_here(Call::cut(bases, s)).await;
@@ -161,11 +161,11 @@ impl<C: GpuCurve> GpuMsm<C> {
             parts.push(match out {
                 Ok((r, rep)) => {
                     let own = rep.backend == Backend::Gpu && sh.rerun.is_none();
-                    timed.push((sh.device, sh.points.len(), time, own));
+                    timed.push((sh.device, sh.range.len(), time, own));
                     let run = several.run_of(sh.device, sh, &rep, time);
                     (r, rep, run)
                 }
-                Err(e) if !device_fault(&e) => return Err(e.at_offset(sh.points.start)),
+                Err(e) if !device_fault(&e) => return Err(e.at_offset(sh.range.start)),
                 Err(e) => self.rerun(several, sh, e, &candidates, scalars).await?,
             });
         }
@@ -188,8 +188,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         candidates: &[usize],
         scalars: &[Fr<C>],
     ) -> Result<(Projective<C>, MsmReport, DeviceRun)> {
-        let points = &sh.bases.points()[..sh.points.len()];
-        let host = Call::cut(BasesRef::Host(points), &scalars[sh.points.clone()]);
+        let points = &sh.bases.points()[..sh.range.len()];
+        let host = Call::cut(BasesRef::Host(points), &scalars[sh.range.clone()]);
         let because = format!("device {} failed its share ({why})", sh.device);
         for &j in candidates.iter().filter(|&&j| j != sh.device) {
             let t = Instant::now();
@@ -197,7 +197,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 Ok((r, rep)) => {
                     let moved = Share {
                         device: sh.device,
-                        points: sh.points.clone(),
+                        range: sh.range.clone(),
                         bases: sh.bases,
                         rerun: Some(format!("{because}: rerun here")),
                     };
@@ -205,7 +205,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                     return Ok((r, rep, run));
                 }
                 Err(e) if device_fault(&e) => continue,
-                Err(e) => return Err(e.at_offset(sh.points.start)),
+                Err(e) => return Err(e.at_offset(sh.range.start)),
             }
         }
         // No live device took it. A call that may move runs it on the CPU; one that demands
@@ -224,7 +224,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 self.one_call(host, route).await
             }
         }
-        .map_err(|e| e.at_offset(sh.points.start))?;
+        .map_err(|e| e.at_offset(sh.range.start))?;
         let gpu = rep.backend == Backend::Gpu;
         let run = DeviceRun {
             device: gpu.then_some(0),
@@ -232,7 +232,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 true => self.adapter_name().to_string(),
                 false => "none (the CPU)".into(),
             },
-            points: sh.points.clone(),
+            points: sh.range.clone(),
             route: format!("{:?}: {}", rep.backend, rep.route),
             time: t.elapsed(),
             rerun: Some(because),

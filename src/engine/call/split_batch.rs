@@ -31,7 +31,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<Sums<C>> {
         let start = Instant::now();
         // Share 0 always runs, so that every vector has a report.
-        let jobs: Vec<Job<C>> = bases
+        let jobs: Vec<DeviceBatch<C>> = bases
             .shares()
             .iter()
             .map(|(k, set)| (*k, set, set.start()..set.start() + set.len()))
@@ -67,7 +67,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             for (i, result) in results.into_iter().enumerate() {
                 per_vector[i].0.push(Share {
                     device: *k,
-                    points: clip(scalars[i], r),
+                    range: clip(scalars[i], r),
                     bases: BasesRef::Resident(set),
                     rerun: None,
                 });
@@ -99,7 +99,7 @@ type VectorShares<'a, C> = (Vec<Share<'a, C>>, Vec<Outcome<C>>);
 type Sums<C> = Vec<(Projective<C>, MsmReport)>;
 
 /// One device's part of a batch: its index, its share of the set and the share's points.
-type Job<'a, C> = (usize, &'a Bases<C>, Range<usize>);
+type DeviceBatch<'a, C> = (usize, &'a Bases<C>, Range<usize>);
 
 /// The part of vector `v` in `r`.
 fn clip<T>(v: &[T], r: &Range<usize>) -> Range<usize> {
@@ -111,12 +111,12 @@ impl<C: GpuCurve> Several<C> {
     /// at once).
     async fn run_batches<'a>(
         &self,
-        jobs: &[Job<'a, C>],
+        jobs: &[DeviceBatch<'a, C>],
         scalars: &[&[Fr<C>]],
         spread: Spread,
     ) -> Vec<Result<Sums<C>>> {
         let live = self.live();
-        let batch = |(k, set, r): &Job<'a, C>| {
+        let batch = |(k, set, r): &DeviceBatch<'a, C>| {
             let (k, set) = (*k, *set);
             let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
             let device = live.contains(&k).then(|| &self.devices[k]);

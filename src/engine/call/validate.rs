@@ -29,7 +29,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 bases: all.len(),
                 scalars: scalars.len(),
             }),
-            BasesRef::Resident(b) | BasesRef::ResidentPart(b, _) if b.device() != self.device => {
+            BasesRef::Resident(b) | BasesRef::ResidentPart(b, _) if b.owner() != self.owner => {
                 Err(MsmError::ForeignBases)
             }
             BasesRef::ResidentPart(..) if scalars.len() > all.len() => {

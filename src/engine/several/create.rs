@@ -117,7 +117,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             first.gpu.clone(),
             first.adapter.clone(),
         );
-        top.device = first.device;
+        top.owner = first.owner;
         top.hooks = Arc::clone(&first.hooks);
         top.self_test_time = first.self_test_time;
         top.created = first.created;

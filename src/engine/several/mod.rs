@@ -50,7 +50,8 @@ pub(super) struct Several<C: GpuCurve> {
 /// One device's part of a call: its points, in the call's numbering, and their bases.
 pub(in crate::engine) struct Share<'a, C: GpuCurve> {
     pub(in crate::engine) device: usize,
-    pub(in crate::engine) points: Range<usize>,
+    /// The call's points it takes.
+    pub(in crate::engine) range: Range<usize>,
     pub(in crate::engine) bases: BasesRef<'a, C>,
     /// Why it runs on this device though its points are another's.
     pub(in crate::engine) rerun: Option<String>,
@@ -334,7 +335,7 @@ impl<C: GpuCurve> Several<C> {
         DeviceRun {
             device: Some(k),
             adapter: self.devices[k].adapter_name().to_string(),
-            points: sh.points.clone(),
+            points: sh.range.clone(),
             route: format!("{:?}: {}", rep.backend, rep.route),
             time,
             rerun: sh.rerun.clone(),

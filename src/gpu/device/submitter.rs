@@ -13,13 +13,13 @@ use std::task::{Context, Poll};
 use crate::error::{MsmError, Result};
 use crate::gpu::device::signal::Signal;
 
-type Job = Box<dyn FnOnce() + Send>;
+type Work = Box<dyn FnOnce() + Send>;
 
 /// The device's submitting thread.
 #[derive(Default)]
 pub(crate) struct Submitter {
     /// The job queue, once the thread runs.
-    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    jobs: Mutex<Option<mpsc::Sender<Work>>>,
 }
 
 impl Submitter {
@@ -34,7 +34,7 @@ impl Submitter {
             signal: Signal::new(),
         };
         let (slot, signal) = (Arc::clone(&handoff.slot), Arc::clone(&handoff.signal));
-        let wrapped: Job = Box::new(move || {
+        let wrapped: Work = Box::new(move || {
             let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             match ran {
                 Ok(v) => {
@@ -50,10 +50,10 @@ impl Submitter {
         handoff
     }
 
-    fn send(&self, job: Job) -> Result<()> {
+    fn send(&self, job: Work) -> Result<()> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         if jobs.is_none() {
-            let (tx, rx) = mpsc::channel::<Job>();
+            let (tx, rx) = mpsc::channel::<Work>();
             crate::gpu::device::blocking::spawn_engine_thread("submitter", move || {
                 rx.into_iter().for_each(|job| job())
             })
