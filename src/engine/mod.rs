@@ -4,7 +4,7 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `mod.rs` | the public facade: `new`, accessors, `msm` |
+//! | `mod.rs` | the public facade: `new`, accessors, `msm`, `batch_msm` (the blocking calls) |
 //! | `startup.rs` | creating an engine: configuration, calibration, device, known-answer test, start-up times |
 //! | `call/` | one call in the order it runs (validate, route, plan, submit, finish) and its drivers (slices, overlap, batches, several devices): start at `call/mod.rs` |
 //! | `asynchronous.rs` | the calls that do not block a thread: `msm_async`, `msm_with_report_async`, `batch_msm_async`, `batch_msm_with_reports_async` |
@@ -12,7 +12,7 @@
 //! | `load.rs` | resident sets: `load_bases`, `load_bases_with`, the shifted copies' shape, a set placed on several devices |
 //! | `device.rs` | the device over its life: the line its sibling engines of other groups are on, readiness, replacement after a loss |
 //! | `known_answer.rs` | the known-answer test every new device passes before use, and the host-list stages' on their first use |
-//! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, the devices' weights, a lost device replaced |
+//! | `several/` | an engine on several devices (`MsmConfig::devices`): creation, `device_names`, the devices' weights (`set_device_weights`), a lost device replaced |
 //! | `faults.rs` | fault injection for the tests (feature `fault-injection`) |
 //!
 //! Words for the pieces of a call: a *slice* is one GPU call of a call too large for one
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use ark_ec::short_weierstrass::Projective;
 
-use crate::bases::MsmBases;
+use crate::bases::{Bases, MsmBases};
 use crate::calibration::Calibration;
 use crate::config::MsmConfig;
 use crate::curve::{Fr, GpuCurve};
@@ -51,6 +51,7 @@ mod several;
 mod siblings;
 mod startup;
 
+use call::batch::batch_span;
 use device::DeviceCell;
 use faults::Hooks;
 use several::{Several, Spread};
@@ -242,6 +243,24 @@ impl<C: GpuCurve> GpuMsm<C> {
         self.gpu().map(|g| g.max_binding_bytes())
     }
 
+    /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
+    /// workspace (its bases uploaded by the call unless `resident`), at the window size the
+    /// engine picks for it: what to budget for ([`crate::MsmConfig::memory_budget`]). `None`
+    /// without a GPU, or when the call exceeds the adapter's buffer limits.
+    pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
+        let gpu = self.gpu()?;
+        let c = gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits);
+        gpu.call_bytes(n, !resident, c, 1).ok()
+    }
+
+    /// Most points, up to n, that one GPU call on host bases takes on this engine's
+    /// adapter: within the adapter's buffer limits and within what the memory budget leaves
+    /// beside resident bases, each call at its own window size (the cost model's, or
+    /// `MsmConfig::window_bits`). `None` without a GPU, zero when not one point fits.
+    pub fn max_slice_points(&self, n: usize) -> Option<usize> {
+        self.max_call_len(n, true, 0, None)
+    }
+
     /// The current GPU context (`None` without a GPU).
     fn gpu(&self) -> Option<Arc<GpuContext>> {
         self.gpu.as_ref().map(|c| c.current())
@@ -282,6 +301,28 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<(Projective<C>, MsmReport)> {
         let call = self.msm_of(bases.bases_ref(), scalars, Spread::Threads);
         crate::gpu::device::blocking::block_on(call.instrument(msm_span(scalars.len())))
+    }
+
+    /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
+    /// as the bases). The host work of vector k + 1 (digits, bucket plan, upload) runs while
+    /// the GPU computes vector k. A bad vector fails the call with [`MsmError::Batch`].
+    pub fn batch_msm(&self, bases: &Bases<C>, scalars: &[&[Fr<C>]]) -> Result<Vec<Projective<C>>> {
+        Ok(self
+            .batch_msm_with_reports(bases, scalars)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// [`GpuMsm::batch_msm`] with each vector's report: the future of
+    /// [`GpuMsm::batch_msm_with_reports_async`], waited for on this thread.
+    pub fn batch_msm_with_reports(
+        &self,
+        bases: &Bases<C>,
+        scalars: &[&[Fr<C>]],
+    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
+        let batch = self.batch_of(bases, scalars, Spread::Threads);
+        crate::gpu::device::blocking::block_on(batch.instrument(batch_span(scalars.len())))
     }
 }
 

@@ -11,31 +11,8 @@ use crate::engine::several::Spread;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
 use crate::report::{Backend, MsmReport};
-use tracing::Instrument;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Many MSMs over the same resident bases, one per scalar vector (each at most as long
-    /// as the bases). The host work of vector k + 1 (digits, bucket plan, upload) runs while
-    /// the GPU computes vector k. A bad vector fails the call with [`MsmError::Batch`].
-    pub fn batch_msm(&self, bases: &Bases<C>, scalars: &[&[Fr<C>]]) -> Result<Vec<Projective<C>>> {
-        Ok(self
-            .batch_msm_with_reports(bases, scalars)?
-            .into_iter()
-            .map(|(r, _)| r)
-            .collect())
-    }
-
-    /// [`GpuMsm::batch_msm`] with each vector's report: the future of
-    /// [`GpuMsm::batch_msm_with_reports_async`], waited for on this thread.
-    pub fn batch_msm_with_reports(
-        &self,
-        bases: &Bases<C>,
-        scalars: &[&[Fr<C>]],
-    ) -> Result<Vec<(Projective<C>, MsmReport)>> {
-        let batch = self.batch_of(bases, scalars, Spread::Threads);
-        crate::gpu::device::blocking::block_on(batch.instrument(batch_span(scalars.len())))
-    }
-
     /// A batch on this engine's devices (on several, their shares run as `spread` says),
     /// every vector checked before any work starts.
     pub(in crate::engine) async fn batch_of(

@@ -16,24 +16,6 @@ use crate::report::MsmReport;
 use crate::routing::Route;
 
 impl<C: GpuCurve> GpuMsm<C> {
-    /// Device bytes one n-point GPU call reserves against the memory budget in a fresh
-    /// workspace (its bases uploaded by the call unless `resident`), at the window size the
-    /// engine picks for it: what to budget for ([`crate::MsmConfig::memory_budget`]). `None`
-    /// without a GPU, or when the call exceeds the adapter's buffer limits.
-    pub fn call_memory(&self, n: usize, resident: bool) -> Option<u64> {
-        let gpu = self.gpu()?;
-        let c = gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits);
-        gpu.call_bytes(n, !resident, c, 1).ok()
-    }
-
-    /// Most points, up to n, that one GPU call on host bases takes on this engine's
-    /// adapter: within the adapter's buffer limits and within what the memory budget leaves
-    /// beside resident bases, each call at its own window size (the cost model's, or
-    /// `MsmConfig::window_bits`). `None` without a GPU, zero when not one point fits.
-    pub fn max_slice_points(&self, n: usize) -> Option<usize> {
-        self.max_call_len(n, true, 0, None)
-    }
-
     /// The most points, up to n, whose call fits the adapter's limits and the budget with
     /// `reserve` more bytes held (bases uploaded by the call if `host`), each at the window
     /// size the engine picks for it, or at `shape` (window size, copies) on a set stored
