@@ -160,7 +160,7 @@ pub struct MsmReport {
     /// How the GPU phases were timed (GPU path).
     pub gpu_timing: Option<GpuTiming>,
     /// The shaders' field arithmetic (GPU path).
-    pub arithmetic: Option<crate::Arithmetic>,
+    pub arithmetic: Option<crate::config::Arithmetic>,
     /// Adapter name.
     pub adapter: String,
     /// SRE, when the mode was not `Off` and the GPU path ran.
@@ -194,7 +194,7 @@ pub struct DeviceStatus {
     /// one learned from split calls' finish times, else 1 (weights are relative).
     pub weight: f64,
     /// Its memory budget and what holds it now.
-    pub memory: Option<crate::MemoryUsage>,
+    pub memory: Option<MemoryUsage>,
     /// How many times it was replaced after a loss.
     pub recreated: u64,
 }

@@ -51,7 +51,9 @@ pub(super) struct Hooks {
 impl<C: GpuCurve> GpuMsm<C> {
     /// Test hook: [`GpuMsm::with_config`] with a known-answer test that expects a wrong sum,
     /// so that it fails as on a device that computes wrongly.
-    pub fn with_config_failing_self_test(config: crate::MsmConfig) -> crate::Result<Self> {
+    pub fn with_config_failing_self_test(
+        config: crate::config::MsmConfig,
+    ) -> crate::error::Result<Self> {
         Self::create(config, true)
     }
 

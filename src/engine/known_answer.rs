@@ -119,8 +119,8 @@ pub(crate) fn run<C: GpuCurve>(
             .reconfigured(MsmConfig {
                 window_bits: Some(c),
                 force_backend: Some(Backend::Gpu),
-                calibration: crate::CalibrationSource::Defaults,
-                sre: crate::SreMode::Off,
+                calibration: crate::config::CalibrationSource::Defaults,
+                sre: crate::config::SreMode::Off,
                 bucket_sort: sort,
                 ..engine.config().clone()
             })

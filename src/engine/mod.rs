@@ -153,7 +153,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The shaders' field arithmetic on this engine's adapter (`None` without one).
-    pub fn arithmetic(&self) -> Option<crate::Arithmetic> {
+    pub fn arithmetic(&self) -> Option<crate::config::Arithmetic> {
         self.gpu().map(|g| g.profile().arithmetic)
     }
 
@@ -226,7 +226,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// The device-memory budget ([`MsmConfig::memory_budget`]) and what is counted against
     /// it now: resident bases, calls in flight, idle buffers, the peak and how many times a
     /// call waited for room (`None` without a GPU).
-    pub fn memory_usage(&self) -> Option<crate::MemoryUsage> {
+    pub fn memory_usage(&self) -> Option<crate::report::MemoryUsage> {
         self.gpu().map(|g| g.memory_usage())
     }
 

@@ -3,6 +3,7 @@
 //! need the host-list stages.
 
 use crate::bases::Bases;
+use crate::config::{BucketSort, SelfTest, SreMode};
 use crate::curve::GpuCurve;
 use crate::engine::GpuMsm;
 use crate::error::Result;
@@ -53,14 +54,14 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// Whether this engine's calls may plan their buckets on the host (SRE,
     /// `BucketSort::Host`).
     pub(in crate::engine) fn may_plan_on_host(&self) -> bool {
-        self.config.sre != crate::SreMode::Off || self.config.bucket_sort == crate::BucketSort::Host
+        self.config.sre != SreMode::Off || self.config.bucket_sort == BucketSort::Host
     }
 
     /// Whether a call's planning may still run the host-list stages' known-answer test (no
     /// verdict on the device yet): overlapped calls then collect the call in flight first.
     pub(in crate::engine) fn host_list_check_pending(&self) -> bool {
         self.may_plan_on_host()
-            && self.config.self_test != crate::SelfTest::Off
+            && self.config.self_test != SelfTest::Off
             && self.gpu().is_some_and(|g| g.host_list_check().is_none())
     }
 
