@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use crate::cpu;
 use crate::curve::GpuCurve;
-use crate::engine::call::plan::GpuCall;
+use crate::engine::call::plan::OnGpu;
 use crate::engine::call::validate::check_bases;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
@@ -48,10 +48,10 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// The window sums of a finished call, checked and reduced; the report completed.
     pub(in crate::engine) fn finish(
         &self,
-        p: GpuCall<C>,
+        p: OnGpu<C>,
         gpu_out: Result<CallOutput>,
     ) -> Result<(Projective<C>, MsmReport)> {
-        let GpuCall {
+        let OnGpu {
             mut report,
             start,
             gpu,

@@ -9,7 +9,7 @@ use std::time::Instant;
 use ark_ec::short_weierstrass::Projective;
 
 use crate::curve::GpuCurve;
-use crate::engine::call::plan::{GpuCall, Planned};
+use crate::engine::call::plan::{OnGpu, Planned};
 use crate::engine::call::Call;
 use crate::engine::GpuMsm;
 use crate::error::{MsmError, Result};
@@ -29,7 +29,7 @@ pub(in crate::engine) struct Piece<'a, C: GpuCurve> {
 struct Queued<'a, C: GpuCurve> {
     /// Its place among the pieces.
     index: usize,
-    call: Box<GpuCall<'a, C>>,
+    call: Box<OnGpu<'a, C>>,
     in_flight: InFlight,
 }
 
@@ -149,7 +149,7 @@ impl<C: GpuCurve> GpuMsm<C> {
         &self,
         run: &mut Run<'_, C, E>,
         k: usize,
-        p: &mut GpuCall<'_, C>,
+        p: &mut OnGpu<'_, C>,
         t: Instant,
     ) -> Result<InFlight> {
         let gpu = Arc::clone(&p.gpu);

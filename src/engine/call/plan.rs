@@ -34,11 +34,12 @@ pub(in crate::engine) const ON_DEVICE: &str = "; bucket sort on the GPU";
 /// A call after validation, routing and host work: done on the CPU, or GPU work to submit.
 pub(in crate::engine) enum Planned<'a, C: GpuCurve> {
     Done(Projective<C>, Box<MsmReport>),
-    Gpu(Box<GpuCall<'a, C>>),
+    Gpu(Box<OnGpu<'a, C>>),
 }
 
-/// A GPU call after its host work, ready to submit.
-pub(in crate::engine) struct GpuCall<'a, C: GpuCurve> {
+/// A call planned for the GPU (`Planned::Gpu`): the call, its window, copies and bucket
+/// plan, its report so far; ready to submit.
+pub(in crate::engine) struct OnGpu<'a, C: GpuCurve> {
     pub(in crate::engine) report: MsmReport,
     pub(in crate::engine) start: Instant,
     /// The device its host work was planned for (its stages built and checked there): the
@@ -142,7 +143,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             }
             return Ok(done(Projective::<C>::zero(), report, start));
         };
-        let mut call = GpuCall {
+        let mut p = OnGpu {
             report,
             start,
             gpu,
@@ -153,36 +154,33 @@ impl<C: GpuCurve> GpuMsm<C> {
             merged,
             overlapped: setup,
         };
-        call.report.phases.stage_setup = setup;
-        self.fit_host_lists(&mut call)?;
-        Ok(Planned::Gpu(Box::new(call)))
+        p.report.phases.stage_setup = setup;
+        self.fit_host_lists(&mut p)?;
+        Ok(Planned::Gpu(Box::new(p)))
     }
 
     /// Runs a call planned for the host's bucket lists on the device's bucket sort instead
     /// (exact, and within what slicing checked for it) when its job does not fit: SRE's
     /// merged points (more bases than the call's n, for which slicing sized it) or the
     /// lists exceed the adapter's limits or the memory budget.
-    fn fit_host_lists(&self, call: &mut GpuCall<C>) -> Result<()> {
-        if !matches!(call.plan, CallPlan::HostLists(_))
-            || call.gpu.job_fits(&Self::job(&call.gpu, call))
-        {
+    fn fit_host_lists(&self, p: &mut OnGpu<C>) -> Result<()> {
+        if !matches!(p.plan, CallPlan::HostLists(_)) || p.gpu.job_fits(&Self::job(&p.gpu, p)) {
             return Ok(());
         }
-        let why = match call.merged.len() {
+        let why = match p.merged.len() {
             0 => "the host's bucket lists do not fit (adapter limits or memory budget)".to_string(),
             m => format!(
                 "SRE's {m} merged points do not fit beside the {} bases (adapter limits or \
                  memory budget)",
-                call.call.n()
+                p.call.n()
             ),
         };
-        let report = &mut call.report;
+        let report = &mut p.report;
         not_applied(report, &why);
         report.num_entries = 0;
-        (call.c, call.shift) =
-            self.device_sort(&call.gpu, report, (call.call.bases, call.call.n()), None)?;
-        call.plan = CallPlan::DeviceSort;
-        call.merged = Vec::new();
+        (p.c, p.shift) = self.device_sort(&p.gpu, report, (p.call.bases, p.call.n()), None)?;
+        p.plan = CallPlan::DeviceSort;
+        p.merged = Vec::new();
         Ok(())
     }
 

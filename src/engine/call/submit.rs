@@ -3,7 +3,7 @@
 use tracing::Instrument;
 
 use crate::curve::GpuCurve;
-use crate::engine::call::plan::{CallPlan, GpuCall};
+use crate::engine::call::plan::{CallPlan, OnGpu};
 use crate::engine::GpuMsm;
 use crate::error::Result;
 use crate::gpu::{GpuContext, InFlight, Job, JobBases, JobPlan};
@@ -15,7 +15,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     pub(in crate::engine) async fn submit(
         &self,
         gpu: &GpuContext,
-        p: &GpuCall<'_, C>,
+        p: &OnGpu<'_, C>,
         wait: bool,
     ) -> Result<Option<InFlight>> {
         let span = tracing::info_span!("gpu_msm.upload", n = p.call.n());
@@ -29,7 +29,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
-    pub(in crate::engine) fn job<'a>(gpu: &GpuContext, p: &'a GpuCall<C>) -> Job<'a, C> {
+    pub(in crate::engine) fn job<'a>(gpu: &GpuContext, p: &'a OnGpu<C>) -> Job<'a, C> {
         let bases = match p.call.bases.stored_part().filter(|r| gpu.holds(r)) {
             Some(r) => JobBases::Resident(r, p.call.n()),
             None => JobBases::Host(p.call.points),
