@@ -28,7 +28,8 @@
 //! ```
 //!
 //! How a call is computed, module by module and in the order it runs, is in
-//! `docs/ARCHITECTURE.md`; every public item is re-exported here, at the crate's root.
+//! `docs/ARCHITECTURE.md`; every public item is re-exported here, at the crate's root, but
+//! for `inputs`, a module of random and adversarial inputs.
 
 // Every module is the crate's own; the public API is what this file re-exports.
 pub(crate) mod bases;

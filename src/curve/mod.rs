@@ -16,6 +16,11 @@
 //! At the bottom of the crate: it depends on arkworks alone, and the shader generation
 //! (`gpu::shader`), the digits and the engine read it.
 //!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | `GpuCurve`, the field aliases, the Edwards constants, one `gpu_curve!` line per group |
+//! | `spec.rs` | `CurveSpec`: the untyped values the shaders are generated from |
+//!
 //! # Adding a curve
 //! 0. Check that it qualifies (above): a = 0, p below 2^464, r in four words.
 //! 1. Its arkworks crate in the root Cargo.toml's `[workspace.dependencies]`, the root

@@ -408,7 +408,7 @@ fn precompute_costs_and_the_auto_choice() {
 
 /// Where a wide window of copies beats a call's own window: at 2^15 points one window of
 /// 2^16 buckets (c = 17, 15 copies) costs fewer multiplications than the best plain window,
-/// at 2^10 it does not (the engine's per-call choice, `engine/prepare.rs`).
+/// at 2^10 it does not (the engine's per-call choice, `engine/call/plan.rs`, `device_sort`).
 #[test]
 fn wide_copies_pay_from_large_calls_on() {
     let e = AddCosts::EDWARDS;

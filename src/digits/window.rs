@@ -67,7 +67,7 @@ pub fn pippenger_cost(n: usize, c: u32, bits: u32, costs: AddCosts) -> u64 {
 /// profile's. Every window choice of the engine and of SRE goes through here, but that of
 /// a set with shifted copies ([`choose_precompute`], `engine/load.rs`) and that of a call
 /// whose window here does not fit the device ([`best_fitting_window`], the bucket sort's
-/// `engine/prepare.rs`).
+/// `engine/call/plan.rs`, `device_sort`).
 pub fn choose_window(configured: Option<u32>, n: usize, bits: u32, costs: AddCosts) -> u32 {
     configured.unwrap_or_else(|| best_window_bits(n.max(1), bits, costs))
 }

@@ -1,7 +1,7 @@
 //! The GPU side: the adapter and its device, the stage table and its pipelines, and one run
 //! of the Pippenger stages over pooled buffers. One concern per folder:
 //!
-//! | folder | concern |
+//! | folder or file | concern |
 //! |---|---|
 //! | `device/` | the adapter and its device: creation, choosing adapters, the poller and every wait, the submitting thread, losing a device |
 //! | `memory/` | the memory budget, a call's buffers and workspaces, resident sets and their copies |
@@ -9,6 +9,7 @@
 //! | `pipelines/` | the stage table (both sides of every binding generated), compiling it, the disk cache, the warm-up |
 //! | `run/` | one call on the device in order: uploads, passes, submission and read-back |
 //! | `inspect/` | single shader functions and the product's rate on the device; read-backs for the tests |
+//! | `open.rs` | a device opened (`OpenDevice`) and a context made on it (`GpuContext::new`) |
 //! | `shader/` | WGSL generation: files, profiles, contract, field constants, the generated multiplication, formulas, marked loops written out, registers per thread (an estimate) |
 //!
 //! `GpuContext` (defined in this file) is the one API the engine uses: a device, its
@@ -16,7 +17,8 @@
 //! `OpenDevice` its sibling contexts are on; its other methods are in `impl GpuContext`
 //! blocks by concern: `planning/capacity.rs` and `layout.rs` (what a call needs and
 //! whether it fits), `run/` (uploads, passes, submission and read-back), `memory/resident.rs`
-//! (resident sets), `pipelines/compile.rs` (stages compiled on first use).
+//! (resident sets), `pipelines/compile.rs` (stages compiled on first use),
+//! `device/readback.rs` (buffers read back) and `inspect/testing.rs` (the tests' reads).
 
 pub(crate) mod device;
 pub(crate) mod inspect;

@@ -1,4 +1,5 @@
-//! Step 6 of a call: the wait for a submitted call's window sums ([`GpuMsm::await_sums`]),
+//! Step 6 of a call: the wait for a submitted call's window sums ([`GpuMsm::await_sums`], on
+//! `GpuContext::finish` in `gpu/run/execute.rs`),
 //! then [`GpuMsm::finish`]: the sums checked, reduced into the MSM, and its report.
 
 use std::sync::atomic::Ordering;

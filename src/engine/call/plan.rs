@@ -1,6 +1,8 @@
-//! Step 4 of a call, [`GpuMsm::plan`]: its host work before the GPU, per path: the CPU paths run the call here; the GPU
-//! paths plan its bucket entries on the device (the bucket sort, [`GpuMsm::device_sort`]) or
-//! on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or `BucketSort::Host`).
+//! Step 4 of a call, [`GpuMsm::plan`]: its host work before the GPU, per path: the CPU paths
+//! run the call here; the GPU paths plan its bucket entries on the device (the bucket sort,
+//! [`GpuMsm::device_sort`]) or on the host (bucket lists, [`GpuMsm::host_lists`], with SRE or
+//! `BucketSort::Host`), the host-list stages readied first (`engine/known_answer.rs`,
+//! `host_list_stages_ready`).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! Step 3 of a call: its path, decided once for all its slices ([`Route`]: the routing's
 //! choice, moved to the CPU while the device cannot take it), and whether its planning may
-//! need the host-list stages.
+//! need the host-list stages; `holds`: whether a set's device copy is on this device. The
+//! device's readiness is `engine/device.rs`' (`GpuMsm::device_ready`).
 
 use crate::bases::Bases;
 use crate::config::{BucketSort, SelfTest, SreMode};

@@ -2,7 +2,7 @@
 //! costs: its dispatches, field multiplications and device-memory bytes, pass by pass. These
 //! are the proxies `docs/PERF.md` reports until a GPU measures time (`examples/op_counts.rs`
 //! prints them). The passes are `sort::sort_pass_list`'s, the list the engine builds its
-//! passes from; `tests/gpu/memory/resident.rs` checks the dispatch count against the engine's.
+//! passes from; `tests/gpu/resident.rs` checks the dispatch count against the engine's.
 //!
 //! The counts are for bases already resident (the prover's case), with or without shifted
 //! copies (`CallCounts::precomputed`), and uniform scalars: every

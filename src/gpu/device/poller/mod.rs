@@ -8,6 +8,12 @@
 //! returns at once, and sleeps between polls ([`pause`]), woken early by a new waiter. A
 //! poll that does not return all the same (behind a driver's submit stuck on a hung GPU)
 //! is its [`watchdog`]'s.
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `mod.rs` | the poller: its thread, waiters and deadlines, dropped calls collected |
+//! | `watchdog.rs` | a poll that never returns, taken for a hung GPU |
+//! | `hung.rs` | devices taken to be hung, kept until idle, at most four per adapter |
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
