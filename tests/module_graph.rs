@@ -152,18 +152,15 @@ fn no_module_imports_itself_through_others() {
     }
 }
 
-/// Every folder under `dir`, as paths relative to it.
-fn folders(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            out.push(name.clone());
-            out.extend(folders(&path).into_iter().map(|f| format!("{name}/{f}")));
-        }
-    }
-    out
+/// Every folder under `dir` that holds Rust files (each module folder has its `mod.rs`), as
+/// paths relative to it.
+fn folders(dir: &Path) -> BTreeSet<String> {
+    rust_files(dir)
+        .iter()
+        .filter_map(|f| f.parent()?.strip_prefix(dir).ok())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Inside `src/` an item is named by its module's path, never by a re-export at the crate's
