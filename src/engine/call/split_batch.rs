@@ -118,16 +118,13 @@ impl<C: GpuCurve> Several<C> {
         let live = self.live();
         let batch = |(k, set, r): &DeviceBatch<'a, C>| {
             let (k, set) = (*k, *set);
-            let vs: Vec<&[Fr<C>]> = scalars.iter().map(|v| &v[clip(v, r)]).collect();
+            let calls: Vec<Call<C>> = (scalars.iter())
+                .map(|v| Call::cut(BasesRef::Resident(set), &v[clip(v, r)]))
+                .collect();
             let device = live.contains(&k).then(|| &self.devices[k]);
             async move {
                 match device {
-                    Some(d) => {
-                        let calls: Vec<Call<C>> = (vs.iter())
-                            .map(|v| Call::cut(BasesRef::Resident(set), v))
-                            .collect();
-                        d.batch_here(set, &calls).await
-                    }
+                    Some(d) => d.batch_here(set, &calls).await,
                     None => Err(self.lost_error(k)),
                 }
             }
