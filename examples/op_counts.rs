@@ -7,8 +7,10 @@
 //! Each size gets two rows: bases loaded as `load_bases` stores them, and with the shifted
 //! copies (`Precompute`) the cost model picks when memory is no object
 //! (`digits::choose_precompute`), with the copies' bytes. Either set is stored in parts at
-//! Vulkan's 2^31 - 1 byte binding limit on NVIDIA, one call a part: the counts are the
-//! parts' sums (the estimate adds their times).
+//! Vulkan's 2^31 - 1 byte binding limit on NVIDIA, and one call reads up to
+//! `MAX_BASE_PARTS` parts at once (one bucket array over them: NVIDIA binds far more
+//! storage buffers a stage than that), as long as the call's own largest buffer binds:
+//! the counts are the calls' sums (the estimate adds their times).
 //!
 //! Then the registers per thread of the accumulation loop (`gpu::shader::registers`), an
 //! estimate from the generated code.
@@ -23,6 +25,7 @@ use clap::Parser;
 use common::cli::{CurveArg, GroupArg};
 use gpu_msm::internals::digits::choose_precompute;
 use gpu_msm::internals::gpu::counts::{window_bits, CallCounts};
+use gpu_msm::internals::gpu::field::MAX_BASE_PARTS;
 use gpu_msm::internals::gpu::shader::mul29::{Field29, Step};
 use gpu_msm::internals::gpu::shader::registers::LoopRegisters;
 use gpu_msm::{Arithmetic, CurveProfile, GpuCurve};
@@ -53,12 +56,29 @@ const H200_BYTES: f64 = 4.8e12;
 /// Cost per dispatch within one submission (an estimate).
 const DISPATCH_S: f64 = 5e-6;
 /// Vulkan's storage-binding limit on NVIDIA: a resident set (its copies included) is stored
-/// in parts of at most this many bytes, one call each.
+/// in parts of at most this many bytes, and a call's buffers bind at most this many.
 const NVIDIA_BINDING: u64 = (1 << 31) - 1;
 
 /// Device parts of n bases with `copies` copies on `a` at NVIDIA's binding limit.
 fn parts(n: usize, copies: u32, a: CurveProfile) -> u64 {
     (n as u64 * copies as u64 * a.base_words() as u64 * 4).div_ceil(NVIDIA_BINDING)
+}
+
+/// The calls an n-point call on a set of n bases with k copies at c runs in, and one
+/// call's counts: as many parts a call as the device binds (`MAX_BASE_PARTS`), as few calls
+/// as let each call's buffers bind (more parts than a call binds, or a call's largest
+/// buffer over the binding limit, means more calls).
+fn calls(n: usize, c: u32, copies: u32, a: CurveProfile) -> (u64, CallCounts) {
+    let p = parts(n, copies, a);
+    let mut calls = p.div_ceil(MAX_BASE_PARTS as u64);
+    loop {
+        let k = CallCounts::precomputed(n.div_ceil(calls as usize), c, copies, a)
+            .expect("a shape the cost model chose");
+        if k.largest_binding <= NVIDIA_BINDING || calls >= p {
+            return (calls, k);
+        }
+        calls += 1;
+    }
 }
 
 #[derive(Parser)]
@@ -95,7 +115,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
     );
     println!();
     println!(
-        "| profile | n | c | copies (GiB) | parts | windows of buckets | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
+        "| profile | n | c | copies (GiB) | parts in calls | windows of buckets | dispatches | field muls (M) | read (GiB) | written (GiB) | H200 estimate (ms): muls + bytes + dispatches |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let wide = [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards];
@@ -105,7 +125,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
     {
         let a = a.on(curve);
         let shapes = |n: usize| {
-            let fits = |_, k| Some(parts(n, k, a));
+            let fits = |c, k| Some(calls(n, c, k, a).0);
             let (bits, costs) = (a.curve.scalar_bits(), a.add_costs());
             let (c, k) = choose_precompute(None, n, bits, costs, fits);
             [(window_bits(n, a), 1), (c, k)]
@@ -116,11 +136,10 @@ fn run<C: GpuCurve>(cli: &Cli) {
             .flat_map(|&log| shapes(1 << log).map(|s| (log, s)))
         {
             let n = 1usize << log;
-            let p = parts(n, copies, a);
-            // One call a part, the parts as long as the binding allows (the last shorter:
-            // counted as the others, an upper bound).
-            let k = CallCounts::precomputed(n.div_ceil(p as usize), c, copies, a)
-                .expect("a shape the cost model chose");
+            let parts = parts(n, copies, a);
+            // Calls of equal length (the last shorter: counted as the others, an upper
+            // bound).
+            let (p, k) = calls(n, c, copies, a);
             let set = gib(copies as u64 * a.base_words() as u64 * 4 * n as u64);
             let muls = (p * k.field_muls()) as f64;
             let (read, written) = (p * k.bytes_read(), p * k.bytes_written());
@@ -130,7 +149,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
                 (p * k.dispatches() as u64) as f64 * DISPATCH_S * 1e3,
             );
             println!(
-                "| {:?} | 2^{log} | {} | {copies} ({set:.2}) | {p} | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
+                "| {:?} | 2^{log} | {} | {copies} ({set:.2}) | {parts} in {p} | {} of {} | {} | {:.1} | {:.2} | {:.2} | {:.1} = {tm:.1} + {tb:.2} + {td:.2} |",
                 a.arithmetic,
                 k.window_bits,
                 k.bucket_windows,

@@ -1,14 +1,17 @@
 // The two ways the stages that read the stored bases (`bases`: sort, accumulate, balanced)
-// load one. Bindings are declared by src/gpu/stages.rs.
+// load one. Bindings (and base_quad) are declared by src/gpu/pipelines/stages.rs.
 
 
-// Base idx's stored words (the profile's form: BASE_WORDS words, BASE_QUADS loads of 16
-// bytes).
-fn stored_base(idx: u32) -> BaseWords {
+// The stored words of the base an entry names (the profile's form: BASE_WORDS words,
+// BASE_QUADS loads of 16 bytes): in part entry >> PART_SHIFT (base_quad, generated with the
+// bindings), at its place in the part.
+fn stored_base(entry: u32) -> BaseWords {
     var w: BaseWords;
+    let part = entry >> PART_SHIFT;
+    let first = (entry & PLACE_MASK) * BASE_QUADS;
     // unroll
     for (var k = 0u; k < BASE_QUADS; k++) {
-        let q = quad_words(bases[idx * BASE_QUADS + k]);
+        let q = quad_words(base_quad(part, first + k));
         w[4u * k] = q.x;
         w[4u * k + 1u] = q.y;
         w[4u * k + 2u] = q.z;
@@ -17,7 +20,7 @@ fn stored_base(idx: u32) -> BaseWords {
     return w;
 }
 
-// The base a bucket entry adds: point index in bits 0..31, negated when SIGN_BIT is set.
+// The base a bucket entry adds: part and place in bits 0..31, negated when SIGN_BIT is set.
 fn entry_base(entry: u32) -> Affine {
     var q = affine_from_words(stored_base(entry & ~SIGN_BIT));
     if ((entry & SIGN_BIT) != 0u) {

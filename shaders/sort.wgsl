@@ -19,15 +19,21 @@
 // point | sign in bucket w * B + |d| - 1 (without shifted copies; with them, see below). An
 // identity base places nothing (its bit in the identity bits, base_places_nothing).
 //
-// On bases stored with shifted copies (src/config/load.rs, Precompute) the W = digit_windows
+// On bases stored with shifted copies (src/engine/load.rs, Precompute) the W = digit_windows
 // digit windows fold onto W' = num_windows windows of buckets: digit window w of point i
 // places copy w / W' of it (point (w / W') * copy_stride + i) in window w mod W'. Without
 // copies W' = W and every digit places copy 0.
+//
+// A call over several device parts of a resident set (bound as bases, bases_1, ...; one
+// bucket array for all) finds point i in part p = i / part_len as its base l = i mod
+// part_len, and an entry names the part in bits PART_SHIFT.. and the copy's place in the
+// part below them (place_of). One part: p = 0, and the entry is the copy's place alone.
 // Within a bucket the order of entries is not fixed (atomics); the sum does not depend on it.
 
-// The bindings come from the stage table (src/gpu/stages.rs). Neither kernel reads a stored
-// base: count_digits reads the identity bits after them (base_places_nothing), so this
-// module does not include bases.wgsl.
+// The bindings come from the stage table (src/gpu/pipelines/stages.rs), with base_quad,
+// which reads part p's binding. Neither kernel reads a stored base: count_digits reads the
+// identity bits after them (base_places_nothing), so this module does not include
+// bases.wgsl.
 
 // (lo, hi) of a * b with 32-bit integers only (16-bit halves), so that every profile runs it.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {
@@ -121,13 +127,32 @@ fn take_bits(b: ptr<function, ScalarBits>, i: u32, c: u32) -> u32 {
     return v;
 }
 
-// Whether base i places nothing: its identity bit, which the host set where the base is the
-// identity (field::pack_identity_bits), one 16-byte load of the bits after the stored bases
-// instead of the base itself.
-fn base_places_nothing(i: u32) -> bool {
-    let word = i / 32u;
-    let q = quad_words(bases[params.identity_quads + word / 4u]);
-    return ((q[word % 4u] >> (i % 32u)) & 1u) != 0u;
+// Where point i lives: its part, its index l in the part, the part's copy stride and the
+// 16-byte load where the part's identity bits start (the last part's own, the others'
+// shared).
+struct Place {
+    part: u32,
+    local: u32,
+    stride: u32,
+    identity_quads: u32,
+}
+
+fn place_of(i: u32) -> Place {
+    let part = i / params.part_len;
+    let local = i - part * params.part_len;
+    if (part == params.last_part) {
+        return Place(part, local, params.last_copy_stride, params.last_identity_quads);
+    }
+    return Place(part, local, params.copy_stride, params.identity_quads);
+}
+
+// Whether the base at `at` places nothing: its identity bit, which the host set where the
+// base is the identity (field::pack_identity_bits), one 16-byte load of the bits after its
+// part's stored bases instead of the base itself.
+fn base_places_nothing(at: Place) -> bool {
+    let word = at.local / 32u;
+    let q = quad_words(base_quad(at.part, at.identity_quads + word / 4u));
+    return ((q[word % 4u] >> (at.local % 32u)) & 1u) != 0u;
 }
 
 // Digit of window w (magnitude and sign bit) given the carry in; updates the carry.
@@ -137,27 +162,34 @@ struct Digit {
     carry: u32,
 }
 
-// Where digit window w places its digits: bucket window w mod W', and copy w / W', whose
-// point 0 is at copy_offset. Advanced once per digit window.
+// Where digit window w places its digits: bucket window w mod W', and copy w / W' of the
+// point, whose entry (part and place, no sign) is `entry`; `stride` is the part's copy
+// stride. Advanced once per digit window.
 struct Fold {
     bucket_window: u32,
-    copy_offset: u32,
+    entry: u32,
+    stride: u32,
+}
+
+// Digit window 0 of the point at `at`: copy 0.
+fn first_fold(at: Place) -> Fold {
+    return Fold(0u, (at.part << PART_SHIFT) | at.local, at.stride);
 }
 
 fn next_fold(f: Fold) -> Fold {
     if (f.bucket_window + 1u == params.num_windows) {
-        return Fold(0u, f.copy_offset + params.copy_stride);
+        return Fold(0u, f.entry + f.stride, f.stride);
     }
-    return Fold(f.bucket_window + 1u, f.copy_offset);
+    return Fold(f.bucket_window + 1u, f.entry, f.stride);
 }
 
-// The bucket of a nonzero digit, and the entry that places point i's copy there.
+// The bucket of a nonzero digit, and the entry that places the point's copy there.
 fn bucket_of(f: Fold, d: Digit) -> u32 {
     return f.bucket_window * params.buckets_per_window + d.magnitude - 1u;
 }
 
-fn entry_of(f: Fold, i: u32, d: Digit) -> u32 {
-    return (f.copy_offset + i) | d.sign;
+fn entry_of(f: Fold, d: Digit) -> u32 {
+    return f.entry | d.sign;
 }
 
 // The next digit window of scalar i's bits (the reader moves on: call it once per window,
@@ -174,9 +206,9 @@ fn next_digit(i: u32, bits: ptr<function, ScalarBits>, carry: u32) -> Digit {
 
 // Scalar i's integer written over its Montgomery form, or zero where its base places
 // nothing: what both kernels' digits read from then on.
-fn store_integer(i: u32) {
+fn store_integer(i: u32, at: Place) {
     var k = scalar_integer(i);
-    if (base_places_nothing(i)) {
+    if (base_places_nothing(at)) {
         k = array<u32, 8>();
     }
     for (var j = 0u; j < 8u; j++) {
@@ -195,10 +227,11 @@ fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     if (i >= params.num_points) {
         return;
     }
-    store_integer(i);
+    let at = place_of(i);
+    store_integer(i, at);
     var carry = 0u;
     var bits = scalar_bits();
-    var f = Fold(0u, 0u);
+    var f = first_fold(at);
     for (var w = 0u; w < params.digit_windows; w++) {
         let d = next_digit(i, &bits, carry);
         carry = d.carry;
@@ -218,14 +251,14 @@ fn scatter_digits(@builtin(global_invocation_id) gid: vec3<u32>,
     }
     var carry = 0u;
     var bits = scalar_bits();
-    var f = Fold(0u, 0u);
+    var f = first_fold(place_of(i));
     for (var w = 0u; w < params.digit_windows; w++) {
         let d = next_digit(i, &bits, carry);
         carry = d.carry;
         if (d.magnitude != 0u) {
             let g = bucket_of(f, d);
             let at = bucket_offset(g) + atomicAdd(&counters[g], 1u);
-            entries[at] = entry_of(f, i, d);
+            entries[at] = entry_of(f, d);
             entry_buckets[at] = g;
         }
         f = next_fold(f);

@@ -30,9 +30,12 @@ struct Inner<C: GpuCurve> {
     all: Arc<Vec<Affine<C>>>,
     range: Range<usize>,
     /// The device copy in parts of `part_len` bases (one part unless the set exceeds what
-    /// one call can bind); empty on a CPU-only engine.
+    /// one binding holds or one call can take); empty on a CPU-only engine.
     parts: Vec<StoredBases>,
     part_len: usize,
+    /// Parts one call reads at once (one bucket array over all of them): calls longer
+    /// than `parts_per_call * part_len` run in slices of that many points.
+    parts_per_call: usize,
     /// The indices of the bases outside the subgroup, once known (at load with
     /// `MsmConfig::validate_subgroup`, where there are none, or at the first call that asks).
     outside_subgroup: OnceLock<Vec<usize>>,
@@ -57,10 +60,11 @@ impl<C: GpuCurve> Bases<C> {
         owner: u64,
         host: HostBases<C>,
         parts: Vec<StoredBases>,
-        part_len: usize,
+        (part_len, parts_per_call): (usize, usize),
         in_subgroup: bool,
     ) -> Self {
-        Self::with_shares(owner, host, parts, part_len, in_subgroup, Vec::new())
+        let shape = (part_len, parts_per_call);
+        Self::with_shares(owner, host, parts, shape, in_subgroup, Vec::new())
     }
 
     /// A set on several devices: its `shares`, each on the device of its index.
@@ -68,7 +72,7 @@ impl<C: GpuCurve> Bases<C> {
         owner: u64,
         host: HostBases<C>,
         parts: Vec<StoredBases>,
-        part_len: usize,
+        (part_len, parts_per_call): (usize, usize),
         in_subgroup: bool,
         shares: Vec<(usize, Bases<C>)>,
     ) -> Self {
@@ -84,6 +88,7 @@ impl<C: GpuCurve> Bases<C> {
                 range: host.range,
                 parts,
                 part_len: part_len.max(1),
+                parts_per_call: parts_per_call.max(1),
                 outside_subgroup,
                 shares,
             }),
@@ -120,11 +125,25 @@ impl<C: GpuCurve> Bases<C> {
         self.inner.outside_subgroup.get().map(Vec::as_slice)
     }
 
-    /// Bases per device part: calls longer than this run in slices, one per part (on an
-    /// engine on several devices, the whole set's length: each device's share has parts of
-    /// its own).
+    /// Bases per device part (on an engine on several devices, the whole set's length:
+    /// each device's share has parts of its own).
     pub fn part_len(&self) -> usize {
         self.inner.part_len
+    }
+
+    /// Device parts one call reads at once, with one bucket array, one sort and one
+    /// reduction over all of them (as many as the adapter binds in one stage and the call
+    /// fits beside the set, at most `MAX_BASE_PARTS`, 8): a call on the set runs in one pass
+    /// up to [`Bases::call_len`] points, in slices of that many beyond.
+    pub fn parts_per_call(&self) -> usize {
+        self.inner.parts_per_call
+    }
+
+    /// Points one call on the set reads at once: [`Bases::parts_per_call`] parts'.
+    pub fn call_len(&self) -> usize {
+        self.inner
+            .part_len
+            .saturating_mul(self.inner.parts_per_call)
     }
 
     /// Copies of each base the device parts hold (`config::Precompute`): 1 without
@@ -196,6 +215,14 @@ impl<C: GpuCurve> Bases<C> {
     pub(crate) fn resident(&self) -> Option<&StoredBases> {
         self.part(0)
     }
+
+    /// The device parts a call over `n` points from part `first` on reads: as many as
+    /// hold them, at most [`Bases::parts_per_call`] (`None` where not on a device).
+    fn parts_from(&self, first: usize, n: usize) -> Option<&[StoredBases]> {
+        let count = n.div_ceil(self.part_len()).clamp(1, self.parts_per_call());
+        let end = (first + count).min(self.inner.parts.len());
+        self.inner.parts.get(first..end).filter(|p| !p.is_empty())
+    }
 }
 
 impl<C: GpuCurve> std::fmt::Debug for Bases<C> {
@@ -237,9 +264,10 @@ pub enum BasesRef<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
     Host(&'a [Affine<C>]),
     /// A resident set; the call uses its first `scalars.len()` bases.
     Resident(&'a Bases<C>),
-    /// Device part k of a resident set (its bases from `k * part_len` on): one slice of a
-    /// call longer than a part.
-    ResidentPart(&'a Bases<C>, usize),
+    /// Slice k of a call on a resident set longer than one call reads
+    /// ([`Bases::call_len`]): its bases from `k * call_len` on, in parts
+    /// `k * parts_per_call ..`.
+    ResidentSlice(&'a Bases<C>, usize),
 }
 
 impl<C: GpuCurve> Clone for BasesRef<'_, C> {
@@ -251,21 +279,21 @@ impl<C: GpuCurve> Clone for BasesRef<'_, C> {
 impl<C: GpuCurve> Copy for BasesRef<'_, C> {}
 
 impl<'a, C: GpuCurve> BasesRef<'a, C> {
-    /// Where the call's bases start in the set they come from (0 but for a device part).
+    /// Where the call's bases start in the set they come from (0 but for a slice).
     pub fn offset(&self) -> usize {
         match self {
-            BasesRef::ResidentPart(b, k) => k * b.part_len(),
+            BasesRef::ResidentSlice(b, k) => k * b.call_len(),
             _ => 0,
         }
     }
 
-    /// The device part the bases are stored in, if resident (and stored on a device): part
-    /// 0 of a set, or part k.
-    pub(crate) fn stored_part(&self) -> Option<&'a StoredBases> {
+    /// The device parts a call over its first `n` bases reads, if resident (and stored on
+    /// a device): from part 0 of a set, or from slice k's first part.
+    pub(crate) fn stored_parts(&self, n: usize) -> Option<&'a [StoredBases]> {
         match self {
             BasesRef::Host(_) => None,
-            BasesRef::Resident(b) => b.part(0),
-            BasesRef::ResidentPart(b, k) => b.part(*k),
+            BasesRef::Resident(b) => b.parts_from(0, n),
+            BasesRef::ResidentSlice(b, k) => b.parts_from(k * b.parts_per_call(), n),
         }
     }
 
@@ -274,8 +302,8 @@ impl<'a, C: GpuCurve> BasesRef<'a, C> {
         match self {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
-            BasesRef::ResidentPart(b, k) => {
-                let part = slice_ranges(b.len(), b.part_len()).nth(*k);
+            BasesRef::ResidentSlice(b, k) => {
+                let part = slice_ranges(b.len(), b.call_len()).nth(*k);
                 &b.points()[part.unwrap_or(b.len()..b.len())]
             }
         }

@@ -25,11 +25,11 @@ pub enum Precompute {
     /// says how many were.
     Factor(u32),
     /// The factor and window size whose field multiplications over the whole set are
-    /// fewest, each device part's calls reducing their own buckets
-    /// (`digits::choose_precompute`), among those whose copies and a call over one part fit
-    /// the memory budget now and that take no more device parts than the set without
-    /// copies; of the shapes within `digits::AUTO_TOLERANCE_PERCENT` of the fewest, the one
-    /// with the fewest copies.
+    /// fewest, each call over the set's parts (up to [`crate::Bases::parts_per_call`] at
+    /// once) reducing its own buckets (`digits::choose_precompute`), among those whose
+    /// copies and a call over one part fit the memory budget now and that run a call over
+    /// the set in no more calls than the set without copies; of the shapes within
+    /// `digits::AUTO_TOLERANCE_PERCENT` of the fewest, the one with the fewest copies.
     Auto,
 }
 

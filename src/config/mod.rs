@@ -249,8 +249,9 @@ pub struct MsmConfig {
     /// Most points one GPU call of a one-shot MSM takes: larger MSMs on host bases run in
     /// slices whose sums are added on the host. `None` (the default): as many as the
     /// adapter's storage-binding limit holds ([`crate::GpuMsm::max_slice_points`]). It also
-    /// caps the device parts of [`crate::GpuMsm::load_bases`]; a value above what fits is
-    /// lowered to it in both. Tests set it low to force slicing on small inputs.
+    /// caps the device parts of [`crate::GpuMsm::load_bases`] (a call on such a set reads up
+    /// to [`crate::Bases::parts_per_call`] parts at once); a value above what fits is
+    /// lowered to it in both. Tests set it low to force slicing and parts on small inputs.
     pub max_slice_points: Option<usize>,
     /// Device memory the engine may hold at once (default: [`DEFAULT_MEMORY_FRACTION`] of
     /// the adapter's). Concurrent calls wait for room instead of over-allocating. The

@@ -103,14 +103,14 @@ pub fn bucket_windows(c: u32, copies: u32, scalar_bits: u32) -> u32 {
 /// [`pippenger_cost`] on bases stored with `copies` shifted copies: the same n W mixed
 /// additions, the reduction over [`bucket_windows`] windows only.
 pub fn precompute_cost(n: usize, c: u32, copies: u32, scalar_bits: u32, costs: AddCosts) -> u64 {
-    parts_cost(n as u64, (c, copies), 1, scalar_bits, costs)
+    calls_cost(n as u64, (c, copies), 1, scalar_bits, costs)
 }
 
-/// [`precompute_cost`] of n points in `parts` calls (device parts): each call reduces its
-/// own buckets.
-fn parts_cost(n: u64, (c, copies): (u32, u32), parts: u64, bits: u32, costs: AddCosts) -> u64 {
+/// [`precompute_cost`] of n points in `calls` calls (each over as many device parts as it
+/// binds): each call reduces its own buckets.
+fn calls_cost(n: u64, (c, copies): (u32, u32), calls: u64, bits: u32, costs: AddCosts) -> u64 {
     let reduction = bucket_windows(c, copies, bits) as u64 * 2 * buckets_per_window(c) as u64;
-    num_windows(c, bits) as u64 * n * costs.mixed_add + parts * reduction * costs.add
+    num_windows(c, bits) as u64 * n * costs.mixed_add + calls * reduction * costs.add
 }
 
 /// How much more than the fewest multiplications `Precompute::Auto` accepts for fewer
@@ -118,10 +118,11 @@ fn parts_cost(n: u64, (c, copies): (u32, u32), parts: u64, bits: u32, costs: Add
 pub const AUTO_TOLERANCE_PERCENT: u64 = 1;
 
 /// The window size and copy count of `config::Precompute::Auto` for a set of n bases.
-/// `parts(c, k)`: in how many device parts the set would be stored with k copies at c, or
-/// `None` where its copies and a call beside them do not fit; each part's calls reduce their
-/// own buckets, so a shape costs `parts` reductions, and no shape with copies may take more
-/// parts than the set without them. Among the shapes that fit, those whose
+/// `calls(c, k)`: in how many calls an n-point call on the set runs with k copies at c
+/// (its device parts, as many a call as the device binds and the call fits), or `None`
+/// where its copies and a call beside them do not fit; each call reduces its own buckets,
+/// so a shape costs `calls` reductions, and no shape with copies may take more calls than
+/// the set without them. Among the shapes that fit, those whose
 /// multiplications are within [`AUTO_TOLERANCE_PERCENT`] of the fewest; of them the fewest
 /// copies, then the smaller c. `configured` (`LoadOptions::window_bits` or
 /// `MsmConfig::window_bits`) fixes the copies' c; the set without copies (one copy, at the
@@ -132,7 +133,7 @@ pub fn choose_precompute(
     n: usize,
     scalar_bits: u32,
     costs: AddCosts,
-    parts: impl Fn(u32, u32) -> Option<u64>,
+    calls: impl Fn(u32, u32) -> Option<u64>,
 ) -> (u32, u32) {
     let sizes: Vec<u32> = match configured {
         Some(c) => vec![c],
@@ -143,18 +144,18 @@ pub fn choose_precompute(
     let plain = configured.filter(|&c| c <= MAX_WINDOW_BITS);
     let plain = choose_window(plain, n as usize, scalar_bits, costs);
     let mut options: Vec<((u32, u32), u64)> = Vec::new();
-    let plain_parts = parts(plain, 1).filter(|&p| p > 0);
-    if let Some(p) = plain_parts {
-        options.push(((plain, 1), parts_cost(n, (plain, 1), p, scalar_bits, costs)));
+    let plain_calls = calls(plain, 1).filter(|&p| p > 0);
+    if let Some(p) = plain_calls {
+        options.push(((plain, 1), calls_cost(n, (plain, 1), p, scalar_bits, costs)));
     }
-    // Copies never in more parts than the set without them: each part's calls cost more
-    // than its reduction (sort, scan, dispatches), which the count leaves out; on lavapipe
-    // at 2^20, 4 copies in 5 parts ran 12% slower than 2 plain parts (docs/PERF.md).
-    let most_parts = plain_parts.unwrap_or(u64::MAX);
+    // Copies never in more calls than the set without them: each call costs more than its
+    // reduction (sort, scan, dispatches), which the count leaves out; on lavapipe at 2^20,
+    // 4 copies in 5 parts, a call each, ran 12% slower than 2 plain parts (docs/PERF.md).
+    let most_calls = plain_calls.unwrap_or(u64::MAX);
     for &c in &sizes {
         for k in 2..=num_windows(c, scalar_bits) {
-            if let Some(p) = parts(c, k).filter(|&p| p > 0 && p <= most_parts) {
-                options.push(((c, k), parts_cost(n, (c, k), p, scalar_bits, costs)));
+            if let Some(p) = calls(c, k).filter(|&p| p > 0 && p <= most_calls) {
+                options.push(((c, k), calls_cost(n, (c, k), p, scalar_bits, costs)));
             }
         }
     }

@@ -16,7 +16,7 @@ use crate::config::{LoadOptions, Precompute, MAX_PRECOMPUTED_WINDOW_BITS};
 use crate::curve::GpuCurve;
 use crate::digits::{choose_precompute, num_windows, precompute_cost, AddCosts};
 use crate::error::{MsmError, Result};
-use crate::gpu::{GpuContext, Shift};
+use crate::gpu::{GpuContext, Shift, PART_SHIFT};
 
 impl<C: GpuCurve> GpuMsm<C> {
     /// Loads `bases` for many calls: checked on the host once (a base off the curve, or with
@@ -77,7 +77,7 @@ impl<C: GpuCurve> GpuMsm<C> {
                 self.owner,
                 host,
                 Vec::new(),
-                part_len,
+                (part_len, 1),
                 in_subgroup,
             ));
         };
@@ -87,21 +87,22 @@ impl<C: GpuCurve> GpuMsm<C> {
             0 => Shift::NONE,
             _ => Shift::new(c, copies, C::spec().scalar_bits),
         };
-        let store = |shift: Shift| -> Result<Option<(Vec<_>, usize)>> {
+        let store = |shift: Shift| -> Result<Option<(Vec<_>, (usize, usize))>> {
             let part_len = self.part_len(&g, bases.len(), shift)?;
+            let per_call = self.parts_per_call(&g, bases.len(), part_len, shift);
             let parts = slice_ranges(bases.len(), part_len)
                 .map(|part| g.store_bases(&bases[part], shift, self.config.gpu_timeout))
                 .collect::<Result<Option<Vec<_>>>>()
                 .map_err(|e| Self::on_device(&g, e))?;
-            Ok(parts.map(|p| (p, part_len)))
+            Ok(parts.map(|p| (p, (part_len, per_call))))
         };
         // A part whose copies failed (a base of small order outside the subgroup): the whole set
         // without copies (one shape per set), in the parts a set without copies gets.
-        let (parts, part_len) = match store(shift)? {
+        let (parts, shape) = match store(shift)? {
             Some(stored) => stored,
             None => store(Shift::NONE)?.expect("a set without copies is always stored"),
         };
-        Ok(Bases::new(self.owner, host, parts, part_len, in_subgroup))
+        Ok(Bases::new(self.owner, host, parts, shape, in_subgroup))
     }
 
     /// [`MsmError::InvalidConfig`] for a window size outside 2 to
@@ -144,9 +145,9 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// The window size and copy count of a set of n bases under `options` (one copy: none,
     /// at the cost model's c for n points). The window size is `options.window_bits`, else
-    /// `MsmConfig::window_bits`, else the one with the fewest multiplications (each device
-    /// part reducing its own buckets) among those at which the copies and a call fit now;
-    /// a factor k takes only window sizes with at least k windows.
+    /// `MsmConfig::window_bits`, else the one with the fewest multiplications (each call
+    /// over the set's parts reducing its own buckets) among those at which the copies and a
+    /// call fit now; a factor k takes only window sizes with at least k windows.
     fn precompute_shape(
         &self,
         gpu: &GpuContext,
@@ -156,22 +157,25 @@ impl<C: GpuCurve> GpuMsm<C> {
         let configured = options.window_bits.or(self.config.window_bits);
         let costs = gpu.profile().add_costs();
         let bits = C::spec().scalar_bits;
-        // In how many parts the set is stored with k copies at c (as `part_len` cuts it),
-        // where a call over a part fits beside them now.
-        let in_parts = |len: usize| n.div_ceil(len) as u64;
-        let plain = self.callable_part_len(gpu, n, Shift::NONE).map(in_parts);
+        // In how many calls an n-point call on the set runs with k copies at c (as
+        // `part_len` cuts it into parts, `parts_per_call` of them a call), where a call over
+        // a part fits beside them now.
+        let calls = |shift: Shift| {
+            let len = self.callable_part_len(gpu, n, shift)?;
+            let per_call = self.parts_per_call(gpu, n, len, shift);
+            Some(n.div_ceil(len * per_call) as u64)
+        };
+        let plain = calls(Shift::NONE);
         let parts = |c: u32, k: u32| match k {
             1 => plain,
-            _ => Some(in_parts(self.callable_part_len(
-                gpu,
-                n,
-                Shift::new(c, k, bits),
-            )?)),
+            _ => calls(Shift::new(c, k, bits)),
         };
-        // Auto's: copies whose bases alone bind in more parts than the set without copies
-        // takes are not sized (`choose_precompute` drops them), which keeps the search short.
+        // Auto's: copies whose bases alone bind in more parts than one call reads, and more
+        // than the set without copies takes, are not sized (`choose_precompute` drops
+        // them), which keeps the search short.
+        let most = gpu.profile().base_parts() as u64;
         let auto_parts = |c: u32, k: u32| match plain {
-            Some(p) if k > 1 && in_parts(self.bindable(gpu, n, k)) > p => None,
+            Some(p) if k > 1 && n.div_ceil(self.bindable(gpu, n, k)) as u64 > most * p => None,
             _ => parts(c, k),
         };
         match options.precompute {
@@ -198,7 +202,8 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// Bases per device part of an n-base set stored with `shift`: as long as one call on it
-    /// can take beside the whole set, so that calls on the set run one slice per part; the
+    /// can take beside the whole set, so that a call on the set reads whole parts (up to
+    /// [`GpuMsm::parts_per_call`] of them at once); the
     /// binding limit alone where the budget leaves no room for a call (such calls are then
     /// refused, the set loaded). A configured `MsmConfig::max_slice_points` only lowers
     /// that, as it does for one-shot calls ([`GpuMsm::bindable`]). A set with copies that
@@ -235,12 +240,37 @@ impl<C: GpuCurve> GpuMsm<C> {
     }
 
     /// The most of n bases, with `copies` copies each, that one device part holds: one
-    /// binding, and at most `MsmConfig::max_slice_points`.
+    /// binding (whose copies' places a bucket entry names in `PART_SHIFT` bits), and at
+    /// most `MsmConfig::max_slice_points`.
     fn bindable(&self, gpu: &GpuContext, n: usize, copies: u32) -> usize {
         let per_base = gpu.profile().stored_bytes_per_base(copies);
         let bind = (gpu.max_binding_bytes() / per_base) as usize;
+        let bind = bind.min((1usize << PART_SHIFT) / copies as usize);
         let cap = self.config.max_slice_points.map_or(bind, |s| s.min(bind));
         cap.min(n).max(1)
+    }
+
+    /// Parts of `part_len` bases one call over an n-base set with `shift` reads at once:
+    /// as many as the device binds (its profile's `base_parts`) where a call over them
+    /// fits beside the set now; one on an engine whose calls may plan their buckets on the
+    /// host (SRE, `BucketSort::Host`: the host's lists name points of one part).
+    fn parts_per_call(&self, gpu: &GpuContext, n: usize, part_len: usize, shift: Shift) -> usize {
+        let parts = n.div_ceil(part_len.max(1)).max(1);
+        let most = (gpu.profile().base_parts() as usize).min(parts);
+        if most == 1 || self.may_plan_on_host() {
+            return 1;
+        }
+        let copies = shift.copies();
+        let reserve = gpu.resident_bytes(n, copies);
+        let shape = shift.window_bits().map(|c| (c, copies));
+        let Some(cap) = self.max_call_len(n, false, reserve, shape) else {
+            return 1;
+        };
+        // A call over g parts reads min(n, g part_len) points.
+        (1..=most)
+            .rev()
+            .find(|&g| (g * part_len).min(n) <= cap)
+            .unwrap_or(1)
     }
 }
 
@@ -298,7 +328,8 @@ impl<C: GpuCurve> GpuMsm<C> {
                 Err(e) if device_fault(&e) => {
                     tracing::warn!(target: "gpu_msm", device = k, error = %e, "a share stays on the host");
                     let owner = several.devices[*k].owner;
-                    Bases::new(owner, share_of(r), Vec::new(), r.len().max(1), in_subgroup)
+                    let shape = (r.len().max(1), 1);
+                    Bases::new(owner, share_of(r), Vec::new(), shape, in_subgroup)
                 }
                 Err(e) => return Err(e),
             };
@@ -309,7 +340,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             self.owner,
             host,
             Vec::new(),
-            len,
+            (len, 1),
             in_subgroup,
             shares,
         ))

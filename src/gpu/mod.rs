@@ -44,6 +44,7 @@ use pipelines::compile::Pipelines;
 pub(crate) use planning::layout::{Job, JobBases, JobPlan};
 pub(crate) use run::execute::{CallOutput, GpuTimes, InFlight};
 use shader::field::CurveProfile;
+pub(crate) use shader::field::PART_SHIFT;
 
 use crate::report::{GpuTiming, MemoryUsage};
 

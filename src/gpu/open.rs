@@ -14,6 +14,7 @@ use crate::gpu::device::poller::Poller;
 use crate::gpu::device::submitter::Submitter;
 use crate::gpu::memory::pool::Pool;
 use crate::gpu::memory::workspace::SizeCaps;
+use crate::gpu::planning::capacity::base_parts_within;
 use crate::gpu::shader::field::Arithmetic;
 use crate::gpu::{GpuContext, Loss, WORKSPACE_BASES_ID};
 
@@ -233,6 +234,8 @@ impl GpuContext {
     /// but the compiled stages.
     fn on(shared: OpenDevice, config: &MsmConfig, curve: &'static CurveSpec) -> Result<Self> {
         let profile = arithmetic_for(config, &shared, curve)?.on(curve);
+        let limits = shared.device.limits();
+        let profile = profile.with_base_parts(base_parts_within(&limits, profile));
         let cache_dir = crate::gpu::pipelines::cache::directory(&config.pipeline_cache);
         let disk_cache = cache_dir.and_then(|dir| {
             crate::gpu::pipelines::cache::DiskCache::open(

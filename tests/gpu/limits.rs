@@ -230,7 +230,7 @@ fn limits_beyond_the_adapter_or_the_pipeline_are_an_invalid_config() {
 /// window: every call on them runs, whichever window the cost model would pick for its
 /// own length (one whose buckets do not bind was refused, naming the memory budget), and
 /// is exact; a load that cannot be names the limit it meets; `Precompute::Auto` never
-/// takes more parts than the set without copies.
+/// runs a call over the set in more calls than the set without copies.
 #[test]
 fn sets_with_copies_run_every_call_under_a_binding_limit() {
     use gpu_msm::{LoadOptions, Precompute};
@@ -269,10 +269,10 @@ fn sets_with_copies_run_every_call_under_a_binding_limit() {
     };
     for n in [3000, 14000, 20000] {
         let bases = random_bases(n, 913);
-        let plain_parts = n.div_ceil(e.load_bases(&bases).unwrap().part_len());
+        let plain_calls = n.div_ceil(e.load_bases(&bases).unwrap().call_len());
         let set = e.load_bases_with(&bases, auto).unwrap();
-        let parts = n.div_ceil(set.part_len());
-        assert!(parts <= plain_parts, "n = {n}: {parts} > {plain_parts}");
+        let calls = n.div_ceil(set.call_len());
+        assert!(calls <= plain_calls, "n = {n}: {calls} > {plain_calls}");
         let s = random_scalars(n, 914);
         assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "n = {n}");
     }

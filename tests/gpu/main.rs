@@ -18,6 +18,7 @@ mod g2_reliability;
 mod gpu_sort;
 mod limits;
 mod msm;
+mod parts;
 mod precompute;
 mod provers;
 mod reliability;

@@ -175,7 +175,8 @@ fn factors_outside_the_window_count_are_refused() {
     ));
 }
 
-/// Parts (`max_slice_points`), calls across them, a batch and SRE (which reads copy 0).
+/// Parts (`max_slice_points`): calls across them (one pass), a batch and SRE (which reads
+/// copy 0), on the set and on one the SRE engine loads (one part a call).
 #[test]
 fn precomputed_sets_in_parts_batches_and_sre() {
     use gpu_msm::{SreOptions, SreStrategy};
@@ -199,7 +200,9 @@ fn precomputed_sets_in_parts_batches_and_sre() {
         let s = random_scalars(m, 24 + m as u64);
         let (got, rep) = e.msm_with_report(&set, &s).unwrap();
         assert_eq!(got, reference(&bases[..m], &s), "prefix {m}");
-        assert_eq!(rep.route.contains("slices"), m > part, "{}", rep.route);
+        let one_pass = rep.route.contains("device parts in one pass");
+        assert_eq!(one_pass, m > part, "{}", rep.route);
+        assert!(!rep.route.contains("slices"), "{}", rep.route);
     }
     let vectors = [random_scalars(n, 25), vec![Fr::one(); part + 3], vec![]];
     let refs: Vec<&[Fr]> = vectors.iter().map(|v| v.as_slice()).collect();
@@ -214,6 +217,12 @@ fn precomputed_sets_in_parts_batches_and_sre() {
         .unwrap();
     let equal = vec![random_scalars(1, 26)[0]; n];
     assert_eq!(sre.msm(&set, &equal).unwrap(), reference(&bases, &equal));
+    // Loaded by the engine with SRE: one part a call, SRE's merged points after it.
+    let own = sre
+        .load_bases_with(&bases, with(Precompute::Factor(3)))
+        .unwrap();
+    assert_eq!(own.parts_per_call(), 1);
+    assert_eq!(sre.msm(&own, &equal).unwrap(), reference(&bases, &equal));
 }
 
 /// k P by double-and-add over the words of k (arkworks' own multiplication reduces k mod r

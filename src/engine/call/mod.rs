@@ -50,7 +50,7 @@ use validate::off_curve_first;
 /// of a batch); the drivers cut it into pieces ([`Call::cut`]: slices, devices' shares),
 /// which are not checked again.
 pub(in crate::engine) struct Call<'a, C: GpuCurve> {
-    /// Where its bases are: host points, a resident set, or one part of one.
+    /// Where its bases are: host points, a resident set, or one slice of its parts.
     pub bases: BasesRef<'a, C>,
     /// Its bases' points (a resident set's host copy), as many as its scalars.
     pub points: &'a [Affine<C>],
@@ -68,7 +68,7 @@ impl<C: GpuCurve> Copy for Call<'_, C> {}
 
 impl<'a, C: GpuCurve> Call<'a, C> {
     /// A piece of a checked call, on `bases` (at least as many as `scalars`): a slice of
-    /// its points, a part of its set, a device's share.
+    /// its points, a slice of its set's parts, a device's share.
     pub(in crate::engine) fn cut(bases: BasesRef<'a, C>, scalars: &'a [Fr<C>]) -> Self {
         Self {
             bases,
@@ -111,7 +111,7 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// A call on this engine's device (or its CPU paths), sliced where it must be: host
     /// bases or a set not on this device in slices of what one GPU call holds, a set
-    /// stored in parts one part a slice.
+    /// stored in more parts than one call reads in slices of `Bases::call_len`.
     pub(in crate::engine) async fn msm_here(
         &self,
         call: Call<'_, C>,
@@ -136,9 +136,9 @@ impl<C: GpuCurve> GpuMsm<C> {
                 let call = Call::cut(BasesRef::Host(call.points), call.scalars);
                 return self.one_call(call, route).await;
             }
-            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
-                let part = |k, _| BasesRef::ResidentPart(b, k);
-                return self.sliced(call, b.part_len(), &route, part).await;
+            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.call_len() => {
+                let slice = |k, _| BasesRef::ResidentSlice(b, k);
+                return self.sliced(call, b.call_len(), &route, slice).await;
             }
             _ => {}
         }

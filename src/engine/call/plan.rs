@@ -111,7 +111,12 @@ impl<C: GpuCurve> GpuMsm<C> {
             || self.config.bucket_sort == BucketSort::Host;
         let mut setup = Duration::ZERO;
         let mut fallback = None;
-        if on_host {
+        let parts = src.stored_parts(n).map_or(1, <[_]>::len);
+        if on_host && parts > 1 {
+            fallback = Some(format!(
+                "the host's bucket lists read one device part; this call reads {parts} at once"
+            ));
+        } else if on_host {
             let t = Instant::now();
             fallback = self.host_list_stages_ready(&gpu)?;
             setup = t.elapsed();
@@ -208,7 +213,7 @@ impl<C: GpuCurve> GpuMsm<C> {
             arithmetic: None,
             adapter: self.adapter_name().to_string(),
             sre: None,
-            resident_bases: matches!(src, BasesRef::Resident(_) | BasesRef::ResidentPart(..)),
+            resident_bases: matches!(src, BasesRef::Resident(_) | BasesRef::ResidentSlice(..)),
             buffers_allocated: 0,
             dispatches: 0,
             host_time: Duration::ZERO,
@@ -236,10 +241,8 @@ impl<C: GpuCurve> GpuMsm<C> {
         let fixed = self.config.window_bits;
         let own =
             c.unwrap_or_else(|| gpu.call_window(self.config.window_bits, n, C::spec().scalar_bits));
-        let held = src
-            .stored_part()
-            .filter(|part| gpu.holds(part))
-            .map_or(Shift::NONE, |part| part.shift());
+        let parts = src.stored_parts(n).filter(|parts| gpu.holds(&parts[0]));
+        let held = parts.map_or(Shift::NONE, |parts| parts[0].shift());
         let (costs, bits) = (gpu.profile().add_costs(), C::spec().scalar_bits);
         let forced = self.read_copies_always.load(Ordering::Acquire);
         let fits = |c: u32, k: u32| gpu.fits_call(n, host, (c, k), 0);
@@ -276,6 +279,9 @@ impl<C: GpuCurve> GpuMsm<C> {
         report.route += ON_DEVICE;
         if copies > 1 {
             report.route += &format!("; bases precomputed, {copies} copies");
+        }
+        if let Some(p) = parts.filter(|p| p.len() > 1) {
+            report.route += &format!("; {} device parts in one pass", p.len());
         }
         Ok((c, shift))
     }

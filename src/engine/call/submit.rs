@@ -30,8 +30,9 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// A prepared call's GPU work. Resident sets loaded on a device that was lost since are
     /// uploaded by the call.
     pub(in crate::engine) fn job<'a>(gpu: &GpuContext, p: &'a OnGpu<C>) -> Job<'a, C> {
-        let bases = match p.call.bases.stored_part().filter(|r| gpu.holds(r)) {
-            Some(r) => JobBases::Resident(r, p.call.n()),
+        let n = p.call.n();
+        let bases = match p.call.bases.stored_parts(n).filter(|r| gpu.holds(&r[0])) {
+            Some(r) => JobBases::Resident(r, n),
             None => JobBases::Host(p.call.points),
         };
         // The call reads the copies it planned for only where the part is held here.

@@ -29,10 +29,10 @@ impl<C: GpuCurve> GpuMsm<C> {
                 bases: all.len(),
                 scalars: scalars.len(),
             }),
-            BasesRef::Resident(b) | BasesRef::ResidentPart(b, _) if b.owner() != self.owner => {
+            BasesRef::Resident(b) | BasesRef::ResidentSlice(b, _) if b.owner() != self.owner => {
                 Err(MsmError::ForeignBases)
             }
-            BasesRef::ResidentPart(..) if scalars.len() > all.len() => {
+            BasesRef::ResidentSlice(..) if scalars.len() > all.len() => {
                 Err(MsmError::LengthMismatch {
                     bases: all.len(),
                     scalars: scalars.len(),
@@ -59,7 +59,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     ) -> Result<bool> {
         let (src, bases) = (call.bases, call.points);
         let subgroup = self.config.validate_subgroup;
-        let (BasesRef::Resident(set) | BasesRef::ResidentPart(set, _)) = src else {
+        let (BasesRef::Resident(set) | BasesRef::ResidentSlice(set, _)) = src else {
             if backend != Backend::Gpu || subgroup {
                 check_bases(bases, subgroup)?;
             }

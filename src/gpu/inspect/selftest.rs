@@ -182,7 +182,7 @@ impl<'a, C: GpuCurve> ShaderOps<'a, C> {
             usage: wgpu::BufferUsages::UNIFORM,
         });
         let stage = StageId::SelfTest.def();
-        let entries = stage.entries(|b| match b.name {
+        let entries = stage.entries(self.profile(), |b| match b.name {
             "input" => in_buf.as_entire_binding(),
             "output" => out_buf.as_entire_binding(),
             _ => params_buf.as_entire_binding(),

@@ -66,7 +66,8 @@ impl SizeCaps {
 /// What a cached bind group binds besides the workspace's buffers: the context whose
 /// pipelines it was made for (contexts of several curve groups share a device's pool, and
 /// with it its workspaces), its stage, its level's parameter block and the slots the pass
-/// gives by name (with the stored bases' buffer id, the key of [`Workspace::group`]).
+/// gives by name (with the stored bases' buffer ids, [`BasesIds`], the key of
+/// [`Workspace::group`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct BindGroupKey {
     pub(crate) context: u64,
@@ -75,10 +76,14 @@ pub(crate) struct BindGroupKey {
     pub(crate) given: [Option<Slot>; 4],
 }
 
+/// The ids of the stored bases' buffers a bind group binds, part by part (the workspace's
+/// own bases are `WORKSPACE_BASES_ID`; parts a call does not read repeat its first).
+pub(crate) type BasesIds = [u64; crate::gpu::shader::field::MAX_BASE_PARTS as usize];
+
 /// The buffers, cached bind groups and timestamp queries of one call in flight.
 pub(crate) struct Workspace {
     buffers: HashMap<Slot, wgpu::Buffer>,
-    groups: HashMap<(BindGroupKey, u64), wgpu::BindGroup>,
+    groups: HashMap<(BindGroupKey, BasesIds), wgpu::BindGroup>,
     /// Set when the staging buffer is mapped for writing.
     staging_mapped: Arc<AtomicBool>,
     pub(crate) queries: Option<wgpu::QuerySet>,
@@ -185,27 +190,27 @@ impl Workspace {
         }
     }
 
-    /// The cached bind group `key` over the buffers named by `bases_id`, made by `make` on
+    /// The cached bind group `key` over the buffers named by `bases_ids`, made by `make` on
     /// a miss. Groups over other stored bases are dropped, so that a cache never keeps a
     /// released set of bases alive.
     pub(crate) fn group(
         &mut self,
         key: BindGroupKey,
-        bases_id: u64,
+        bases_ids: BasesIds,
         make: impl FnOnce(&Self) -> wgpu::BindGroup,
     ) -> wgpu::BindGroup {
-        if let Some(g) = self.groups.get(&(key, bases_id)) {
+        if let Some(g) = self.groups.get(&(key, bases_ids)) {
             return g.clone();
         }
         self.groups
-            .retain(|(k, id), _| *k != key || *id == bases_id);
+            .retain(|(k, ids), _| *k != key || *ids == bases_ids);
         // Groups of contexts that are gone (engines dropped, devices replaced) are never
         // asked for again: a bound keeps them from piling up.
         if self.groups.len() >= MAX_CACHED_GROUPS {
             self.groups.clear();
         }
         let g = make(self);
-        self.groups.insert((key, bases_id), g.clone());
+        self.groups.insert((key, bases_ids), g.clone());
         g
     }
 

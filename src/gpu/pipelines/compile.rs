@@ -303,7 +303,7 @@ impl GpuContext {
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(def.entry),
             layout: &self.pipelines().get(stage).get_bind_group_layout(0),
-            entries: &def.entries(resource),
+            entries: &def.entries(self.profile, resource),
         })
     }
 }

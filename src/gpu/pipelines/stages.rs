@@ -71,8 +71,15 @@ impl Access {
 pub(crate) enum Source {
     /// A workspace slot, whole.
     Slot(Slot),
-    /// The stored bases the call reads: a resident set, or the workspace's.
+    /// The stored bases the call reads: a resident set's first part in the call, or the
+    /// workspace's.
     Bases,
+    /// Part k (from 1) of the resident set's parts in the call (`bases_k`; where the call
+    /// reads fewer parts, or the workspace's bases, whatever [`Source::Bases`] binds).
+    /// Generated for the stages that read [`Source::Bases`], one per part of the profile's
+    /// [`CurveProfile::base_parts`] after the first, numbered after the module's own
+    /// bindings.
+    Part(u32),
     /// The pass's level's block of a slot of per-level parameter blocks (one block every
     /// `SECTION_ALIGN` bytes).
     Level(Slot),
@@ -171,20 +178,63 @@ impl Module {
         out
     }
 
-    /// The binding number of `name` in this module.
-    pub fn number(self, name: &str) -> u32 {
-        self.bindings()
-            .iter()
-            .position(|b| b.name == name)
-            .unwrap_or_else(|| panic!("{self:?} has no binding {name}")) as u32
+    /// Whether its stages read stored bases ([`Source::Bases`]).
+    fn reads_bases(self) -> bool {
+        self.bindings().iter().any(|b| b.source == Bases)
     }
 
-    /// The generated `@binding` declarations of this module on `arithmetic`'s shaders.
+    /// The module's bindings on `profile`'s shaders: its own, then, where it reads stored
+    /// bases, one more for each part of a resident set a call binds after the first
+    /// (`bases_1`, ...: [`Source::Part`]).
+    pub fn bindings_on(self, profile: CurveProfile) -> Vec<Binding> {
+        let mut out = self.bindings();
+        if self.reads_bases() {
+            out.extend(part_bindings(profile));
+        }
+        out
+    }
+
+    /// The binding number of `name` in this module (a part's binding after the module's
+    /// own).
+    pub fn number(self, name: &str) -> u32 {
+        let own = self.bindings();
+        if let Some(i) = own.iter().position(|b| b.name == name) {
+            return i as u32;
+        }
+        match PART_NAMES.iter().position(|&p| p == name) {
+            Some(k) if self.reads_bases() => (own.len() + k) as u32,
+            _ => panic!("{self:?} has no binding {name}"),
+        }
+    }
+
+    /// `base_quad(part, q)`: 16-byte load q of the call's part `part` (0: `bases`), the
+    /// one way a shader reads stored bases.
+    fn base_quad(profile: CurveProfile) -> String {
+        let mut s = String::from(
+            "// Load q of the call's part `part` of the stored bases (0: `bases`).\n\
+             fn base_quad(part: u32, q: u32) -> BaseQuad {\n",
+        );
+        if profile.base_parts() == 1 {
+            return s + "    return bases[q];\n}\n";
+        }
+        s += "    switch part {\n";
+        for (k, name) in PART_NAMES
+            .iter()
+            .enumerate()
+            .take(profile.base_parts() as usize - 1)
+        {
+            s += &format!("        case {}u: {{ return {name}[q]; }}\n", k + 1);
+        }
+        s + "        default: { return bases[q]; }\n    }\n}\n"
+    }
+
+    /// The generated `@binding` declarations of this module on `arithmetic`'s shaders, and
+    /// `base_quad` where it reads stored bases.
     pub fn declarations(self, profile: CurveProfile) -> String {
         let mut s = format!(
             "// Bindings of module {self:?}, generated from src/gpu/pipelines/stages.rs.\n"
         );
-        for (i, bind) in self.bindings().iter().enumerate() {
+        for (i, bind) in self.bindings_on(profile).iter().enumerate() {
             let access = bind.access.on(profile);
             let var = match access {
                 Access::Read | Access::ReadQuads => "var<storage, read>",
@@ -200,6 +250,9 @@ impl Module {
                 Access::ConvertedInPlace => unreachable!("resolved by Access::on"),
             };
             s += &format!("@group(0) @binding({i}) {var} {}: {ty};\n", bind.name);
+        }
+        if self.reads_bases() {
+            s += &Self::base_quad(profile);
         }
         s
     }
@@ -242,6 +295,16 @@ pub(crate) struct Stage {
 
 use Access::{Atomic, Read, ReadQuads, ReadWrite, Uniform};
 use Source::{Bases, Given, Level};
+
+/// The names of parts 1.. of the stored bases a call binds ([`Source::Part`]).
+const PART_NAMES: [&str; crate::gpu::shader::field::MAX_BASE_PARTS as usize - 1] = [
+    "bases_1", "bases_2", "bases_3", "bases_4", "bases_5", "bases_6", "bases_7",
+];
+
+/// The bindings of parts 1.. of the stored bases on `profile`'s shaders.
+fn part_bindings(profile: CurveProfile) -> impl Iterator<Item = Binding> {
+    (1..profile.base_parts()).map(|k| b(PART_NAMES[k as usize - 1], ReadQuads, Source::Part(k)))
+}
 
 const PARAMS: Binding = b("params", Uniform("Params"), Source::Slot(Slot::Params));
 
@@ -459,9 +522,19 @@ impl Stage {
         },
     ];
 
+    /// Every binding of this stage on `profile`'s shaders: its own, then one for each part
+    /// of the stored bases after the first where it reads them.
+    pub fn bindings_on(&self, profile: CurveProfile) -> Vec<Binding> {
+        let mut out = self.bindings.to_vec();
+        if self.bindings.iter().any(|b| b.source == Bases) {
+            out.extend(part_bindings(profile));
+        }
+        out
+    }
+
     /// The explicit bind-group layout entries of this stage (the shader's signature).
     pub fn layout_entries(&self, profile: CurveProfile) -> Vec<wgpu::BindGroupLayoutEntry> {
-        self.bindings
+        self.bindings_on(profile)
             .iter()
             .map(|bind| wgpu::BindGroupLayoutEntry {
                 binding: self.module.number(bind.name),
@@ -485,23 +558,32 @@ impl Stage {
             .collect()
     }
 
+    /// The highest binding number this stage uses on `profile`'s shaders (0 for none).
+    pub fn highest_binding(&self, profile: CurveProfile) -> u32 {
+        (self.bindings_on(profile).iter())
+            .map(|b| self.module.number(b.name))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Storage and uniform buffers this stage binds.
     pub fn buffer_counts(&self, profile: CurveProfile) -> (u32, u32) {
-        let uniform = self
-            .bindings
+        let all = self.bindings_on(profile);
+        let uniform = all
             .iter()
             .filter(|b| matches!(b.access.on(profile), Access::Uniform(_)))
             .count() as u32;
-        (self.bindings.len() as u32 - uniform, uniform)
+        (all.len() as u32 - uniform, uniform)
     }
 
-    /// The bind-group entries of one pass of this stage, each binding's resource from
-    /// `resource`.
+    /// The bind-group entries of one pass of this stage on `profile`'s shaders, each
+    /// binding's resource from `resource`.
     pub fn entries<'a>(
         &self,
+        profile: CurveProfile,
         mut resource: impl FnMut(&Binding) -> wgpu::BindingResource<'a>,
     ) -> Vec<wgpu::BindGroupEntry<'a>> {
-        self.bindings
+        self.bindings_on(profile)
             .iter()
             .map(|bind| wgpu::BindGroupEntry {
                 binding: self.module.number(bind.name),

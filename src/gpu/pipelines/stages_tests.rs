@@ -34,11 +34,15 @@ fn ids_name_their_stages_and_modules_agree_on_their_bindings() {
     }
 }
 
-/// Every profile x module through naga (no GPU): it parses and validates, and each entry
-/// point uses exactly the bindings its table entry lists, at the numbers the table gives.
+/// Every profile x module through naga (no GPU), binding one part of the stored bases and
+/// the most: it parses and validates, and each entry point uses exactly the bindings its
+/// table entry lists (and the parts after the first where it reads bases), at the numbers
+/// the table gives.
 #[test]
 fn every_profile_and_stage_builds_and_binds_what_the_table_says() {
-    for a in crate::gpu::shader::field::every_profile() {
+    let parts = [1, crate::gpu::shader::field::MAX_BASE_PARTS];
+    let profiles = crate::gpu::shader::field::every_profile().into_iter();
+    for a in profiles.flat_map(|a| parts.map(|k| a.with_base_parts(k))) {
         let mut most_shared = 0;
         for m in wgsl_modules(a) {
             let module = naga::front::wgsl::parse_str(&m.source)
@@ -73,7 +77,7 @@ fn every_profile_and_stage_builds_and_binds_what_the_table_says() {
                     .collect();
                 used.sort();
                 let mut listed: Vec<(String, u32)> = stage
-                    .bindings
+                    .bindings_on(a)
                     .iter()
                     .map(|b| (b.name.to_string(), stage.module.number(b.name)))
                     .collect();

@@ -98,7 +98,7 @@ impl WarmUp {
         let uniform = Self::bytes(limits.max_uniform_buffer_binding_size);
         let most = Stage::ALL
             .iter()
-            .map(|s| s.bindings.len())
+            .map(|s| s.bindings_on(gpu.profile()).len())
             .max()
             .unwrap_or(0);
         Self {
@@ -115,7 +115,7 @@ impl WarmUp {
         let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("warm-up"),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &id.def().entries(|b| match b.access {
+            entries: &id.def().entries(gpu.profile(), |b| match b.access {
                 Access::Uniform(_) => self.uniform.as_entire_binding(),
                 _ => storage
                     .next()

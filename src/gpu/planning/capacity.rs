@@ -8,7 +8,7 @@ use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::planning::layout::SECTION_ALIGN;
 use crate::gpu::planning::layout::{sort_uploads, staging_sections};
 use crate::gpu::shader::contract::Params;
-use crate::gpu::shader::field::{CurveProfile, WORKGROUP_SIZE};
+use crate::gpu::shader::field::{CurveProfile, MAX_BASE_PARTS, WORKGROUP_SIZE};
 use crate::gpu::{planning::sort, GpuContext};
 
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
@@ -20,6 +20,23 @@ use crate::gpu::{planning::sort, GpuContext};
 /// adapter with less refuses an engine with [`MsmError::InvalidConfig`].
 pub(crate) fn workgroup_bytes(profile: CurveProfile) -> u32 {
     4 * (WORKGROUP_SIZE + WORKGROUP_SIZE / 2 * profile.point_words() as u32)
+}
+
+/// Parts of a resident set one call binds on a device of `limits` (`profile`'s
+/// `base_parts`): the most, up to `MAX_BASE_PARTS`, with which every MSM stage's storage
+/// buffers and binding numbers stay within them (1 where none fits: the engine's own check,
+/// [`GpuContext::check_stage_limits`], then refuses the device).
+pub(crate) fn base_parts_within(limits: &wgpu::Limits, profile: CurveProfile) -> u32 {
+    let fits = |k: u32| {
+        let p = profile.with_base_parts(k);
+        crate::gpu::pipelines::compile::msm_stages().all(|id| {
+            let stage = id.def();
+            let (storage, _) = stage.buffer_counts(p);
+            storage <= limits.max_storage_buffers_per_shader_stage
+                && stage.highest_binding(p) < limits.max_bindings_per_bind_group
+        })
+    };
+    (1..=MAX_BASE_PARTS).rev().find(|&k| fits(k)).unwrap_or(1)
 }
 
 impl GpuContext {
@@ -48,18 +65,12 @@ impl GpuContext {
         for stage in crate::gpu::pipelines::compile::msm_stages().map(|id| id.def()) {
             // Binding numbers are the module's (stages of a module share them), so the
             // highest number a stage uses, not how many it binds, must be within the limit.
-            let highest = stage
-                .bindings
-                .iter()
-                .map(|b| stage.module.number(b.name) + 1)
-                .max()
-                .unwrap_or(0);
-            if highest > limits.max_bindings_per_bind_group {
+            let highest = stage.highest_binding(self.profile);
+            if highest >= limits.max_bindings_per_bind_group {
                 let max = limits.max_bindings_per_bind_group;
                 return refuse(format!(
-                    "{} uses binding number {}, at most {}",
+                    "{} uses binding number {highest}, at most {}",
                     stage.entry,
-                    highest - 1,
                     max.saturating_sub(1)
                 ));
             }

@@ -74,6 +74,9 @@ pub struct CallCounts {
     /// Doublings and additions of the host's window reduction (c W' doublings, W'
     /// additions over the W' windows of buckets).
     pub host_adds: u64,
+    /// Bytes of the call's largest workspace binding (its scalars, its entries, its
+    /// carries' items or its buckets): one call must bind it whole.
+    pub largest_binding: u64,
 }
 
 impl CallCounts {
@@ -198,6 +201,11 @@ impl CallCounts {
             profile,
             passes,
             host_adds: w as u64 * (c as u64 + 1),
+            // The sizes of `layout.rs`'s sort layout: scalars, entries, items, buckets.
+            largest_binding: (n64 * 32)
+                .max(entries * 4)
+                .max(2 * threads * point)
+                .max(buckets * point),
         })
     }
 

@@ -10,7 +10,7 @@ use crate::gpu::memory::resident::{Shift, StoredBases};
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::planning::reduction::{self, MAX_REDUCE_LEVELS};
 use crate::gpu::shader::contract::{LevelParams, Params, STATUS_WORDS};
-use crate::gpu::shader::field::CurveProfile;
+use crate::gpu::shader::field::{CurveProfile, PART_SHIFT};
 use crate::gpu::{planning::sort, GpuContext};
 
 /// Most compute passes of one call: convert, accumulate, the merge levels and the
@@ -103,8 +103,10 @@ impl Params {
 pub(crate) enum JobBases<'a, C: GpuCurve> {
     /// Bases on the host, uploaded and converted by this call.
     Host(&'a [Affine<C>]),
-    /// The first `n` bases of a resident set.
-    Resident(&'a StoredBases, usize),
+    /// The first `n` bases of consecutive device parts of a resident set, in order (one
+    /// call binds at most the profile's `base_parts`; parts before the last are all of
+    /// the first's length).
+    Resident(&'a [StoredBases], usize),
 }
 
 impl<C: GpuCurve> JobBases<'_, C> {
@@ -167,19 +169,39 @@ pub(in crate::gpu) struct JobLayout {
 }
 
 impl JobLayout {
-    /// The layout of a call that reads `copies` copies of a resident part of `len` bases
-    /// holding `held` copies: the copies `len` bases apart, the identity bits after all the
-    /// part holds (whichever copies the call reads). Every entry (a point index below 2^31,
-    /// the sign in bit 31) must name a point of the last copy.
-    fn on_part(mut self, len: usize, copies: u32, held: u32, a: CurveProfile) -> Result<Self> {
-        let last = (copies as u64 - 1) * len as u64 + self.params.num_points as u64;
-        if last >= crate::digits::SIGN_BIT as u64 {
-            return Err(MsmError::InputTooLarge(format!(
-                "{copies} copies of {len} bases: point indices must fit 31 bits"
+    /// The layout of a call that reads `copies` copies of the resident parts of `lens`
+    /// bases (all but the last of one length), each holding `held` copies: in each part the
+    /// copies its length apart, the identity bits after all it holds (whichever copies the
+    /// call reads). Every entry names its part (below the profile's `base_parts`) and a
+    /// place in it below 2^PART_SHIFT, the sign in bit 31.
+    fn on_parts(mut self, lens: &[usize], copies: u32, held: u32, a: CurveProfile) -> Result<Self> {
+        let (Some(&first), Some(&last)) = (lens.first(), lens.last()) else {
+            return Err(MsmError::Gpu("a resident call on no part".into()));
+        };
+        if lens.len() > a.base_parts() as usize {
+            return Err(MsmError::Gpu(format!(
+                "a call over {} parts; this device binds {}",
+                lens.len(),
+                a.base_parts()
             )));
         }
-        self.params.copy_stride = len as u32;
-        self.params.identity_quads = a.identity_quads(len, held);
+        if copies as u64 * first.max(last) as u64 > 1 << PART_SHIFT {
+            return Err(MsmError::InputTooLarge(format!(
+                "{copies} copies of {} bases: places in a part must fit {PART_SHIFT} bits",
+                first.max(last)
+            )));
+        }
+        let p = &mut self.params;
+        // One part: every point in it (the call may read a prefix).
+        p.part_len = match lens.len() {
+            1 => first.max(p.num_points as usize).max(1) as u32,
+            _ => first as u32,
+        };
+        p.copy_stride = first as u32;
+        p.identity_quads = a.identity_quads(first, held);
+        p.last_part = lens.len() as u32 - 1;
+        p.last_copy_stride = last as u32;
+        p.last_identity_quads = a.identity_quads(last, held);
         Ok(self)
     }
 
@@ -229,9 +251,11 @@ impl GpuContext {
                 window_bits, shift, ..
             } => {
                 debug_assert!(job.merged.is_empty(), "SRE plans on the host");
-                let (part, held) = match job.bases {
+                let (parts, held) = match job.bases {
                     JobBases::Host(_) => (None, Shift::NONE),
-                    JobBases::Resident(r, _) => (Some(r.len), r.shift),
+                    JobBases::Resident(r, _) => {
+                        (Some(r), r.first().map_or(Shift::NONE, |p| p.shift))
+                    }
                 };
                 let copies = shift.copies();
                 // Copies the part does not hold, or made for another c, would be wrong sums;
@@ -246,10 +270,16 @@ impl GpuContext {
                     )));
                 }
                 let n = job.bases.len();
-                let lay = self.sort_layout(n, part.is_none(), window_bits, copies)?;
-                match part {
+                let lay = self.sort_layout(n, parts.is_none(), window_bits, copies)?;
+                match parts {
                     None => Ok(lay),
-                    Some(len) => lay.on_part(len, copies, held.copies(), self.profile),
+                    Some(parts) => {
+                        if parts.iter().any(|p| p.shift != held) {
+                            return Err(MsmError::Gpu("a call over parts of two shapes".into()));
+                        }
+                        let lens: Vec<usize> = parts.iter().map(|p| p.len).collect();
+                        lay.on_parts(&lens, copies, held.copies(), self.profile)
+                    }
                 }
             }
         }
@@ -274,6 +304,15 @@ impl GpuContext {
             JobBases::Resident(..) if !job.merged.is_empty() => Some(n),
             JobBases::Resident(..) => None,
         };
+        // The host's entries name a point of one part, below 2^PART_SHIFT.
+        if matches!(job.bases, JobBases::Resident(p, _) if p.len() > 1) {
+            return Err(MsmError::Gpu("host bucket lists over several parts".into()));
+        }
+        if total_points as u64 > 1 << PART_SHIFT {
+            return Err(MsmError::InputTooLarge(format!(
+                "{total_points} points in one call of the host's bucket lists; at most 2^{PART_SHIFT}"
+            )));
+        }
         let params = Params::new(convert_from.unwrap_or(0) as u32, total_points as u32, plan);
         let tmp_items = merge
             .levels
@@ -333,7 +372,7 @@ impl GpuContext {
     /// its bases alone: n bases (uploaded by the call if `host`), stored with `copies`
     /// shifted copies (`config::Precompute`; 1: none), their W = `num_windows(c)` digit
     /// windows folded onto `bucket_windows(c, copies)` windows of buckets. The copies' stride
-    /// is the stored part's ([`JobLayout::on_part`]).
+    /// is the stored parts' ([`JobLayout::on_parts`]).
     pub(in crate::gpu) fn sort_layout(
         &self,
         n: usize,
@@ -349,8 +388,12 @@ impl GpuContext {
             num_slices: slices,
             device_sort: 1,
             digit_windows,
-            // The uploaded bases' (a call on a resident part: `JobLayout::on_part`).
+            // The uploaded bases', one part (a call on resident parts:
+            // `JobLayout::on_parts`).
             identity_quads: self.profile.identity_quads(n, 1),
+            part_len: n.max(1) as u32,
+            last_copy_stride: n as u32,
+            last_identity_quads: self.profile.identity_quads(n, 1),
             ..Params::for_windows(0, n as u32, c, windows)
         };
         let buckets = params.total_buckets as u64;

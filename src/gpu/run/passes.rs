@@ -2,22 +2,23 @@
 //! stage table, cached in the workspace) and the dispatch size.
 
 use crate::curve::GpuCurve;
-use crate::gpu::memory::workspace::{BindGroupKey, Workspace};
+use crate::gpu::memory::resident::StoredBases;
+use crate::gpu::memory::workspace::{BasesIds, BindGroupKey, Workspace};
 use crate::gpu::pipelines::compile::Pass;
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::pipelines::stages::{Binding, Source, StageId};
 use crate::gpu::planning::layout::{Job, JobBases, JobLayout, SortLayout, SECTION_ALIGN};
 use crate::gpu::planning::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use crate::gpu::shader::contract::{LevelParams, MergeParams};
-use crate::gpu::shader::field::WORKGROUP_SIZE;
+use crate::gpu::shader::field::{MAX_BASE_PARTS, WORKGROUP_SIZE};
 use crate::gpu::{GpuContext, WORKSPACE_BASES_ID};
 
 /// What one pass binds, by the stage table's [`Source`]s: the workspace's slots, the call's
 /// bases, its level's parameter block, and the slots it gives by name.
 #[derive(Clone, Copy)]
 struct Binds<'a> {
-    /// The resident set the call reads in place (its buffer and id), if it reads one.
-    resident: Option<(&'a wgpu::Buffer, u64)>,
+    /// The resident parts the call reads in place, in order, if it reads a set.
+    resident: Option<&'a [StoredBases]>,
     /// The pass's level (scan, carry or merge), for [`Source::Level`].
     level: usize,
     /// The slot of each [`Source::Given`] binding, by name.
@@ -31,16 +32,37 @@ impl<'a> Binds<'a> {
         given: &[],
     };
 
+    /// Part k of the stored bases the pass reads: the call's part k, its first where it
+    /// reads fewer, or the workspace's bases.
+    fn part<'w>(&self, ws: &'w Workspace, k: usize) -> wgpu::BindingResource<'w>
+    where
+        'a: 'w,
+    {
+        match self.resident {
+            Some(parts) => parts.get(k).unwrap_or(&parts[0]).buffer.as_entire_binding(),
+            None => ws.bound(Slot::Bases),
+        }
+    }
+
+    /// The ids of the buffers [`Binds::part`] binds, part by part.
+    fn bases_ids(&self, reads_bases: bool) -> BasesIds {
+        let mut ids = [WORKSPACE_BASES_ID; MAX_BASE_PARTS as usize];
+        if let (Some(parts), true) = (self.resident, reads_bases) {
+            for (k, id) in ids.iter_mut().enumerate() {
+                *id = parts.get(k).unwrap_or(&parts[0]).id;
+            }
+        }
+        ids
+    }
+
     fn resource<'w>(&self, ws: &'w Workspace, bind: &Binding) -> wgpu::BindingResource<'w>
     where
         'a: 'w,
     {
         match bind.source {
             Source::Slot(slot) => ws.bound(slot),
-            Source::Bases => match self.resident {
-                Some((b, _)) => b.as_entire_binding(),
-                None => ws.bound(Slot::Bases),
-            },
+            Source::Bases => self.part(ws, 0),
+            Source::Part(k) => self.part(ws, k as usize),
             Source::Level(slot) => {
                 let block = match slot {
                     Slot::MergeParams => std::mem::size_of::<MergeParams>(),
@@ -71,10 +93,7 @@ impl GpuContext {
     fn pass(&self, ws: &mut Workspace, stage: StageId, binds: Binds, dims: (u32, u32)) -> Pass {
         let def = stage.def();
         let reads_bases = def.bindings.iter().any(|b| b.source == Source::Bases);
-        let bases_id = match binds.resident {
-            Some((_, id)) if reads_bases => id,
-            _ => WORKSPACE_BASES_ID,
-        };
+        let bases_ids = binds.bases_ids(reads_bases);
         let mut given = [None; 4];
         // Every given slot is part of the key: a pass may give no more than it holds.
         assert!(
@@ -90,7 +109,7 @@ impl GpuContext {
             level: binds.level,
             given,
         };
-        let group = ws.group(key, bases_id, |ws| {
+        let group = ws.group(key, bases_ids, |ws| {
             self.bind(stage, |b| binds.resource(ws, b))
         });
         Pass {
@@ -226,8 +245,8 @@ impl GpuContext {
     ) -> Vec<Pass> {
         let params = &lay.params;
         let bases = match (&job.bases, lay.convert_from) {
-            (JobBases::Resident(r, _), None) => Binds {
-                resident: Some((&r.buffer, r.id)),
+            (JobBases::Resident(parts, _), None) => Binds {
+                resident: Some(parts),
                 ..Binds::NONE
             },
             _ => Binds::NONE,

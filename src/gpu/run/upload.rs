@@ -260,7 +260,8 @@ impl GpuContext {
         }
         // No base has failed the check yet (a call on resident bases reads back zero).
         encoder.clear_buffer(ws.get(Slot::Status), 0, None);
-        if let (JobBases::Resident(r, _), Some(_), true) = (&job.bases, lay.convert_from, n > 0) {
+        // SRE's merged points after resident bases: the host lists' calls read one part.
+        if let (JobBases::Resident([r], _), Some(_), true) = (&job.bases, lay.convert_from, n > 0) {
             encoder.copy_buffer_to_buffer(
                 &r.buffer,
                 0,

@@ -60,9 +60,10 @@ shader_struct! {
         /// Digit windows of the GPU bucket sort: W = `num_windows(c)` (`num_windows` is
         /// the windows of buckets, W' = ceil(W / k) on bases stored with k shifted copies).
         digit_windows,
-        /// Bases between one shifted copy and the next in the stored bases (the resident
-        /// part's length; unused without copies): digit window w of point i places point
-        /// (w / W') * copy_stride + i in window w mod W'.
+        /// Bases between one shifted copy and the next in each of the call's device parts
+        /// but the last (a resident part's length; unused without copies): digit window w
+        /// of point i, base l of part p, places copy w / W' of it, at
+        /// (p << PART_SHIFT) | ((w / W') * stride + l), in window w mod W'.
         copy_stride,
         /// Items of a window that reach reduce_windows (S, or fewer after more reduce_level
         /// passes).
@@ -77,8 +78,18 @@ shader_struct! {
         scan_base3,
         /// Where the stored bases' identity bits start, in 16-byte loads of the `bases`
         /// binding (after every base and copy): bit i % 32 of word i / 32 is set when base i
-        /// is the identity (GPU bucket sort; `packing::pack_identity_bits`).
+        /// is the identity (GPU bucket sort; `packing::pack_identity_bits`); in each part
+        /// but the last.
         identity_quads,
+        /// Points of each of the call's device parts but the last: point i is base
+        /// i mod part_len of part i / part_len (one part: at least the call's points).
+        part_len,
+        /// The call's last part (bound to `bases` or `bases_{last_part}`).
+        last_part,
+        /// [`Params::copy_stride`] of the last part (its own length).
+        last_copy_stride,
+        /// [`Params::identity_quads`] of the last part.
+        last_identity_quads,
         /// Padding to a multiple of 16 bytes.
         pad0,
     }
@@ -178,6 +189,12 @@ pub fn wgsl(curve: &crate::curve::CurveSpec) -> String {
     s += &format!(
         "// Bit 31 of a bucket entry: the digit was negative.\nconst SIGN_BIT: u32 = {}u;\n",
         crate::digits::SIGN_BIT
+    );
+    s += &format!(
+        "// Bits 28..31 of a bucket entry: the device part of its base (field::PART_SHIFT).\n\
+         const PART_SHIFT: u32 = {}u;\nconst PLACE_MASK: u32 = {}u;\n",
+        super::field::PART_SHIFT,
+        (1u32 << super::field::PART_SHIFT) - 1
     );
     s += &format!(
         "// The status word of a failed base (src/gpu/shader/contract.rs).\n\

@@ -34,6 +34,7 @@ impl Arithmetic {
         CurveProfile {
             arithmetic: self,
             curve,
+            base_parts: 1,
         }
     }
 
@@ -69,18 +70,37 @@ pub struct CurveProfile {
     pub arithmetic: Arithmetic,
     /// The curve's constants.
     pub curve: &'static CurveSpec,
+    /// Device parts of a resident set one call binds at once (1 to [`MAX_BASE_PARTS`]):
+    /// the stages that read stored bases declare this many bindings of them
+    /// ([`CurveProfile::base_parts`]).
+    base_parts: u32,
 }
 
+/// The most device parts of a resident set one call binds (`bases`, `bases_1`, ...): a
+/// bucket entry names its part in the 3 bits below the sign ([`PART_SHIFT`]).
+pub const MAX_BASE_PARTS: u32 = 8;
+
+/// Where a bucket entry's part index starts: bits 0..28 are the base's place in its part
+/// (its copy's offset plus its index), bits 28..31 the part, bit 31 the sign.
+pub const PART_SHIFT: u32 = 28;
+
 impl std::fmt::Debug for CurveProfile {
-    /// `Limbs29 on BN254 G1`: the profile and the curve's name (not its constants).
+    /// `Limbs29 on BN254 G1`: the profile and the curve's name (not its constants), and
+    /// the parts a call binds where more than one.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?} on {}", self.arithmetic, self.curve.name())
+        write!(f, "{:?} on {}", self.arithmetic, self.curve.name())?;
+        match self.base_parts {
+            1 => Ok(()),
+            k => write!(f, ", {k} base parts a call"),
+        }
     }
 }
 
 impl PartialEq for CurveProfile {
     fn eq(&self, other: &Self) -> bool {
-        self.arithmetic == other.arithmetic && std::ptr::eq(self.curve, other.curve)
+        self.arithmetic == other.arithmetic
+            && std::ptr::eq(self.curve, other.curve)
+            && self.base_parts == other.base_parts
     }
 }
 
@@ -90,6 +110,21 @@ impl CurveProfile {
     /// The profile `arithmetic` on `C`.
     pub fn of<C: GpuCurve>(arithmetic: Arithmetic) -> Self {
         arithmetic.on(C::spec())
+    }
+
+    /// Device parts of a resident set one call binds at once: 1 (as [`Arithmetic::on`]
+    /// makes it) to [`MAX_BASE_PARTS`], as many as the adapter's storage bindings per stage
+    /// allow (an engine's, [`crate::GpuMsm::profile`]).
+    pub fn base_parts(self) -> u32 {
+        self.base_parts
+    }
+
+    /// This profile binding `k` parts (clamped to 1..=[`MAX_BASE_PARTS`]).
+    pub fn with_base_parts(self, k: u32) -> Self {
+        Self {
+            base_parts: k.clamp(1, MAX_BASE_PARTS),
+            ..self
+        }
     }
 
     /// Whether the buckets live on the twisted Edwards curve.

@@ -1,0 +1,126 @@
+//! A resident set stored in several device parts (its bytes, copies included, beyond one
+//! storage binding) runs as one pass: one call binds its parts, with one bucket sort, one
+//! bucket array and one reduction over all of them, with shifted copies too (what lets
+//! 2^24 and 2^26 sets take copies on a GPU). Forced into parts here by a small binding
+//! limit (`MsmConfig::limits`), against arkworks: every prefix around the parts' ends,
+//! adversarial scalars, identity, duplicate and opposite bases; and, where a device binds
+//! fewer parts than the set has, slices of as many parts as it binds.
+
+use crate::common;
+
+use ark_bls12_377::{Fr, G1Affine};
+use ark_ff::{One, Zero};
+use common::reference;
+use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::{
+    wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, LoadOptions, MsmConfig, Precompute,
+};
+
+/// A 1.5 MiB storage binding (the known-answer test's buckets at c = 9 bind), and `storage` storage buffers a stage (8 in WebGPU's
+/// defaults: two parts a call; 16: up to eight).
+fn engine(storage: u32) -> GpuMsm {
+    common::runtime_dir();
+    GpuMsm::with_config(MsmConfig {
+        limits: Some(wgpu::Limits {
+            max_storage_buffer_binding_size: 3 << 19,
+            max_storage_buffers_per_shader_stage: storage,
+            ..wgpu::Limits::default()
+        }),
+        arithmetic: Some(Arithmetic::Limbs29Edwards),
+        force_backend: Some(Backend::Gpu),
+        calibration: CalibrationSource::Defaults,
+        ..Default::default()
+    })
+    .expect("an engine under the limits")
+}
+
+/// Bases with the identity, a duplicate and a point beside its negation, on both sides of
+/// the first part's end `at`.
+fn awkward_bases(n: usize, at: usize) -> Vec<G1Affine> {
+    let mut b = random_bases(n, 4901);
+    b[1] = G1Affine::identity();
+    b[at] = G1Affine::identity();
+    b[at - 1] = b[3];
+    b[at + 1] = -b[5];
+    b
+}
+
+fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
+    let mut one_nonzero = vec![Fr::zero(); n];
+    one_nonzero[n - 2] = random_scalars(1, 4902)[0];
+    vec![
+        ("zeros", vec![Fr::zero(); n]),
+        ("ones", vec![Fr::one(); n]),
+        ("r - 1", vec![-Fr::one(); n]),
+        ("one nonzero", one_nonzero),
+        ("repeated", vec![random_scalars(1, 4903)[0]; n]),
+    ]
+}
+
+/// 8 500 Edwards bases (144 bytes) with 4 copies at c = 9 take 4 parts of about 2 700
+/// under the 1.5 MiB binding; a call over all of them fits (its carries' items, 6 bytes an
+/// entry, bind). With up to eight parts a call,
+/// every call runs as one pass over the parts it reads (never in slices); with two, in
+/// slices of two parts. Every sum equals arkworks'.
+#[test]
+fn a_set_in_parts_runs_in_one_pass_with_copies() {
+    let n = 8500;
+    let options = LoadOptions {
+        precompute: Precompute::Factor(4),
+        window_bits: Some(9),
+    };
+    for (storage, per_call) in [(16, 4), (8, 2)] {
+        let e = engine(storage);
+        let what = format!("{storage} storage buffers a stage");
+        let most = (storage - 6).min(8);
+        assert_eq!(e.profile().unwrap().base_parts(), most, "{what}");
+        let probe = e.load_bases_with(&random_bases(n, 1), options).unwrap();
+        let len = probe.part_len();
+        drop(probe);
+        let bases = awkward_bases(n, len);
+        let set = e.load_bases_with(&bases, options).unwrap();
+        assert_eq!(set.precomputed_copies(), 4, "{what}");
+        assert_eq!(n.div_ceil(set.part_len()), 4, "{what}: parts of {len}");
+        assert_eq!(set.parts_per_call(), per_call, "{what}");
+        let scalars = random_scalars(n, 4904);
+        for m in [n, n - 1, 2 * len + 1, 2 * len, len + 1, len, len - 1, 1] {
+            let (got, rep) = e.msm_with_report(&set, &scalars[..m]).unwrap();
+            assert_eq!(got, reference(&bases[..m], &scalars[..m]), "{what}, {m}");
+            let parts = m.div_ceil(len);
+            let slices = parts.div_ceil(per_call);
+            let pass = parts.min(per_call);
+            // A one-point call takes its own window, without the copies.
+            let copies = if m > 1 { 4 } else { 1 };
+            assert_eq!(rep.precomputed_copies, copies, "{what}, {m}: {}", rep.route);
+            assert_eq!(
+                rep.route
+                    .contains(&format!("{pass} device parts in one pass")),
+                pass > 1,
+                "{what}, {m}: {}",
+                rep.route
+            );
+            assert_eq!(
+                rep.route.contains(&format!("{slices} slices")),
+                slices > 1,
+                "{what}, {m}: {}",
+                rep.route
+            );
+        }
+        for (kind, s) in adversarial(n) {
+            assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "{what}, {kind}");
+        }
+        // A batch on the set, and the set without copies.
+        let batch = [&scalars[..n], &scalars[..len + 1]];
+        let want: Vec<_> = batch
+            .iter()
+            .map(|s| reference(&bases[..s.len()], s))
+            .collect();
+        assert_eq!(e.batch_msm(&set, &batch), Ok(want), "{what}, batch");
+        let plain = e.load_bases(&bases).unwrap();
+        assert_eq!(
+            e.msm(&plain, &scalars),
+            Ok(reference(&bases, &scalars)),
+            "{what}"
+        );
+    }
+}
