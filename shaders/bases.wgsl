@@ -3,21 +3,10 @@
 
 
 // The stored words of the base an entry names (the profile's form: BASE_WORDS words,
-// BASE_QUADS loads of 16 bytes): in part entry >> PART_SHIFT (base_quad, generated with the
-// bindings), at its place in the part.
+// BASE_QUADS loads of 16 bytes): in part entry >> PART_SHIFT, at its place in the part
+// (part_words, generated with the bindings).
 fn stored_base(entry: u32) -> BaseWords {
-    var w: BaseWords;
-    let part = entry >> PART_SHIFT;
-    let first = (entry & PLACE_MASK) * BASE_QUADS;
-    // unroll
-    for (var k = 0u; k < BASE_QUADS; k++) {
-        let q = quad_words(base_quad(part, first + k));
-        w[4u * k] = q.x;
-        w[4u * k + 1u] = q.y;
-        w[4u * k + 2u] = q.z;
-        w[4u * k + 3u] = q.w;
-    }
-    return w;
+    return part_words(entry >> PART_SHIFT, (entry & PLACE_MASK) * BASE_QUADS);
 }
 
 // The base a bucket entry adds: part and place in bits 0..31, negated when SIGN_BIT is set.

@@ -311,7 +311,7 @@ impl GpuContext {
             mapped_at_creation: false,
         });
         // The convert stage's bindings, over this load's own buffers.
-        let group = self.bind(StageId::Convert, |b| match b.source {
+        let group = self.bind(StageId::Convert, 1, |b| match b.source {
             Source::Slot(Slot::Bases) => buffer.as_entire_binding(),
             Source::Slot(Slot::Params) => params_buf.as_entire_binding(),
             Source::Slot(Slot::Status) => status.as_entire_binding(),
@@ -319,7 +319,7 @@ impl GpuContext {
         });
         Some(Pass {
             phase: Phase::Convert,
-            pipeline: self.pipelines().get(StageId::Convert).clone(),
+            pipeline: self.pipelines().get(StageId::Convert, 1).clone(),
             group,
             dims: self.dispatch_dims(self.profile.convert_threads(len as u64)),
         })
@@ -341,7 +341,7 @@ impl GpuContext {
             ..Default::default()
         };
         let params_buf = self.uniform("shift params", bytemuck::bytes_of(&params));
-        let group = self.bind(StageId::Shift, |b| match b.name {
+        let group = self.bind(StageId::Shift, 1, |b| match b.name {
             "bases" => buffer.as_entire_binding(),
             "sparams" => params_buf.as_entire_binding(),
             "status" => status.as_entire_binding(),
@@ -349,7 +349,7 @@ impl GpuContext {
         });
         Pass {
             phase: Phase::Load,
-            pipeline: self.pipelines().get(StageId::Shift).clone(),
+            pipeline: self.pipelines().get(StageId::Shift, 1).clone(),
             group,
             dims: self.dispatch_dims((len as u64).div_ceil(SHIFT_BATCH as u64)),
         }

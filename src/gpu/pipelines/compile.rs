@@ -1,8 +1,12 @@
 //! Compiling the stages: one pipeline per entry point of the stage table, each with its
 //! explicit bind-group layout, from its module's source (one shader module per module),
 //! several at once (each dispatched once as made: `warm_up.rs`); the host-list stages on
-//! their first use, the shift stage on the first load with shifted copies. Bind groups from
-//! the table, and one pass.
+//! their first use, the shift stage on the first load with shifted copies. The stages that
+//! read stored bases once per part count: for one part (every call but one over several
+//! device parts of a resident set) and, on the first call over k > 1 parts, for k rounded up
+//! to a power of two (at most the profile's `base_parts`): a call pays for a switch over the
+//! parts it reads, not over 8 (lavapipe runs every case of a switch: 15-25% of a 2^16 call
+//! for 8 parts, docs/perf-log). Bind groups from the table, and one pass.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -11,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::gpu::device::setup::scoped;
 use crate::gpu::pipelines::stages::{Module, Phase, Stage, StageId};
-use crate::gpu::shader::field::CurveProfile;
+use crate::gpu::shader::field::{CurveProfile, MAX_BASE_PARTS};
 use crate::gpu::GpuContext;
 
 /// The compiled MSM stages (every stage but the self-test kernel, which compiles its own):
@@ -28,12 +32,24 @@ pub(in crate::gpu) struct Pipelines {
     first_use_time: OnceLock<Duration>,
     /// The shift stage ([`Phase::Load`]), compiled by the first load with shifted copies.
     shift: OnceLock<wgpu::ComputePipeline>,
+    /// The stages that read stored bases for k = 2..=MAX_BASE_PARTS parts (index k - 2),
+    /// compiled by the first call over that many ([`GpuContext::build_parted_stages`]).
+    parted: [OnceLock<HashMap<StageId, wgpu::ComputePipeline>>; MAX_BASE_PARTS as usize - 1],
 }
 
 impl Pipelines {
-    /// The pipeline of a stage. A host-list stage must have been built
-    /// ([`GpuContext::build_host_list_stages`]) before any pass of it is recorded.
-    pub(in crate::gpu) fn get(&self, id: StageId) -> &wgpu::ComputePipeline {
+    /// The pipeline of a stage, compiled for `parts` device parts of stored bases
+    /// ([`GpuContext::stage_parts`]; a stage that reads none has one pipeline). A host-list
+    /// stage must have been built ([`GpuContext::build_host_list_stages`]) before any pass
+    /// of it is recorded, a parted one ([`GpuContext::build_parted_stages`]) before any pass
+    /// over that many parts.
+    pub(in crate::gpu) fn get(&self, id: StageId, parts: u32) -> &wgpu::ComputePipeline {
+        if parts > 1 && id.def().reads_bases() {
+            return (self.parted[parts as usize - 2]
+                .get()
+                .and_then(|m| m.get(&id)))
+            .unwrap_or_else(|| panic!("{id:?} over {parts} parts is used before it was built"));
+        }
         match self.ready.get(&id) {
             Some(p) => p,
             None if id == StageId::Shift => self
@@ -73,11 +89,38 @@ impl GpuContext {
     pub(in crate::gpu) fn compile(&self) -> Result<Pipelines> {
         let ids: Vec<StageId> = msm_stages().filter(|id| !id.def().on_first_use).collect();
         Ok(Pipelines {
-            ready: self.compile_stages(&ids, self.warm_up)?,
+            ready: self.compile_stages(&ids, self.warm_up, self.stage_profile(1))?,
             on_first_use: OnceLock::new(),
             building: Mutex::new(()),
             first_use_time: OnceLock::new(),
             shift: OnceLock::new(),
+            parted: Default::default(),
+        })
+    }
+
+    /// The part count a call over `parts` device parts runs its stages for: `parts` rounded
+    /// up to a power of two, at most the profile's `base_parts` (1 for one part).
+    pub(in crate::gpu) fn stage_parts(&self, parts: usize) -> u32 {
+        (parts.max(1).next_power_of_two() as u32).min(self.profile.base_parts())
+    }
+
+    /// The profile of the stages compiled for `parts` device parts.
+    pub(in crate::gpu) fn stage_profile(&self, parts: u32) -> CurveProfile {
+        self.profile.with_base_parts(parts)
+    }
+
+    /// Compiles the stages that read stored bases for `parts` > 1 device parts
+    /// ([`GpuContext::stage_parts`]) if no call over that many has yet: the first such call
+    /// waits for them (seconds on a software adapter), and one that comes meanwhile waits at
+    /// most `timeout`.
+    pub(crate) fn build_parted_stages(&self, parts: u32, timeout: Duration) -> Result<()> {
+        let p = self.pipelines();
+        let cell = &p.parted[parts as usize - 2];
+        self.build_once(cell, timeout, "to compile the parted stages", || {
+            let ids: Vec<StageId> = msm_stages()
+                .filter(|id| id.def().reads_bases() && !id.def().on_first_use)
+                .collect();
+            self.compile_stages(&ids, true, self.stage_profile(parts))
         })
     }
 
@@ -86,7 +129,7 @@ impl GpuContext {
     pub(crate) fn build_shift_stage(&self, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
         self.build_once(&p.shift, timeout, "to compile the shift stage", || {
-            let built = self.compile_stages(&[StageId::Shift], true)?;
+            let built = self.compile_stages(&[StageId::Shift], true, self.stage_profile(1))?;
             Ok(built[&StageId::Shift].clone())
         })
     }
@@ -103,7 +146,7 @@ impl GpuContext {
             || {
                 let start = Instant::now();
                 let ids: Vec<StageId> = msm_stages().filter(|id| id.def().on_first_use).collect();
-                let built = self.compile_stages(&ids, true)?;
+                let built = self.compile_stages(&ids, true, self.stage_profile(1))?;
                 let _ = p.first_use_time.set(start.elapsed());
                 Ok(built)
             },
@@ -147,25 +190,30 @@ impl GpuContext {
     /// each pipeline is then dispatched once as soon as it exists, and the dispatches are
     /// waited for (`crate::gpu::pipelines::warm_up`): at creation when the known-answer test will dispatch
     /// them all anyway, and always for the stages compiled on their first use, which the
-    /// call that waits for them runs next.
+    /// call that waits for them runs next. For `profile` ([`GpuContext::stage_profile`]).
     fn compile_stages(
         &self,
         ids: &[StageId],
         warm: bool,
+        profile: CurveProfile,
     ) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
-        let modules = self.shader_modules(ids)?;
+        let modules = self.shader_modules(ids, profile)?;
         if !warm {
-            return self.compile_parallel(ids, &modules, &|_, _| {});
+            return self.compile_parallel(ids, &modules, profile, &|_, _| {});
         }
-        crate::gpu::pipelines::warm_up::while_compiling(self, |made| {
-            self.compile_parallel(ids, &modules, made)
+        crate::gpu::pipelines::warm_up::while_compiling(self, profile, |made| {
+            self.compile_parallel(ids, &modules, profile, made)
         })
     }
 
     /// The shader modules of `ids`' stages, a millisecond each (wgpu parses and validates
     /// them; each pipeline's SPIR-V holds only what its entry point reaches).
-    fn shader_modules(&self, ids: &[StageId]) -> Result<HashMap<Module, wgpu::ShaderModule>> {
-        let (device, profile, checks) = (&self.device, self.profile, self.runtime_checks);
+    fn shader_modules(
+        &self,
+        ids: &[StageId],
+        profile: CurveProfile,
+    ) -> Result<HashMap<Module, wgpu::ShaderModule>> {
+        let (device, checks) = (&self.device, self.runtime_checks);
         let mut modules = HashMap::new();
         scoped(device, "shader modules", || {
             for id in ids {
@@ -185,6 +233,7 @@ impl GpuContext {
         &self,
         ids: &[StageId],
         modules: &HashMap<Module, wgpu::ShaderModule>,
+        profile: CurveProfile,
         made: &(dyn Fn(StageId, &wgpu::ComputePipeline) + Sync),
     ) -> Result<HashMap<StageId, wgpu::ComputePipeline>> {
         let cache = self.disk_cache.as_ref().map(|c| &c.cache);
@@ -204,7 +253,7 @@ impl GpuContext {
                     Ok(create_pipeline(
                         &self.device,
                         &modules[&stage.module],
-                        self.profile,
+                        profile,
                         stage,
                         &[],
                         cache,
@@ -293,17 +342,20 @@ pub(crate) fn create_pipeline(
 }
 
 impl GpuContext {
-    /// A bind group of one stage's pipeline, each binding's resource from `resource`.
+    /// A bind group of one stage's pipeline for `parts` device parts
+    /// ([`GpuContext::stage_parts`]), each binding's resource from `resource`.
     pub(in crate::gpu) fn bind<'a>(
         &self,
         stage: StageId,
+        parts: u32,
         resource: impl FnMut(&crate::gpu::pipelines::stages::Binding) -> wgpu::BindingResource<'a>,
     ) -> wgpu::BindGroup {
         let def = stage.def();
+        let profile = self.stage_profile(if def.reads_bases() { parts } else { 1 });
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(def.entry),
-            layout: &self.pipelines().get(stage).get_bind_group_layout(0),
-            entries: &def.entries(self.profile, resource),
+            layout: &self.pipelines().get(stage, parts).get_bind_group_layout(0),
+            entries: &def.entries(profile, resource),
         })
     }
 }

@@ -207,25 +207,53 @@ impl Module {
         }
     }
 
-    /// `base_quad(part, q)`: 16-byte load q of the call's part `part` (0: `bases`), the
-    /// one way a shader reads stored bases.
-    fn base_quad(profile: CurveProfile) -> String {
+    /// `base_quad(part, q)`: 16-byte load q of the call's part `part` (0: `bases`), and
+    /// `part_words(part, first)`: the BASE_QUADS loads from `first` of one stored base, the
+    /// part chosen once for all of them (a switch per load cost lavapipe, which runs every
+    /// case of a switch its lanes might take, 40% of the accumulation at 2^16).
+    fn base_reads(profile: CurveProfile) -> String {
+        let names = &PART_NAMES[..profile.base_parts() as usize - 1];
+        let read_all = |name: &str, indent: &str| {
+            format!(
+                "{indent}// unroll\n\
+                 {indent}for (var k = 0u; k < BASE_QUADS; k++) {{\n\
+                 {indent}    let q = quad_words({name}[first + k]);\n\
+                 {indent}    w[4u * k] = q.x;\n\
+                 {indent}    w[4u * k + 1u] = q.y;\n\
+                 {indent}    w[4u * k + 2u] = q.z;\n\
+                 {indent}    w[4u * k + 3u] = q.w;\n\
+                 {indent}}}\n"
+            )
+        };
         let mut s = String::from(
             "// Load q of the call's part `part` of the stored bases (0: `bases`).\n\
              fn base_quad(part: u32, q: u32) -> BaseQuad {\n",
         );
-        if profile.base_parts() == 1 {
-            return s + "    return bases[q];\n}\n";
+        if names.is_empty() {
+            s += "    return bases[q];\n}\n";
+        } else {
+            s += "    switch part {\n";
+            for (k, name) in names.iter().enumerate() {
+                s += &format!("        case {}u: {{ return {name}[q]; }}\n", k + 1);
+            }
+            s += "        default: { return bases[q]; }\n    }\n}\n";
         }
-        s += "    switch part {\n";
-        for (k, name) in PART_NAMES
-            .iter()
-            .enumerate()
-            .take(profile.base_parts() as usize - 1)
-        {
-            s += &format!("        case {}u: {{ return {name}[q]; }}\n", k + 1);
+        s += "// The stored words of one base: BASE_QUADS loads from `first` in part `part`.\n\
+              fn part_words(part: u32, first: u32) -> BaseWords {\n    var w: BaseWords;\n";
+        if names.is_empty() {
+            s += &read_all("bases", "    ");
+        } else {
+            s += "    switch part {\n";
+            for (k, name) in names.iter().enumerate() {
+                s += &format!("        case {}u: {{\n", k + 1);
+                s += &read_all(name, "            ");
+                s += "        }\n";
+            }
+            s += "        default: {\n";
+            s += &read_all("bases", "            ");
+            s += "        }\n    }\n";
         }
-        s + "        default: { return bases[q]; }\n    }\n}\n"
+        s + "    return w;\n}\n"
     }
 
     /// The generated `@binding` declarations of this module on `arithmetic`'s shaders, and
@@ -252,7 +280,7 @@ impl Module {
             s += &format!("@group(0) @binding({i}) {var} {}: {ty};\n", bind.name);
         }
         if self.reads_bases() {
-            s += &Self::base_quad(profile);
+            s += &Self::base_reads(profile);
         }
         s
     }
@@ -522,11 +550,17 @@ impl Stage {
         },
     ];
 
+    /// Whether this stage reads the stored bases (then it binds every part a call reads,
+    /// and is compiled once per part count: `pipelines/compile.rs`).
+    pub fn reads_bases(&self) -> bool {
+        self.bindings.iter().any(|b| b.source == Bases)
+    }
+
     /// Every binding of this stage on `profile`'s shaders: its own, then one for each part
     /// of the stored bases after the first where it reads them.
     pub fn bindings_on(&self, profile: CurveProfile) -> Vec<Binding> {
         let mut out = self.bindings.to_vec();
-        if self.bindings.iter().any(|b| b.source == Bases) {
+        if self.reads_bases() {
             out.extend(part_bindings(profile));
         }
         out

@@ -16,6 +16,7 @@ use crate::config::FIRST_DISPATCH_TIMEOUT;
 use crate::error::{MsmError, Result};
 use crate::gpu::device::setup::scoped;
 use crate::gpu::pipelines::stages::{Access, Stage, StageId};
+use crate::gpu::shader::field::CurveProfile;
 use crate::gpu::GpuContext;
 
 /// A scoped thread's result; its panic goes on in the caller.
@@ -25,9 +26,11 @@ pub(in crate::gpu) fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
 
 /// Runs `compile` with a thread beside it that dispatches every pipeline `compile` hands to
 /// its callback (a submission may wait for the driver, so the compiling threads do not),
-/// then waits for those dispatches.
+/// then waits for those dispatches. The pipelines are `profile`'s (the context's, with the
+/// part count they were compiled for).
 pub(in crate::gpu) fn while_compiling<T>(
     gpu: &GpuContext,
+    profile: CurveProfile,
     compile: impl FnOnce(&(dyn Fn(StageId, &wgpu::ComputePipeline) + Sync)) -> Result<T>,
 ) -> Result<T> {
     let warm = WarmUp::new(gpu);
@@ -37,7 +40,7 @@ pub(in crate::gpu) fn while_compiling<T>(
             scoped(&gpu.device, "pipeline warm-up", || {
                 let mut any = false;
                 for (id, p) in rx {
-                    warm.dispatch(gpu, id, &p);
+                    warm.dispatch(gpu, profile, id, &p);
                     any = true;
                 }
                 Ok(any)
@@ -110,12 +113,18 @@ impl WarmUp {
     }
 
     /// Submits one workgroup of `id`'s pipeline over these buffers.
-    fn dispatch(&self, gpu: &GpuContext, id: StageId, pipeline: &wgpu::ComputePipeline) {
+    fn dispatch(
+        &self,
+        gpu: &GpuContext,
+        profile: CurveProfile,
+        id: StageId,
+        pipeline: &wgpu::ComputePipeline,
+    ) {
         let mut storage = self.storage.iter();
         let group = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("warm-up"),
             layout: &pipeline.get_bind_group_layout(0),
-            entries: &id.def().entries(gpu.profile(), |b| match b.access {
+            entries: &id.def().entries(profile, |b| match b.access {
                 Access::Uniform(_) => self.uniform.as_entire_binding(),
                 _ => storage
                     .next()

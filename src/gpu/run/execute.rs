@@ -118,6 +118,11 @@ impl GpuContext {
             // (replaced since) builds them here rather than find them missing.
             self.build_host_list_stages(timeout)?;
         }
+        if let JobBases::Resident(parts, _) = job.bases {
+            if parts.len() > 1 {
+                self.build_parted_stages(self.stage_parts(parts.len()), timeout)?;
+            }
+        }
         let lay = self.layout(job)?;
         let t = Instant::now();
         let uploads = self.uploads(job, &lay);

@@ -44,6 +44,11 @@ impl<'a> Binds<'a> {
         }
     }
 
+    /// How many device parts of a resident set the pass reads (1 for the workspace's bases).
+    fn parts(&self) -> usize {
+        self.resident.map_or(1, |parts| parts.len())
+    }
+
     /// The ids of the buffers [`Binds::part`] binds, part by part.
     fn bases_ids(&self, reads_bases: bool) -> BasesIds {
         let mut ids = [WORKSPACE_BASES_ID; MAX_BASE_PARTS as usize];
@@ -92,8 +97,8 @@ impl GpuContext {
     /// written by hand).
     fn pass(&self, ws: &mut Workspace, stage: StageId, binds: Binds, dims: (u32, u32)) -> Pass {
         let def = stage.def();
-        let reads_bases = def.bindings.iter().any(|b| b.source == Source::Bases);
-        let bases_ids = binds.bases_ids(reads_bases);
+        let bases_ids = binds.bases_ids(def.reads_bases());
+        let parts = self.stage_parts(binds.parts());
         let mut given = [None; 4];
         // Every given slot is part of the key: a pass may give no more than it holds.
         assert!(
@@ -106,15 +111,16 @@ impl GpuContext {
         let key = BindGroupKey {
             context: self.id,
             stage,
+            parts,
             level: binds.level,
             given,
         };
         let group = ws.group(key, bases_ids, |ws| {
-            self.bind(stage, |b| binds.resource(ws, b))
+            self.bind(stage, parts, |b| binds.resource(ws, b))
         });
         Pass {
             phase: def.phase,
-            pipeline: self.pipelines().get(stage).clone(),
+            pipeline: self.pipelines().get(stage, parts).clone(),
             group,
             dims,
         }
