@@ -1,5 +1,5 @@
-// The two ways the stages that read the stored bases (`bases`: sort, accumulate, balanced)
-// load one. Bindings (and base_quad) are declared by src/gpu/pipelines/stages.rs.
+// How the stages that add stored bases (accumulate, balanced) load one. Bindings (and
+// base_quad, part_words) are declared by src/gpu/pipelines/stages.rs.
 
 
 // The stored words of the base an entry names (the profile's form: BASE_WORDS words,

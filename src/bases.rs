@@ -303,8 +303,8 @@ impl<'a, C: GpuCurve> BasesRef<'a, C> {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
             BasesRef::ResidentSlice(b, k) => {
-                let part = slice_ranges(b.len(), b.call_len()).nth(*k);
-                &b.points()[part.unwrap_or(b.len()..b.len())]
+                let slice = slice_ranges(b.len(), b.call_len()).nth(*k);
+                &b.points()[slice.unwrap_or(b.len()..b.len())]
             }
         }
     }

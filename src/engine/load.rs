@@ -170,9 +170,9 @@ impl<C: GpuCurve> GpuMsm<C> {
             1 => plain,
             _ => calls(Shift::new(c, k, bits)),
         };
-        // Auto's: copies whose bases alone bind in more parts than one call reads, and more
-        // than the set without copies takes, are not sized (`choose_precompute` drops
-        // them), which keeps the search short.
+        // Auto's: copies whose bases alone bind in more parts than the set without copies
+        // reads in all its calls (`most` parts a call), are not sized (`choose_precompute`
+        // drops them), which keeps the search short.
         let most = gpu.profile().base_parts() as u64;
         let auto_parts = |c: u32, k: u32| match plain {
             Some(p) if k > 1 && n.div_ceil(self.bindable(gpu, n, k)) as u64 > most * p => None,

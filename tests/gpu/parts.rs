@@ -16,8 +16,9 @@ use gpu_msm::{
     wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, LoadOptions, MsmConfig, Precompute,
 };
 
-/// A 1.5 MiB storage binding (the known-answer test's buckets at c = 9 bind), and `storage` storage buffers a stage (8 in WebGPU's
-/// defaults: two parts a call; 16: up to eight).
+/// A 1.5 MiB storage binding (the known-answer test's buckets at c = 9 bind), and `storage`
+/// storage buffers a stage (the stage that reads bases has 6 of its own: 9 gives three parts
+/// a call; 16: up to eight).
 fn engine(storage: u32) -> GpuMsm {
     common::runtime_dir();
     GpuMsm::with_config(MsmConfig {
@@ -59,9 +60,9 @@ fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
 
 /// 8 500 Edwards bases (144 bytes) with 4 copies at c = 9 take 4 parts of about 2 700
 /// under the 1.5 MiB binding; a call over all of them fits (its carries' items, 6 bytes an
-/// entry, bind). With up to eight parts a call,
-/// every call runs as one pass over the parts it reads (never in slices); with two, in
-/// slices of two parts. Every sum equals arkworks'.
+/// entry, bind). With up to eight parts a call, every call runs as one pass over the parts
+/// it reads (never in slices); with three (not a power of two: the stages compiled for 3
+/// parts, and for 2), in slices of three parts and one. Every sum equals arkworks'.
 #[test]
 fn a_set_in_parts_runs_in_one_pass_with_copies() {
     let n = 8500;
@@ -69,7 +70,7 @@ fn a_set_in_parts_runs_in_one_pass_with_copies() {
         precompute: Precompute::Factor(4),
         window_bits: Some(9),
     };
-    for (storage, per_call) in [(16, 4), (8, 2)] {
+    for (storage, per_call) in [(16, 4), (9, 3)] {
         let e = engine(storage);
         let what = format!("{storage} storage buffers a stage");
         let most = (storage - 6).min(8);

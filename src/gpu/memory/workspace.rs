@@ -73,7 +73,7 @@ pub(crate) struct BindGroupKey {
     pub(crate) context: u64,
     pub(crate) stage: StageId,
     /// The part count of the stage's pipeline (`GpuContext::stage_parts`).
-    pub(crate) parts: u32,
+    pub(crate) bound_parts: u32,
     pub(crate) level: usize,
     pub(crate) given: [Option<Slot>; 4],
 }

@@ -101,7 +101,11 @@ fn keys(info: &wgpu::AdapterInfo, shaders: CurveProfile, checks: bool) -> (u64, 
         "{}|{:?}|{}|{}|{:?}|{}|{checks}",
         info.name, info.backend, info.vendor, info.device, shaders.arithmetic, shaders.curve.name
     );
-    let sources: Vec<String> = Module::ALL.iter().map(|m| m.source(shaders)).collect();
+    // Every part count's sources follow from these two: one part, and the most a call binds.
+    let sources: Vec<String> = [shaders.with_base_parts(1), shaders]
+        .iter()
+        .flat_map(|&p| Module::ALL.iter().map(move |m| m.source(p)))
+        .collect();
     let profile = fnv1a(&[identity.as_bytes()]);
     let mut parts: Vec<&[u8]> = vec![
         identity.as_bytes(),

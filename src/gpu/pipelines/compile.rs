@@ -5,8 +5,9 @@
 //! read stored bases once per part count: for one part (every call but one over several
 //! device parts of a resident set) and, on the first call over k > 1 parts, for k rounded up
 //! to a power of two (at most the profile's `base_parts`): a call pays for a switch over the
-//! parts it reads, not over 8 (lavapipe runs every case of a switch: 15-25% of a 2^16 call
-//! for 8 parts, docs/perf-log). Bind groups from the table, and one pass.
+//! parts it reads, not over 8 (lavapipe runs every case of a switch: a one-part 2^16 call
+//! through an 8-case switch took 15-80% longer, docs/perf-log/2026-12-06.md). The host-list
+//! stages read one part only. Bind groups from the table, and one pass.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -38,17 +39,17 @@ pub(in crate::gpu) struct Pipelines {
 }
 
 impl Pipelines {
-    /// The pipeline of a stage, compiled for `parts` device parts of stored bases
-    /// ([`GpuContext::stage_parts`]; a stage that reads none has one pipeline). A host-list
+    /// The pipeline of a stage, compiled for `bound` device parts of stored bases
+    /// ([`GpuContext::stage_parts`]; always 1 for a stage that reads none). A host-list
     /// stage must have been built ([`GpuContext::build_host_list_stages`]) before any pass
     /// of it is recorded, a parted one ([`GpuContext::build_parted_stages`]) before any pass
     /// over that many parts.
-    pub(in crate::gpu) fn get(&self, id: StageId, parts: u32) -> &wgpu::ComputePipeline {
-        if parts > 1 && id.def().reads_bases() {
-            return (self.parted[parts as usize - 2]
+    pub(in crate::gpu) fn get(&self, id: StageId, bound: u32) -> &wgpu::ComputePipeline {
+        if bound > 1 {
+            return (self.parted[bound as usize - 2]
                 .get()
                 .and_then(|m| m.get(&id)))
-            .unwrap_or_else(|| panic!("{id:?} over {parts} parts is used before it was built"));
+            .unwrap_or_else(|| panic!("{id:?} over {bound} parts is used before it was built"));
         }
         match self.ready.get(&id) {
             Some(p) => p,
@@ -98,29 +99,30 @@ impl GpuContext {
         })
     }
 
-    /// The part count a call over `parts` device parts runs its stages for: `parts` rounded
+    /// The part count a call over `parts` device parts runs its stages for (the parts its
+    /// pipelines bind, `bound` where they are passed on): `parts` rounded
     /// up to a power of two, at most the profile's `base_parts` (1 for one part).
     pub(in crate::gpu) fn stage_parts(&self, parts: usize) -> u32 {
         (parts.max(1).next_power_of_two() as u32).min(self.profile.base_parts())
     }
 
-    /// The profile of the stages compiled for `parts` device parts.
-    pub(in crate::gpu) fn stage_profile(&self, parts: u32) -> CurveProfile {
-        self.profile.with_base_parts(parts)
+    /// The profile of the stages compiled for `bound` device parts.
+    pub(in crate::gpu) fn stage_profile(&self, bound: u32) -> CurveProfile {
+        self.profile.with_base_parts(bound)
     }
 
-    /// Compiles the stages that read stored bases for `parts` > 1 device parts
+    /// Compiles the stages that read stored bases for `bound` > 1 device parts
     /// ([`GpuContext::stage_parts`]) if no call over that many has yet: the first such call
     /// waits for them (seconds on a software adapter), and one that comes meanwhile waits at
     /// most `timeout`.
-    pub(crate) fn build_parted_stages(&self, parts: u32, timeout: Duration) -> Result<()> {
+    pub(crate) fn build_parted_stages(&self, bound: u32, timeout: Duration) -> Result<()> {
         let p = self.pipelines();
-        let cell = &p.parted[parts as usize - 2];
+        let cell = &p.parted[bound as usize - 2];
         self.build_once(cell, timeout, "to compile the parted stages", || {
             let ids: Vec<StageId> = msm_stages()
                 .filter(|id| id.def().reads_bases() && !id.def().on_first_use)
                 .collect();
-            self.compile_stages(&ids, true, self.stage_profile(parts))
+            self.compile_stages(&ids, true, self.stage_profile(bound))
         })
     }
 
@@ -342,19 +344,20 @@ pub(crate) fn create_pipeline(
 }
 
 impl GpuContext {
-    /// A bind group of one stage's pipeline for `parts` device parts
-    /// ([`GpuContext::stage_parts`]), each binding's resource from `resource`.
+    /// A bind group of one stage's pipeline for `bound` device parts
+    /// ([`GpuContext::stage_parts`]; 1 for a stage that reads no stored bases), each
+    /// binding's resource from `resource`.
     pub(in crate::gpu) fn bind<'a>(
         &self,
         stage: StageId,
-        parts: u32,
+        bound: u32,
         resource: impl FnMut(&crate::gpu::pipelines::stages::Binding) -> wgpu::BindingResource<'a>,
     ) -> wgpu::BindGroup {
         let def = stage.def();
-        let profile = self.stage_profile(if def.reads_bases() { parts } else { 1 });
+        let profile = self.stage_profile(bound);
         self.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(def.entry),
-            layout: &self.pipelines().get(stage, parts).get_bind_group_layout(0),
+            layout: &self.pipelines().get(stage, bound).get_bind_group_layout(0),
             entries: &def.entries(profile, resource),
         })
     }

@@ -210,7 +210,8 @@ impl Module {
     /// `base_quad(part, q)`: 16-byte load q of the call's part `part` (0: `bases`), and
     /// `part_words(part, first)`: the BASE_QUADS loads from `first` of one stored base, the
     /// part chosen once for all of them (a switch per load cost lavapipe, which runs every
-    /// case of a switch its lanes might take, 40% of the accumulation at 2^16).
+    /// case of a switch its lanes might take, 30-50% of a 2^16 call: docs/perf-log/2026-12-06.md).
+    /// The Sort module declares `part_words` unused (it reads identity bits only).
     fn base_reads(profile: CurveProfile) -> String {
         let names = &PART_NAMES[..profile.base_parts() as usize - 1];
         let read_all = |name: &str, indent: &str| {
@@ -256,8 +257,8 @@ impl Module {
         s + "    return w;\n}\n"
     }
 
-    /// The generated `@binding` declarations of this module on `arithmetic`'s shaders, and
-    /// `base_quad` where it reads stored bases.
+    /// The generated `@binding` declarations of this module on `profile`'s shaders, and
+    /// `base_quad` and `part_words` where it reads stored bases (`base_reads`).
     pub fn declarations(self, profile: CurveProfile) -> String {
         let mut s = format!(
             "// Bindings of module {self:?}, generated from src/gpu/pipelines/stages.rs.\n"

@@ -177,9 +177,9 @@ impl GpuContext {
         // sort), or its bases and at most w bucket entries a point, with their chunk
         // offsets and merge groups (at most one word per entry; the host's bucket lists).
         let staged_per_point = a.stored_bytes_per_base(1) + 32.max(8 * w);
+        // An entry names a point of one part below 2^PART_SHIFT (`layout.rs`).
         ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
-            .min(crate::digits::SIGN_BIT as usize - 1)
-            .max(1)
+            .clamp(1, 1 << crate::gpu::shader::field::PART_SHIFT)
     }
 
     /// Device bytes an n-point call on the GPU bucket sort holds in a fresh workspace at

@@ -98,7 +98,11 @@ impl GpuContext {
     fn pass(&self, ws: &mut Workspace, stage: StageId, binds: Binds, dims: (u32, u32)) -> Pass {
         let def = stage.def();
         let bases_ids = binds.bases_ids(def.reads_bases());
-        let parts = self.stage_parts(binds.parts());
+        // A stage that reads no stored bases has one pipeline, for any call.
+        let bound = match def.reads_bases() {
+            true => self.stage_parts(binds.parts()),
+            false => 1,
+        };
         let mut given = [None; 4];
         // Every given slot is part of the key: a pass may give no more than it holds.
         assert!(
@@ -111,16 +115,16 @@ impl GpuContext {
         let key = BindGroupKey {
             context: self.id,
             stage,
-            parts,
+            bound_parts: bound,
             level: binds.level,
             given,
         };
         let group = ws.group(key, bases_ids, |ws| {
-            self.bind(stage, parts, |b| binds.resource(ws, b))
+            self.bind(stage, bound, |b| binds.resource(ws, b))
         });
         Pass {
             phase: def.phase,
-            pipeline: self.pipelines().get(stage, parts).clone(),
+            pipeline: self.pipelines().get(stage, bound).clone(),
             group,
             dims,
         }

@@ -76,10 +76,10 @@ shader_struct! {
         scan_base2,
         /// Where level 3 starts.
         scan_base3,
-        /// Where the stored bases' identity bits start, in 16-byte loads of the `bases`
-        /// binding (after every base and copy): bit i % 32 of word i / 32 is set when base i
-        /// is the identity (GPU bucket sort; `packing::pack_identity_bits`); in each part
-        /// but the last.
+        /// Where the stored bases' identity bits start, in 16-byte loads of each part's
+        /// binding (after its bases and copies): bit l % 32 of word l / 32 is set when the
+        /// part's base l is the identity (GPU bucket sort; `packing::pack_identity_bits`); in
+        /// each part but the last (`last_identity_quads`).
         identity_quads,
         /// Points of each of the call's device parts but the last: point i is base
         /// i mod part_len of part i / part_len (one part: at least the call's points).

@@ -77,12 +77,16 @@ pub struct CurveProfile {
 }
 
 /// The most device parts of a resident set one call binds (`bases`, `bases_1`, ...): a
-/// bucket entry names its part in the 3 bits below the sign ([`PART_SHIFT`]).
+/// bucket entry names its part in the log2(MAX_BASE_PARTS) bits below the sign
+/// ([`PART_SHIFT`], derived from it). A power of two.
 pub const MAX_BASE_PARTS: u32 = 8;
 
-/// Where a bucket entry's part index starts: bits 0..28 are the base's place in its part
-/// (its copy's offset plus its index), bits 28..31 the part, bit 31 the sign.
-pub const PART_SHIFT: u32 = 28;
+/// Where a bucket entry's part index starts: the bits below are the base's place in its
+/// part (its copy's offset plus its index), the bits from here to the sign
+/// ([`crate::digits::SIGN_BIT`]) the part: 28 for 8 parts.
+pub const PART_SHIFT: u32 = crate::digits::SIGN_BIT.trailing_zeros() - MAX_BASE_PARTS.ilog2();
+
+const _: () = assert!(MAX_BASE_PARTS.is_power_of_two() && MAX_BASE_PARTS >= 2);
 
 impl std::fmt::Debug for CurveProfile {
     /// `Limbs29 on BN254 G1`: the profile and the curve's name (not its constants), and
