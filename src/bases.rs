@@ -264,9 +264,9 @@ pub enum BasesRef<'a, C: GpuCurve = ark_bls12_377::g1::Config> {
     Host(&'a [Affine<C>]),
     /// A resident set; the call uses its first `scalars.len()` bases.
     Resident(&'a Bases<C>),
-    /// Slice k of a call on a resident set longer than one call reads
-    /// ([`Bases::call_len`]): its bases from `k * call_len` on, in parts
-    /// `k * parts_per_call ..`.
+    /// A slice of a call on a resident set longer than one call reads
+    /// ([`Bases::call_len`]) that starts at device part k: its bases from `k * part_len`
+    /// on, in parts `k ..`.
     ResidentSlice(&'a Bases<C>, usize),
 }
 
@@ -282,18 +282,18 @@ impl<'a, C: GpuCurve> BasesRef<'a, C> {
     /// Where the call's bases start in the set they come from (0 but for a slice).
     pub fn offset(&self) -> usize {
         match self {
-            BasesRef::ResidentSlice(b, k) => k * b.call_len(),
+            BasesRef::ResidentSlice(b, k) => k * b.part_len(),
             _ => 0,
         }
     }
 
     /// The device parts a call over its first `n` bases reads, if resident (and stored on
-    /// a device): from part 0 of a set, or from slice k's first part.
+    /// a device): from part 0 of a set, or from a slice's first part.
     pub(crate) fn stored_parts(&self, n: usize) -> Option<&'a [StoredBases]> {
         match self {
             BasesRef::Host(_) => None,
             BasesRef::Resident(b) => b.parts_from(0, n),
-            BasesRef::ResidentSlice(b, k) => b.parts_from(k * b.parts_per_call(), n),
+            BasesRef::ResidentSlice(b, k) => b.parts_from(*k, n),
         }
     }
 
@@ -302,10 +302,7 @@ impl<'a, C: GpuCurve> BasesRef<'a, C> {
         match self {
             BasesRef::Host(b) => b,
             BasesRef::Resident(b) => b.points(),
-            BasesRef::ResidentSlice(b, k) => {
-                let slice = slice_ranges(b.len(), b.call_len()).nth(*k);
-                &b.points()[slice.unwrap_or(b.len()..b.len())]
-            }
+            BasesRef::ResidentSlice(b, k) => &b.points()[(k * b.part_len()).min(b.len())..],
         }
     }
 }

@@ -13,7 +13,8 @@ use ark_ff::{One, Zero};
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
-    wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, LoadOptions, MsmConfig, Precompute,
+    wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, LoadOptions, MemoryBudget, MsmConfig,
+    Precompute,
 };
 
 /// A 1.5 MiB storage binding (the known-answer test's buckets at c = 9 bind), and `storage`
@@ -124,4 +125,52 @@ fn a_set_in_parts_runs_in_one_pass_with_copies() {
             "{what}"
         );
     }
+}
+
+/// The parts a call reads are sized when the set is loaded, against the room of then; a
+/// later load (here a filler set) may leave room for one part's call and not for theirs.
+/// The call then runs in slices of one part, and says so, rather than being refused.
+#[test]
+fn a_call_over_parts_that_no_longer_fits_runs_one_part_a_call() {
+    common::runtime_dir();
+    let e = GpuMsm::with_config(MsmConfig {
+        memory_budget: MemoryBudget::Bytes(48 << 20),
+        ..engine(16).config().clone()
+    })
+    .unwrap();
+    let n = 8500;
+    let options = LoadOptions {
+        precompute: Precompute::Factor(4),
+        window_bits: Some(9),
+    };
+    let bases = random_bases(n, 4905);
+    let set = e.load_bases_with(&bases, options).unwrap();
+    assert!(set.parts_per_call() > 1, "{}", set.parts_per_call());
+    let scalars = random_scalars(n, 4906);
+    assert_eq!(e.msm(&set, &scalars), Ok(reference(&bases, &scalars)));
+    let u = e.memory_usage().unwrap();
+    // What the call over every part took beside the set (its pooled workspace included).
+    let whole = u.peak - u.resident;
+    let mut fell_back = false;
+    for share in [0.7, 0.55, 0.4, 0.85] {
+        let room = (whole as f64 * share) as u64;
+        let filler_bytes = u.budget - u.resident - room;
+        let filler = random_bases((filler_bytes / 150) as usize, 4907);
+        let Ok(_held) = e.load_bases(&filler) else {
+            continue;
+        };
+        match e.msm_with_report(&set, &scalars) {
+            Ok((got, rep)) if rep.route.contains("one part a call") => {
+                assert_eq!(got, reference(&bases, &scalars), "{}", rep.route);
+                fell_back = true;
+                break;
+            }
+            Ok((got, rep)) => assert_eq!(got, reference(&bases, &scalars), "{}", rep.route),
+            Err(err) => panic!("room for {share} of the call over every part: {err}"),
+        }
+    }
+    assert!(
+        fell_back,
+        "no filler left room for one part's call only (whole call: {whole} bytes)"
+    );
 }

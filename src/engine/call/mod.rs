@@ -111,7 +111,8 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// A call on this engine's device (or its CPU paths), sliced where it must be: host
     /// bases or a set not on this device in slices of what one GPU call holds, a set
-    /// stored in more parts than one call reads in slices of `Bases::call_len`.
+    /// stored in more parts than one call reads in slices of `Bases::call_len`
+    /// ([`GpuMsm::over_parts`]).
     pub(in crate::engine) async fn msm_here(
         &self,
         call: Call<'_, C>,
@@ -136,9 +137,8 @@ impl<C: GpuCurve> GpuMsm<C> {
                 let call = Call::cut(BasesRef::Host(call.points), call.scalars);
                 return self.one_call(call, route).await;
             }
-            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.call_len() => {
-                let slice = |k, _| BasesRef::ResidentSlice(b, k);
-                return self.sliced(call, b.call_len(), &route, slice).await;
+            BasesRef::Resident(b) if on_gpu && b.parts() > 1 && n > b.part_len() => {
+                return self.over_parts(call, b, route).await;
             }
             _ => {}
         }

@@ -6,7 +6,7 @@ use std::time::Instant;
 use ark_ec::short_weierstrass::Projective;
 use ark_ff::Zero;
 
-use crate::bases::{slice_ranges, BasesRef};
+use crate::bases::{slice_ranges, Bases, BasesRef};
 use crate::curve::GpuCurve;
 use crate::engine::call::overlap::Piece;
 use crate::engine::call::Call;
@@ -80,6 +80,36 @@ impl<C: GpuCurve> GpuMsm<C> {
              bases; MsmConfig::memory_budget)",
             u.budget, u.resident
         ))
+    }
+
+    /// A call over more than one device part of resident set `b`: one pass over the parts
+    /// one call reads ([`Bases::call_len`]), in slices of that many beyond; and where that
+    /// is refused as too large ([`MsmError::InputTooLarge`]), again in slices of one part.
+    /// The parts a call reads were sized when the set was loaded, against the budget and
+    /// window of then: a later load, or a sibling engine with its own fixed window, may
+    /// leave room for one part's call and not for theirs.
+    pub(in crate::engine) async fn over_parts(
+        &self,
+        call: Call<'_, C>,
+        b: &Bases<C>,
+        route: Route,
+    ) -> Result<(Projective<C>, MsmReport)> {
+        let from_part = |_, r: Range<usize>| BasesRef::ResidentSlice(b, r.start / b.part_len());
+        let first = match call.n() > b.call_len() {
+            true => self.sliced(call, b.call_len(), &route, from_part).await,
+            false => self.one_call(call, route.clone()).await,
+        };
+        match first {
+            Err(MsmError::InputTooLarge(why)) if b.parts_per_call() > 1 => {
+                let (sum, mut report) = self.sliced(call, b.part_len(), &route, from_part).await?;
+                report.route += &format!(
+                    "; one part a call: {} parts a call did not fit ({why})",
+                    b.parts_per_call()
+                );
+                Ok((sum, report))
+            }
+            out => out,
+        }
     }
 
     /// An MSM in slices of at most `slice` points ([`slice_ranges`]; the bases of slice k,
