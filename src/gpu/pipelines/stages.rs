@@ -214,47 +214,40 @@ impl Module {
     /// The Sort module declares `part_words` unused (it reads identity bits only).
     fn base_reads(profile: CurveProfile) -> String {
         let names = &PART_NAMES[..profile.base_parts() as usize - 1];
-        let read_all = |name: &str, indent: &str| {
+        // `body(binding)` for the binding of part `part`: alone for one part, else in a
+        // switch over the parts (part 0, `bases`, the default).
+        let per_part = |body: &dyn Fn(&str) -> String| {
+            if names.is_empty() {
+                return body("bases");
+            }
+            let mut s = String::from("    switch part {\n");
+            for (k, name) in names.iter().enumerate() {
+                s += &format!("        case {}u: {{\n{}        }}\n", k + 1, body(name));
+            }
+            s + &format!("        default: {{\n{}        }}\n    }}\n", body("bases"))
+        };
+        let load = |name: &str| format!("        return {name}[q];\n");
+        let read_all = |name: &str| {
             format!(
-                "{indent}// unroll\n\
-                 {indent}for (var k = 0u; k < BASE_QUADS; k++) {{\n\
-                 {indent}    let q = quad_words({name}[first + k]);\n\
-                 {indent}    w[4u * k] = q.x;\n\
-                 {indent}    w[4u * k + 1u] = q.y;\n\
-                 {indent}    w[4u * k + 2u] = q.z;\n\
-                 {indent}    w[4u * k + 3u] = q.w;\n\
-                 {indent}}}\n"
+                "        // unroll\n\
+                 \x20       for (var k = 0u; k < BASE_QUADS; k++) {{\n\
+                 \x20           let q = quad_words({name}[first + k]);\n\
+                 \x20           w[4u * k] = q.x;\n\
+                 \x20           w[4u * k + 1u] = q.y;\n\
+                 \x20           w[4u * k + 2u] = q.z;\n\
+                 \x20           w[4u * k + 3u] = q.w;\n\
+                 \x20       }}\n"
             )
         };
-        let mut s = String::from(
+        format!(
             "// Load q of the call's part `part` of the stored bases (0: `bases`).\n\
-             fn base_quad(part: u32, q: u32) -> BaseQuad {\n",
-        );
-        if names.is_empty() {
-            s += "    return bases[q];\n}\n";
-        } else {
-            s += "    switch part {\n";
-            for (k, name) in names.iter().enumerate() {
-                s += &format!("        case {}u: {{ return {name}[q]; }}\n", k + 1);
-            }
-            s += "        default: { return bases[q]; }\n    }\n}\n";
-        }
-        s += "// The stored words of one base: BASE_QUADS loads from `first` in part `part`.\n\
-              fn part_words(part: u32, first: u32) -> BaseWords {\n    var w: BaseWords;\n";
-        if names.is_empty() {
-            s += &read_all("bases", "    ");
-        } else {
-            s += "    switch part {\n";
-            for (k, name) in names.iter().enumerate() {
-                s += &format!("        case {}u: {{\n", k + 1);
-                s += &read_all(name, "            ");
-                s += "        }\n";
-            }
-            s += "        default: {\n";
-            s += &read_all("bases", "            ");
-            s += "        }\n    }\n";
-        }
-        s + "    return w;\n}\n"
+             fn base_quad(part: u32, q: u32) -> BaseQuad {{\n{}}}\n\
+             // The stored words of one base: BASE_QUADS loads from `first` in part `part`.\n\
+             fn part_words(part: u32, first: u32) -> BaseWords {{\n    var w: BaseWords;\n{}    \
+             return w;\n}}\n",
+            per_part(&load),
+            per_part(&read_all)
+        )
     }
 
     /// The generated `@binding` declarations of this module on `profile`'s shaders, and
