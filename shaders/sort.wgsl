@@ -8,8 +8,10 @@
 // count_digits reduces each scalar out of Montgomery form once and writes the integer back
 // over it (zero where the base places nothing), so scatter_digits reads neither the scalar's
 // Montgomery form nor the base; both recompute the W digits from the integer rather than
-// store an n x W digit matrix. So count_digits must run exactly once per upload of the
-// scalars, before scatter_digits (sort_passes in src/gpu/passes.rs).
+// store an n x W digit matrix. So count_digits must run exactly once on each scalar, after
+// its upload and before scatter_digits: one pass per streamed chunk of the scalars, each
+// right after its chunk's copy (src/gpu/run/stream.rs), the chunks covering every point
+// once (sort_passes in src/gpu/run/passes.rs).
 //
 // This file's loops are deliberately not marked `// unroll` (src/gpu/shader/unroll.rs):
 // written out, scalar_integer made the sort 30-45% slower on lavapipe at 2^20 (docs/PERF.md),
@@ -223,10 +225,13 @@ fn store_integer(i: u32, at: Place) {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = thread_index(gid, nwg);
-    if (i >= params.num_points) {
+    // One pass per streamed chunk of the scalars: level.count_in points from level.in_base
+    // (src/gpu/planning/sort.rs, count_chunks), the chunks covering 0..num_points.
+    let t = thread_index(gid, nwg);
+    if (t >= level.count_in) {
         return;
     }
+    let i = level.in_base + t;
     let at = place_of(i);
     store_integer(i, at);
     var carry = 0u;

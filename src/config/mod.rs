@@ -39,6 +39,18 @@ pub const MAX_PRECOMPUTED_WINDOW_BITS: u32 = 22;
 // The GPU sort's bit reader (shaders/sort.wgsl, take_bits) hands out fewer than 32 bits.
 const _: () = assert!(MAX_PRECOMPUTED_WINDOW_BITS < 32 && MAX_WINDOW_BITS < 32);
 
+/// Fewest scalars in one streamed chunk of a call's upload by default
+/// ([`MsmConfig::stream_chunk_scalars`]): 8 MiB, whose host write (about a millisecond) is
+/// long beside a submission's own cost, so the extra submissions cost little of what the
+/// overlap saves.
+pub const DEFAULT_STREAM_CHUNK_SCALARS: usize = 1 << 18;
+
+/// Most chunks one call's scalars are streamed in ([`MsmConfig::stream_chunk_scalars`]):
+/// the GPU copies and counts chunk j while the host writes chunk j + 1, so all but the
+/// first chunk's share of the GPU's copy and `count_digits` hides behind the host's
+/// writes; more chunks would hide little more (a quarter at most) for a submission each.
+pub const MAX_STREAM_CHUNKS: usize = 4;
+
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
 /// submission per stage even where the adapter has timestamp queries (a cross-check).
 pub const TIMING_ENV: &str = "GPU_MSM_TIMING";
@@ -287,6 +299,15 @@ pub struct MsmConfig {
     /// The devices the engine opens and splits each call across. Default
     /// [`Devices::One`]: the adapter `adapter` picks.
     pub devices: Devices,
+    /// How a call on the GPU bucket sort uploads its scalars. `Some(k)` (default
+    /// [`DEFAULT_STREAM_CHUNK_SCALARS`]): a call of at least 2k scalars writes them in
+    /// equal chunks of at least k, at most [`MAX_STREAM_CHUNKS`], each submitted with its
+    /// share of `count_digits` as soon as it is written, so that the GPU copies and counts
+    /// one chunk while the host writes the next. `None`: one upload before any GPU work.
+    /// Stages timed by wall clock ([`TIMING_ENV`]) upload in one piece either way. The sum
+    /// does not depend on it; tests set it low to stream small calls. A device setting:
+    /// `reconfigured` and `on_device_of` engines must ask for the same.
+    pub stream_chunk_scalars: Option<usize>,
 }
 
 /// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
@@ -327,6 +348,7 @@ impl Default for MsmConfig {
             gpu_timeout: DEFAULT_GPU_TIMEOUT,
             pipeline_cache: PipelineCacheDir::default(),
             devices: Devices::One,
+            stream_chunk_scalars: Some(DEFAULT_STREAM_CHUNK_SCALARS),
         }
     }
 }
@@ -341,6 +363,11 @@ impl MsmConfig {
                     "window_bits {c} outside {MIN_WINDOW_BITS}..={MAX_WINDOW_BITS}"
                 )));
             }
+        }
+        if self.stream_chunk_scalars == Some(0) {
+            return Err(MsmError::InvalidConfig(
+                "stream_chunk_scalars must be at least 1".into(),
+            ));
         }
         if self.max_slice_points == Some(0) {
             return Err(MsmError::InvalidConfig(

@@ -120,9 +120,11 @@ impl<C: GpuCurve> GpuMsm<C> {
             || config.memory_budget != self.config.memory_budget
             || config.limits != self.config.limits
             || config.devices != self.config.devices
+            || config.stream_chunk_scalars != self.config.stream_chunk_scalars
         {
             return Err(MsmError::InvalidConfig(format!(
-                "{what}: adapter choice, memory budget, limits and devices must match"
+                "{what}: adapter choice, memory budget, limits, devices and stream chunks must \
+                 match"
             )));
         }
         if self.gpu.is_none() && config.demands_gpu() {

@@ -90,6 +90,9 @@ pub(crate) struct GpuContext {
     device_creation: Duration,
     /// Whether each new pipeline is dispatched once as soon as it exists (`WarmUp`).
     warm_up: bool,
+    /// Fewest scalars in a streamed chunk of a call's upload
+    /// (`MsmConfig::stream_chunk_scalars`); `None`: one upload.
+    stream_chunk: Option<usize>,
 }
 
 /// Whether a device was lost, and why: by wgpu's device-lost callback (a driver reset, a

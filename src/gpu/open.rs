@@ -271,6 +271,7 @@ impl GpuContext {
             // The known-answer test dispatches every stage it compiles at once; without it,
             // stages a call never runs would be compiled for nothing.
             warm_up: config.self_test != crate::config::SelfTest::Off,
+            stream_chunk: config.stream_chunk_scalars,
         })
     }
 

@@ -28,3 +28,4 @@ mod several;
 mod shader_ops;
 mod soak;
 mod sre;
+mod streamed;

@@ -86,8 +86,8 @@ pub(crate) type BasesIds = [u64; crate::gpu::shader::field::MAX_BASE_PARTS as us
 pub(crate) struct Workspace {
     buffers: HashMap<Slot, wgpu::Buffer>,
     groups: HashMap<(BindGroupKey, BasesIds), wgpu::BindGroup>,
-    /// Set when the staging buffer is mapped for writing.
-    staging_mapped: Arc<AtomicBool>,
+    /// Set for each staging buffer while it is mapped for writing.
+    mapped: HashMap<Slot, Arc<AtomicBool>>,
     pub(crate) queries: Option<wgpu::QuerySet>,
     /// Buffers created since [`Workspace::begin_call`].
     pub(crate) allocated: u32,
@@ -100,7 +100,7 @@ impl Workspace {
             caps,
             buffers: HashMap::new(),
             groups: HashMap::new(),
-            staging_mapped: Arc::new(AtomicBool::new(false)),
+            mapped: HashMap::new(),
             queries: None,
             allocated: 0,
         }
@@ -127,12 +127,12 @@ impl Workspace {
         &self.buffers[&slot]
     }
 
-    /// Gives `slot` a new buffer of `size` bytes (the staging buffer mapped for writing at
+    /// Gives `slot` a new buffer of `size` bytes (a staging buffer mapped for writing at
     /// creation, with a new flag, so that a pending re-map of the old one cannot touch it);
     /// the old buffer is dropped, and wgpu frees it once the GPU is done with it (not
     /// destroyed: `Buffer::destroy` waits for the lock a poll in another thread holds).
     fn replace(&mut self, device: &wgpu::Device, slot: Slot, size: u64) {
-        let staging = slot == Slot::Staging;
+        let staging = slot.is_staging();
         let buffer = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(slot.name()),
             size,
@@ -140,7 +140,7 @@ impl Workspace {
             mapped_at_creation: staging,
         });
         if staging {
-            self.staging_mapped = Arc::new(AtomicBool::new(true));
+            self.mapped.insert(slot, Arc::new(AtomicBool::new(true)));
         }
         self.buffers.insert(slot, buffer);
         self.allocated += 1;
@@ -165,30 +165,48 @@ impl Workspace {
         })
     }
 
-    /// Replaces the staging buffer with a new one of the same size, mapped for writing at
-    /// creation (for a call that found the old one not yet mapped again). No bind group
-    /// names the staging buffer, so the cached ones stay.
-    pub(crate) fn fresh_staging(&mut self, device: &wgpu::Device) {
-        let size = self.get(Slot::Staging).size();
-        self.replace(device, Slot::Staging, size);
+    /// Replaces staging buffer `slot` with a new one of the same size, mapped for writing
+    /// at creation (for a call that found the old one not yet mapped again). No bind group
+    /// names a staging buffer, so the cached ones stay.
+    pub(crate) fn fresh_staging(&mut self, device: &wgpu::Device, slot: Slot) {
+        let size = self.get(slot).size();
+        self.replace(device, slot, size);
     }
 
-    /// Whether the staging buffer is mapped for writing now.
-    pub(crate) fn staging_mapped(&self) -> bool {
-        self.staging_mapped.load(Ordering::Acquire)
+    /// Whether staging buffer `slot` is mapped for writing now.
+    pub(crate) fn staging_mapped(&self, slot: Slot) -> bool {
+        self.mapped
+            .get(&slot)
+            .is_some_and(|f| f.load(Ordering::Acquire))
     }
 
-    /// Asks for the staging buffer to be mapped again once the GPU has read it: to run after
-    /// the submission that copies from it (on the thread that submits). The staging buffer
-    /// counts as unmapped from now on.
-    pub(crate) fn staging_remap(&self) -> impl FnOnce() + Send + 'static {
-        let flag = Arc::clone(&self.staging_mapped);
-        flag.store(false, Ordering::Release);
-        let staging = self.get(Slot::Staging).clone();
+    /// Unmaps staging buffer `slot`, written, for the GPU to copy from; it counts as
+    /// unmapped until [`Workspace::staging_remap`]'s re-map completes.
+    pub(crate) fn unmap_staging(&self, slot: Slot) {
+        if let Some(f) = self.mapped.get(&slot) {
+            f.store(false, Ordering::Release);
+        }
+        self.get(slot).unmap();
+    }
+
+    /// Asks for staging buffers `slots` to be mapped again once the GPU has read them: to
+    /// run after the submission that copies from them (on the thread that submits). They
+    /// count as unmapped from now on.
+    pub(crate) fn staging_remap(&self, slots: &[Slot]) -> impl FnOnce() + Send + 'static {
+        let remaps: Vec<(Arc<AtomicBool>, wgpu::Buffer)> = slots
+            .iter()
+            .map(|&slot| {
+                let flag = Arc::clone(&self.mapped[&slot]);
+                flag.store(false, Ordering::Release);
+                (flag, self.get(slot).clone())
+            })
+            .collect();
         move || {
-            staging.map_async(wgpu::MapMode::Write, .., move |r| {
-                flag.store(r.is_ok(), Ordering::Release);
-            });
+            for (flag, staging) in remaps {
+                staging.map_async(wgpu::MapMode::Write, .., move |r| {
+                    flag.store(r.is_ok(), Ordering::Release);
+                });
+            }
         }
     }
 

@@ -29,8 +29,12 @@ pub(crate) enum Slot {
     Params,
     /// One parameter block per merge level.
     MergeParams,
-    /// Host-written upload data, copied into the slots above on the GPU.
+    /// Host-written upload data, copied into the slots above on the GPU (of the scalars,
+    /// streamed chunk 0 only).
     Staging,
+    /// Streamed chunk j > 0 of the scalars (`SortLayout::count`), host-written while the
+    /// GPU copies and counts the chunks before it.
+    StagingChunk(u8),
     /// Resolved timestamps.
     TimestampResolve,
     /// Timestamps, mapped for reading.
@@ -60,6 +64,11 @@ pub(crate) enum Slot {
 }
 
 impl Slot {
+    /// Whether the host writes the slot's buffer, mapped (mapped again after each call).
+    pub(in crate::gpu) fn is_staging(self) -> bool {
+        matches!(self, Slot::Staging | Slot::StagingChunk(_))
+    }
+
     /// The buffer usages the slot's buffer is created with.
     pub(in crate::gpu) fn usage(self) -> wgpu::BufferUsages {
         use wgpu::BufferUsages as U;
@@ -80,7 +89,7 @@ impl Slot {
             Slot::Status => U::STORAGE | U::COPY_DST | U::COPY_SRC,
             Slot::Readback | Slot::TimestampRead => U::MAP_READ | U::COPY_DST,
             Slot::Params | Slot::MergeParams | Slot::LevelParams => U::UNIFORM | U::COPY_DST,
-            Slot::Staging => U::MAP_WRITE | U::COPY_SRC,
+            Slot::Staging | Slot::StagingChunk(_) => U::MAP_WRITE | U::COPY_SRC,
             Slot::TimestampResolve => U::QUERY_RESOLVE | U::COPY_SRC,
         }
     }
@@ -110,6 +119,7 @@ impl Slot {
             Slot::Params => "params",
             Slot::MergeParams => "merge params",
             Slot::Staging => "staging",
+            Slot::StagingChunk(_) => "scalar chunk staging",
             Slot::TimestampResolve => "timestamps",
             Slot::TimestampRead => "timestamps readback",
             Slot::Status => "status",

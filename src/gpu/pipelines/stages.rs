@@ -402,6 +402,8 @@ impl Stage {
                 // Bucket counts: scan level 0.
                 b("counters", Atomic, Source::Slot(Slot::Scan)),
                 PARAMS,
+                // The pass's streamed chunk: its first point (in_base) and points (count_in).
+                b("level", Uniform("LevelParams"), Level(Slot::LevelParams)),
             ],
             on_first_use: false,
         },

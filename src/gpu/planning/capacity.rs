@@ -189,7 +189,11 @@ impl GpuContext {
         let lay = self.sort_layout(n, host, c, copies)?;
         let levels = lay.level_blocks().len();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
-        sections.extend(sort_uploads(levels, n));
+        let first_chunk = lay
+            .sort
+            .as_ref()
+            .map_or(n, |s| s.count[0].count_in as usize);
+        sections.extend(sort_uploads(levels, first_chunk));
         if host {
             sections.push((Slot::Bases, self.profile.stored_set_bytes(n, 1)));
         }

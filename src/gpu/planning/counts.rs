@@ -16,7 +16,7 @@ use crate::error::{MsmError, Result};
 use crate::gpu::pipelines::stages::{Phase, Stage};
 use crate::gpu::planning::reduction::{level_adds, reduce_levels, window_adds};
 use crate::gpu::planning::sort::{
-    accumulation_threads, carry_levels, scan_levels, sort_pass_list, SortPass,
+    accumulation_threads, carry_levels, count_chunks, scan_levels, sort_pass_list, SortPass,
 };
 use crate::gpu::shader::contract::Params;
 use crate::gpu::shader::field::identity_bits_bytes;
@@ -121,17 +121,20 @@ impl CallCounts {
         let levels = reduce_levels(shape.buckets_per_window);
         let item = 2 * (point + 4);
         let mut passes: Vec<PassCounts> = Vec::new();
-        for step in sort_pass_list(scan.len(), carry.len(), levels.len()) {
+        // Streamed as the default configuration streams (a dispatch a chunk, the work the
+        // same as one's).
+        let chunks = count_chunks(n, Some(crate::config::DEFAULT_STREAM_CHUNK_SCALARS));
+        for step in sort_pass_list(chunks.len(), scan.len(), carry.len(), levels.len()) {
             // (mixed additions, additions, bytes read, bytes written) of one dispatch.
             let (mixed_adds, adds, bytes_read, bytes_written) = match step {
                 // Montgomery form in, integer out; the base's identity bit (one 16-byte load
                 // serves 128 neighbouring threads); one atomic per digit.
-                SortPass::Count => (
-                    0,
-                    0,
-                    n64 * 32 + identity_bits_bytes(n) + entries * 4,
-                    n64 * 32 + entries * 4,
-                ),
+                SortPass::Count(j) => {
+                    let m = chunks[j].count_in as u64;
+                    let digits = m * digit_windows as u64 * 4;
+                    let bits = identity_bits_bytes(n) * m / n64.max(1);
+                    (0, 0, m * 32 + bits + digits, m * 32 + digits)
+                }
                 SortPass::ScanBlocks(i) => {
                     let len = scan[i].count_in as u64 * 4;
                     (0, 0, len, len)
@@ -302,7 +305,8 @@ mod tests {
         assert_eq!(
             d,
             [
-                ("count_digits", 1),
+                // Streamed in 4 chunks of 2^18 scalars.
+                ("count_digits", 4),
                 ("scan_blocks", 2),
                 ("scatter_digits", 1),
                 ("accumulate_balanced", 1),
@@ -311,7 +315,7 @@ mod tests {
                 ("reduce_windows", 1)
             ]
         );
-        assert_eq!(k.dispatches(), 10);
+        assert_eq!(k.dispatches(), 13);
         // Accumulation: one mixed addition (7 multiplications) per entry, most of the total.
         let acc = 7 * (16u64 << 20);
         assert!(k.field_muls() > acc && k.field_muls() < acc + acc / 5);

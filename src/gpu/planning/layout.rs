@@ -14,11 +14,12 @@ use crate::gpu::shader::field::{CurveProfile, PART_SHIFT};
 use crate::gpu::{planning::sort, GpuContext};
 
 /// Most compute passes of one call: convert, accumulate, the merge levels and the
-/// reduction's passes; or, with the GPU bucket sort, convert, count, the scan levels,
+/// reduction's passes; or, with the GPU bucket sort, convert, the counts, the scan levels,
 /// scatter, accumulate, the carry levels and the reduction's passes.
 pub(in crate::gpu) const MAX_PASSES: usize = {
     let host = 2 + MAX_MERGE_LEVELS + sort::reduction_pass_count(MAX_REDUCE_LEVELS);
     let gpu = 1 + sort::sort_pass_count(
+        crate::config::MAX_STREAM_CHUNKS,
         sort::MAX_SCAN_LEVELS,
         sort::MAX_CARRY_LEVELS,
         MAX_REDUCE_LEVELS,
@@ -41,8 +42,8 @@ pub(in crate::gpu) fn align(x: u64) -> u64 {
     x.div_ceil(SECTION_ALIGN) * SECTION_ALIGN
 }
 
-/// The uploads of a job on the GPU bucket sort, besides its parameters and points: the
-/// level parameters and the scalars.
+/// The uploads of a job on the GPU bucket sort in its staging buffer, besides its
+/// parameters and points: the level parameters and the `scalars` of streamed chunk 0.
 pub(in crate::gpu) fn sort_uploads(levels: usize, scalars: usize) -> [(Slot, u64); 2] {
     [
         (Slot::LevelParams, levels as u64 * SECTION_ALIGN),
@@ -150,6 +151,17 @@ pub(in crate::gpu) struct SortLayout {
     /// Byte offset of the entry count in the scan buffer: the top scan level's total, after
     /// its values.
     pub(in crate::gpu) entry_count_at: u64,
+    /// The `count_digits` passes' ranges of points, one a streamed chunk of the scalars
+    /// (`sort::count_chunks`): chunk 0 is uploaded with the rest of the call, chunk j > 0
+    /// from a staging buffer of its own (`Slot::StagingChunk(j)`).
+    pub(in crate::gpu) count: Vec<LevelParams>,
+}
+
+impl SortLayout {
+    /// Bytes of the scalars of streamed chunk `j`.
+    pub(in crate::gpu) fn chunk_bytes(&self, j: usize) -> u64 {
+        self.count[j].count_in as u64 * 32
+    }
 }
 
 /// Sizes and parameters of one job ([`GpuContext::layout`]).
@@ -208,12 +220,32 @@ impl JobLayout {
     /// The call's level parameter blocks in the order its passes bind them (`passes.rs`):
     /// the scan levels' and the carry levels' (GPU bucket sort), then the reduction's.
     pub(in crate::gpu) fn level_blocks(&self) -> Vec<LevelParams> {
-        self.sort
-            .iter()
-            .flat_map(|s| s.scan.iter().chain(&s.carry))
+        let sort = |f: fn(&SortLayout) -> &[LevelParams]| self.sort.iter().flat_map(f);
+        sort(|s| &s.scan)
+            .chain(sort(|s| &s.carry))
             .chain(&self.reduce_levels)
+            .chain(sort(|s| &s.count))
             .copied()
             .collect()
+    }
+
+    /// The staging buffers the call writes: the staging buffer, and one per streamed chunk
+    /// of the scalars after the first.
+    pub(in crate::gpu) fn staging_slots(&self) -> Vec<Slot> {
+        let chunks = self.sort.as_ref().map_or(1, |s| s.count.len());
+        std::iter::once(Slot::Staging)
+            .chain((1..chunks).map(|j| Slot::StagingChunk(j as u8)))
+            .collect()
+    }
+
+    /// Where the parameter block of `count_digits` over streamed chunk 0 is
+    /// ([`JobLayout::level_blocks`]): after the scan, carry and reduction levels'.
+    pub(in crate::gpu) fn count_blocks_from(&self) -> usize {
+        let sort = self
+            .sort
+            .as_ref()
+            .map_or(0, |s| s.scan.len() + s.carry.len());
+        sort + self.reduce_levels.len()
     }
 
     /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
@@ -436,12 +468,10 @@ impl GpuContext {
                 sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
             ),
             (Slot::Status, 4 * STATUS_WORDS as u64),
+            // Uploaded in streamed chunks (`count`), the first with the rest of the call.
+            (Slot::Scalars, n as u64 * 32),
         ];
-        let checked: Vec<(&str, u64)> = sizes
-            .iter()
-            .map(|&(s, b)| (s.name(), b))
-            .chain([("scalars", n as u64 * 32)])
-            .collect();
+        let checked: Vec<(&str, u64)> = sizes.iter().map(|&(s, b)| (s.name(), b)).collect();
         self.check_sizes(
             &checked,
             &[
@@ -460,6 +490,9 @@ impl GpuContext {
                 scan,
                 carry,
                 entry_count_at,
+                // Streamed where one submission holds every pass (timestamps); timed by wall
+                // clock, a submission a pass, the call uploads in one piece.
+                count: sort::count_chunks(n, self.stream_chunk.filter(|_| self.timestamps)),
             }),
             params,
             convert_from,
@@ -477,10 +510,18 @@ impl GpuContext {
         lay: &JobLayout,
     ) -> Result<Vec<(Slot, u64)>> {
         let mut needs = vec![(Slot::Staging, staging_bytes.max(SECTION_ALIGN))];
+        // Streamed chunks 1.. of the scalars, a staging buffer each.
+        if let Some(sort) = &lay.sort {
+            needs.extend(
+                (1..sort.count.len()).map(|j| (Slot::StagingChunk(j as u8), sort.chunk_bytes(j))),
+            );
+        }
         needs.extend(
             sections
                 .iter()
-                .filter(|&&(slot, ..)| slot != Slot::Bases)
+                // The layout's sizes hold the stored bases and all the scalars (the
+                // section holds streamed chunk 0's).
+                .filter(|&&(slot, ..)| slot != Slot::Bases && slot != Slot::Scalars)
                 .map(|&(slot, _, bytes)| (slot, bytes)),
         );
         needs.extend(

@@ -4,6 +4,7 @@
 //! submission), and a CPU model of the balanced accumulation that the tests run on skewed
 //! bucket shapes.
 
+use crate::config::MAX_STREAM_CHUNKS;
 use crate::digits::MAX_CHUNK_ENTRIES;
 use crate::gpu::pipelines::stages::StageId;
 use crate::gpu::shader::contract::LevelParams;
@@ -95,8 +96,9 @@ pub fn scan_model(scan: &mut [u32], levels: &[LevelParams]) {
 /// builds the call's passes from, `counts.rs` counts and [`sort_pass_count`] bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortPass {
-    /// `count_digits`: each scalar's integer written back, the buckets counted.
-    Count,
+    /// `count_digits` over streamed chunk `chunk` of the scalars ([`count_chunks`]): each
+    /// scalar's integer written back, the buckets counted.
+    Count(usize),
     /// `scan_blocks` on prefix-sum level `level`, the levels going up (nothing comes back
     /// down: the stages after it add one value a level, `shaders/offsets.wgsl`).
     ScanBlocks(usize),
@@ -118,7 +120,7 @@ impl SortPass {
     /// The stage the pass dispatches.
     pub(crate) fn stage(self) -> StageId {
         match self {
-            SortPass::Count => StageId::CountDigits,
+            SortPass::Count(_) => StageId::CountDigits,
             SortPass::ScanBlocks(_) => StageId::ScanBlocks,
             SortPass::Scatter => StageId::ScatterDigits,
             SortPass::Accumulate => StageId::AccumulateBalanced,
@@ -129,11 +131,11 @@ impl SortPass {
     }
 }
 
-/// The passes of a call on the GPU bucket sort with `scan` prefix-sum levels, `carry`
-/// carry levels and `reduce` reduction levels (a call that uploads its bases runs the
-/// convert pass first).
-pub fn sort_pass_list(scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
-    let mut out = vec![SortPass::Count];
+/// The passes of a call on the GPU bucket sort with `count` streamed chunks
+/// ([`count_chunks`]), `scan` prefix-sum levels, `carry` carry levels and `reduce`
+/// reduction levels (a call that uploads its bases runs the convert pass first).
+pub fn sort_pass_list(count: usize, scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
+    let mut out: Vec<SortPass> = (0..count).map(SortPass::Count).collect();
     out.extend((0..scan).map(SortPass::ScanBlocks));
     out.extend([SortPass::Scatter, SortPass::Accumulate]);
     out.extend((0..carry).map(SortPass::Carry));
@@ -155,9 +157,28 @@ pub const fn reduction_pass_count(reduce: usize) -> usize {
 }
 
 /// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
-pub const fn sort_pass_count(scan: usize, carry: usize, reduce: usize) -> usize {
-    // Count, scatter, accumulate, the scan levels, the carries, the reduction.
-    3 + scan + carry + reduction_pass_count(reduce)
+pub const fn sort_pass_count(count: usize, scan: usize, carry: usize, reduce: usize) -> usize {
+    // The counts, scatter, accumulate, the scan levels, the carries, the reduction.
+    2 + count + scan + carry + reduction_pass_count(reduce)
+}
+
+/// The `count_digits` passes of an n-point call, as level blocks (`in_base` the first
+/// point, `count_in` the points): one over all n, or, streamed with chunks of at least
+/// `chunk` scalars (`MsmConfig::stream_chunk_scalars`), as many as fit up to
+/// [`MAX_STREAM_CHUNKS`], of equal length within one point, in order, covering 0..n.
+pub fn count_chunks(n: usize, chunk: Option<usize>) -> Vec<LevelParams> {
+    let k = chunk.map_or(1, |c| (n / c.max(1)).clamp(1, MAX_STREAM_CHUNKS));
+    (0..k)
+        .map(|j| {
+            let (from, to) = (j * n / k, (j + 1) * n / k);
+            LevelParams {
+                count_in: (to - from) as u32,
+                in_base: from as u32,
+                last: (j + 1 == k) as u32,
+                ..Default::default()
+            }
+        })
+        .collect()
 }
 
 /// Accumulation threads for n scalars in W windows (at most n W entries).
@@ -387,10 +408,13 @@ mod tests {
 
     #[test]
     fn the_pass_list_and_its_count_agree() {
-        for scan in 1..=MAX_SCAN_LEVELS {
+        for (scan, count) in (1..=MAX_SCAN_LEVELS).zip((1..=MAX_STREAM_CHUNKS).cycle()) {
             for (carry, reduce) in (1..=MAX_CARRY_LEVELS).zip((1..=MAX_REDUCE_LEVELS).cycle()) {
-                let list = sort_pass_list(scan, carry, reduce);
-                assert_eq!(list.len(), sort_pass_count(scan, carry, reduce));
+                let list = sort_pass_list(count, scan, carry, reduce);
+                assert_eq!(list.len(), sort_pass_count(count, scan, carry, reduce));
+                // The counts come first, chunk 0 first.
+                let counts: Vec<SortPass> = (0..count).map(SortPass::Count).collect();
+                assert_eq!(list[..count], counts[..]);
                 assert_eq!(list.last(), Some(&SortPass::ReduceWindows));
                 // The scan goes up, level 0 first, and nothing comes back down.
                 let levels: Vec<usize> = list
@@ -401,6 +425,45 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(levels, (0..scan).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn streamed_chunks_cover_the_call_in_order() {
+        for chunk in [None, Some(1), Some(7), Some(1000), Some(1 << 18)] {
+            for n in [
+                0,
+                1,
+                6,
+                7,
+                13,
+                14,
+                15,
+                999,
+                1000,
+                1999,
+                2000,
+                2001,
+                4001,
+                1 << 20,
+            ] {
+                let chunks = count_chunks(n, chunk);
+                let want = chunk.map_or(1, |c| (n / c).clamp(1, MAX_STREAM_CHUNKS));
+                assert_eq!(chunks.len(), want, "{n} {chunk:?}");
+                let mut at = 0;
+                for (j, l) in chunks.iter().enumerate() {
+                    assert_eq!(l.in_base, at, "{n} {chunk:?}");
+                    at += l.count_in;
+                    // Equal within one point, and none below the chunk where there are
+                    // several.
+                    assert!(l.count_in.abs_diff(chunks[0].count_in) <= 1);
+                    if want > 1 {
+                        assert!(l.count_in as usize >= chunk.unwrap());
+                    }
+                    assert_eq!(l.last, (j + 1 == want) as u32);
+                }
+                assert_eq!(at as usize, n);
             }
         }
     }

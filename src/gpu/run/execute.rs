@@ -19,6 +19,7 @@ use crate::gpu::pipelines::stages::Phase;
 use crate::gpu::planning::layout::{
     Job, JobBases, JobLayout, JobPlan, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT,
 };
+use crate::gpu::run::stream::Submission;
 use crate::gpu::run::upload::Uploads;
 use crate::gpu::shader::contract::{self, STATUS_WORDS};
 use crate::gpu::GpuContext;
@@ -144,7 +145,7 @@ impl GpuContext {
         });
         times.upload = t.elapsed().saturating_sub(times.wait);
         staged?;
-        let f = self.encode_and_submit(ws, job, &lay, &sections, times, timeout);
+        let f = self.encode_and_submit(ws, job, &uploads, &lay, &sections, times, timeout);
         f.await.map(Some)
     }
 
@@ -170,15 +171,21 @@ impl GpuContext {
             levels,
             bases,
             profile: self.profile,
+            first_chunk: lay
+                .sort
+                .as_ref()
+                .map_or(0, |s| s.count[0].count_in as usize),
         }
     }
 
     /// Encodes a staged job's copies and passes, submits them on the device's submitting
     /// thread and asks for the read-backs there.
+    #[allow(clippy::too_many_arguments)]
     async fn encode_and_submit<C: GpuCurve>(
         &self,
         mut ws: Busy<Lease>,
         job: &Job<'_, C>,
+        uploads: &Uploads<'_, C>,
         lay: &JobLayout,
         sections: &[(Slot, u64, u64)],
         mut times: GpuTimes,
@@ -201,12 +208,16 @@ impl GpuContext {
             .collect();
         let asks = self.read_requests(&ws, lay, passes.len(), &readback, timestamps.as_ref());
         let w = Instant::now();
+        let mut written = std::time::Duration::ZERO;
         if self.timestamps {
-            let commands = scoped(&self.device, "submission", || {
-                Ok(self.encode_timestamped(&ws, &passes, copies, tail))
-            })?;
-            ws.until(reads.clone(), timeout);
-            self.submit_handed(commands, &reads, asks, timeout).await?;
+            let call = Submission {
+                uploads,
+                lay,
+                passes: &passes,
+            };
+            let submitted =
+                self.submit_timestamped(&mut ws, call, copies, tail, &reads, asks, timeout);
+            written = submitted.await?;
         } else {
             let ns = self
                 .submit_wallclock(&mut ws, &passes, copies, tail, timeout)
@@ -217,8 +228,9 @@ impl GpuContext {
             asks();
         }
         // The submit itself may wait for the queue's earlier work (lavapipe's does): a wait
-        // for the GPU, not host work.
-        times.wait += w.elapsed();
+        // for the GPU, not host work; the streamed chunks' writes are upload.
+        times.wait += w.elapsed().saturating_sub(written);
+        times.upload += written;
         times.buffers_allocated = ws.allocated;
         times.dispatches = passes.len() as u32;
         Ok(InFlight {
@@ -244,7 +256,7 @@ impl GpuContext {
         readback: &Arc<Signal>,
         timestamps: Option<&Arc<Signal>>,
     ) -> impl FnOnce() + Send + 'static {
-        let remap = ws.staging_remap();
+        let remap = ws.staging_remap(&lay.staging_slots());
         let progress = Arc::clone(&self.progress);
         let read = (
             ws.get(Slot::Readback).clone(),
@@ -269,13 +281,25 @@ impl GpuContext {
     /// `signals` with its error instead, so that nothing waits for them. The caller's
     /// thread never waits in a driver's submit; the hand-off is watched by the poller,
     /// whose deadline (`timeout` without the GPU's progress) it has.
-    async fn submit_handed(
+    pub(in crate::gpu) async fn submit_handed(
         &self,
         commands: wgpu::CommandBuffer,
         signals: &[Arc<Signal>],
         then: impl FnOnce() + Send + 'static,
         timeout: Duration,
     ) -> Result<()> {
+        self.hand_off(commands, signals, then, timeout).await
+    }
+
+    /// [`GpuContext::submit_handed`], the submission queued at once (before the future is
+    /// first polled), its deadline running from now: the hand-off to await.
+    pub(in crate::gpu) fn hand_off(
+        &self,
+        commands: wgpu::CommandBuffer,
+        signals: &[Arc<Signal>],
+        then: impl FnOnce() + Send + 'static,
+        timeout: Duration,
+    ) -> impl std::future::Future<Output = Result<()>> + Send + 'static {
         let (device, queue) = (self.device.clone(), self.queue.clone());
         let failed = signals.to_vec();
         let job = move || {
@@ -299,13 +323,17 @@ impl GpuContext {
         };
         let handoff = self.submitter.run(job);
         // Registered with the poller for its deadline; the hand-off itself is awaited.
-        let _deadline = self.poller.watch(handoff.signal(), timeout);
-        let out = handoff.await.and_then(|submitted| submitted);
-        if let Err(e) = &out {
-            // A signal completed already keeps its outcome.
-            signals.iter().for_each(|s| s.complete(Err(e.clone())));
+        let deadline = self.poller.watch(handoff.signal(), timeout);
+        let signals = signals.to_vec();
+        async move {
+            let _deadline = deadline;
+            let out = handoff.await.and_then(|submitted| submitted);
+            if let Err(e) = &out {
+                // A signal completed already keeps its outcome.
+                signals.iter().for_each(|s| s.complete(Err(e.clone())));
+            }
+            out
         }
-        out
     }
 
     /// Test hook ([`GpuContext::inject_validation_error`]): a buffer that cannot exist.
@@ -318,38 +346,6 @@ impl GpuContext {
                 mapped_at_creation: false,
             });
         }
-    }
-
-    /// One command buffer: the copies, every pass between timestamp queries, the window
-    /// sums and timestamps copied out for reading.
-    pub(in crate::gpu) fn encode_timestamped(
-        &self,
-        ws: &Workspace,
-        passes: &[Pass],
-        copies: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-        tail: impl Fn(&mut wgpu::CommandEncoder, &Workspace),
-    ) -> wgpu::CommandBuffer {
-        let mut encoder = self.device.create_command_encoder(&Default::default());
-        copies(&mut encoder, ws);
-        let queries = ws.queries.as_ref().expect("made by stage()");
-        for (i, p) in passes.iter().enumerate() {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: None,
-                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
-                    query_set: queries,
-                    beginning_of_pass_write_index: Some(2 * i as u32),
-                    end_of_pass_write_index: Some(2 * i as u32 + 1),
-                }),
-            });
-            p.record(&mut pass);
-        }
-        tail(&mut encoder, ws);
-        let q = 2 * passes.len() as u32;
-        let resolve = ws.get(Slot::TimestampResolve);
-        encoder.resolve_query_set(queries, 0..q, resolve, 0);
-        let ts_read = ws.get(Slot::TimestampRead);
-        encoder.copy_buffer_to_buffer(resolve, 0, ts_read, 0, 8 * q as u64);
-        encoder.finish()
     }
 
     /// Without timestamps: the copies, then one submission per pass, each awaited and

@@ -130,8 +130,8 @@ impl GpuContext {
         }
     }
 
-    /// The GPU bucket sort's passes, as `sort::sort_pass_list` orders them: count, prefix
-    /// sum, scatter, balanced accumulation and the carry levels, which leave every nonempty
+    /// The GPU bucket sort's passes, as `sort::sort_pass_list` orders them: the counts (a
+    /// streamed chunk each), prefix sum, scatter, balanced accumulation and the carry levels, which leave every nonempty
     /// bucket's sum in place (the reduction reads the empty ones as the identity), then the
     /// reduction.
     fn sort_passes(
@@ -162,12 +162,20 @@ impl GpuContext {
             ..Binds::NONE
         };
         // The parameter blocks (`JobLayout::level_blocks`): the scan levels', the carry
-        // levels', the reduction levels'.
+        // levels', the reduction levels', the streamed chunks'.
         let reduce_from = sort.scan.len() + sort.carry.len();
         let reduce = lay.reduce_levels.len();
-        for step in sort_pass_list(sort.scan.len(), sort.carry.len(), reduce) {
+        let count = sort.count.len();
+        for step in sort_pass_list(count, sort.scan.len(), sort.carry.len(), reduce) {
             let (binds, dims) = match step {
-                SortPass::Count | SortPass::Scatter => (on_bases, threads(n)),
+                SortPass::Count(j) => (
+                    Binds {
+                        level: lay.count_blocks_from() + j,
+                        ..on_bases
+                    },
+                    threads(sort.count[j].count_in as u64),
+                ),
+                SortPass::Scatter => (on_bases, threads(n)),
                 SortPass::ScanBlocks(i) => (
                     at(i),
                     threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64),

@@ -65,6 +65,9 @@ pub(in crate::gpu) struct Uploads<'a, C: GpuCurve> {
     pub(in crate::gpu) bases: Vec<&'a [Affine<C>]>,
     /// The profile, for the stored bases' layout.
     pub(in crate::gpu) profile: CurveProfile,
+    /// Scalars in streamed chunk 0, the one the staging buffer holds (the GPU bucket
+    /// sort's; `SortLayout::count`).
+    pub(in crate::gpu) first_chunk: usize,
 }
 
 impl<C: GpuCurve> Uploads<'_, C> {
@@ -81,8 +84,8 @@ impl<C: GpuCurve> Uploads<'_, C> {
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
             ]),
-            JobPlan::DeviceSort { scalars, .. } => {
-                sections.extend(sort_uploads(self.levels.len(), scalars.len()))
+            JobPlan::DeviceSort { .. } => {
+                sections.extend(sort_uploads(self.levels.len(), self.first_chunk))
             }
         }
         sections.push((Slot::Bases, self.bases_bytes(points)));
@@ -98,14 +101,19 @@ impl<C: GpuCurve> Uploads<'_, C> {
         }
     }
 
-    /// Writes the scalars, as arkworks keeps them (Montgomery form, little-endian words),
-    /// straight into the mapped staging buffer: in equal parts of at least
+    /// Writes scalars `range`, as arkworks keeps them (Montgomery form, little-endian
+    /// words), straight into a mapped staging buffer: in equal parts of at least
     /// [`SCALARS_PER_THREAD`], one per core, on scoped threads of their own (not rayon's
     /// pool, whose workers could be busy in other calls waiting for this one's memory).
-    pub(in crate::gpu) fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>) {
+    pub(in crate::gpu) fn write_scalars(
+        &self,
+        out: wgpu::WriteOnly<'_, [u8]>,
+        range: std::ops::Range<usize>,
+    ) {
         let JobPlan::DeviceSort { scalars, .. } = self.plan else {
             unreachable!("scalars are uploaded for the GPU bucket sort only")
         };
+        let scalars = &scalars[range];
         let (mut rest, _) = out.into_chunks::<32>();
         let threads = scalars.len().div_ceil(SCALARS_PER_THREAD).clamp(1, cores());
         let per = scalars.len().div_ceil(threads).max(1);
@@ -178,8 +186,9 @@ impl<C: GpuCurve> Uploads<'_, C> {
 }
 
 impl GpuContext {
-    /// Writes a job's uploads into the workspace's staging buffer and makes every buffer
-    /// of `needs` large enough (the allocation half of the pool).
+    /// Writes a job's uploads into the workspace's staging buffer (streamed chunk 0 of
+    /// the scalars; the later chunks are written by `stream.rs`) and makes every buffer of
+    /// `needs` large enough (the allocation half of the pool), the staging ones mapped.
     pub(in crate::gpu) fn stage<C: GpuCurve>(
         &self,
         ws: &mut Workspace,
@@ -190,16 +199,25 @@ impl GpuContext {
         let dev = &self.device;
         let (staging_slot, staging_bytes) = needs[0];
         debug_assert_eq!(staging_slot, Slot::Staging);
-        ws.ensure(dev, Slot::Staging, staging_bytes);
-        if !ws.staging_mapped() {
-            // A pooled workspace's last call finished, so its staging buffer's re-map only
-            // waits for a poll to run its callback: poll without waiting for other calls.
+        let staging_needs = needs.iter().filter(|(slot, _)| slot.is_staging());
+        for &(slot, bytes) in staging_needs.clone() {
+            ws.ensure(dev, slot, bytes);
+        }
+        if staging_needs
+            .clone()
+            .any(|&(slot, _)| !ws.staging_mapped(slot))
+        {
+            // A pooled workspace's last call finished, so its staging buffers' re-maps only
+            // wait for a poll to run their callbacks: poll without waiting for other calls.
             let _ = crate::gpu::device::foreign::poll(&self.device);
-            if !ws.staging_mapped() {
-                // The re-map's callback runs in whichever thread polls (the device's poller,
-                // another call's upload, a submit): it can still be pending in another thread's poll (or
-                // have failed) when this poll returns. A new mapped buffer of the same size does not wait.
-                ws.fresh_staging(dev);
+        }
+        for &(slot, _) in staging_needs {
+            if !ws.staging_mapped(slot) {
+                // A re-map's callback runs in whichever thread polls (the device's poller,
+                // another call's upload, a submit): it can still be pending in another
+                // thread's poll (or have failed) when this poll returns. A new mapped buffer
+                // of the same size does not wait.
+                ws.fresh_staging(dev, slot);
             }
         }
         let staging = ws.get(Slot::Staging);
@@ -212,7 +230,7 @@ impl GpuContext {
                 if slot == Slot::Scalars {
                     // The one section that grows with n on resident bases: streamed into the
                     // mapping once, with no host copy in between.
-                    uploads.write_scalars(view.slice(range));
+                    uploads.write_scalars(view.slice(range), 0..uploads.first_chunk);
                 } else {
                     let mut host = vec![0u8; bytes as usize];
                     uploads.write(slot, &mut host);
@@ -220,8 +238,8 @@ impl GpuContext {
                 }
             }
         }
-        staging.unmap();
-        for &(slot, bytes) in &needs[1..] {
+        ws.unmap_staging(Slot::Staging);
+        for &(slot, bytes) in needs.iter().filter(|(slot, _)| !slot.is_staging()) {
             ws.ensure(dev, slot, bytes);
         }
         if self.timestamps && ws.queries.is_none() {

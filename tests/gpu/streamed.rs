@@ -1,0 +1,172 @@
+//! Scalars streamed in chunks (`MsmConfig::stream_chunk_scalars`): the GPU copies and
+//! counts chunk j while the host writes chunk j + 1, one `count_digits` pass a chunk. Here
+//! with chunks of at least 1 000 scalars, so that small calls stream: around each chunk
+//! count's threshold (2k - 1, 2k, ... scalars), one-shot (the convert pass before the
+//! counts), resident, and over device parts with shifted copies (a small binding limit, as
+//! in `parts.rs`), against arkworks, with adversarial scalars and awkward bases.
+
+use std::sync::OnceLock;
+
+use crate::common;
+
+use ark_bls12_377::{Fr, G1Affine};
+use ark_ff::{One, Zero};
+use common::reference;
+use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::{
+    wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, GpuTiming, LoadOptions, MsmConfig,
+    MsmError, Precompute, MAX_STREAM_CHUNKS,
+};
+
+/// Fewest scalars in a streamed chunk here.
+const CHUNK: usize = 1000;
+
+/// An engine whose calls of 2 000 scalars and more stream, under a 1.5 MiB storage binding
+/// (a set of 8 500 bases with 4 copies takes 4 parts).
+fn engine() -> &'static GpuMsm {
+    static E: OnceLock<GpuMsm> = OnceLock::new();
+    E.get_or_init(|| {
+        common::runtime_dir();
+        GpuMsm::with_config(MsmConfig {
+            limits: Some(wgpu::Limits {
+                max_storage_buffer_binding_size: 3 << 19,
+                max_storage_buffers_per_shader_stage: 16,
+                ..wgpu::Limits::default()
+            }),
+            arithmetic: Some(Arithmetic::Limbs29Edwards),
+            force_backend: Some(Backend::Gpu),
+            calibration: CalibrationSource::Defaults,
+            stream_chunk_scalars: Some(CHUNK),
+            ..Default::default()
+        })
+        .expect("GPU tests need a wgpu adapter (mesa-vulkan-drivers)")
+    })
+}
+
+/// The identity, a duplicate and a point beside its negation, near chunk boundaries.
+fn awkward_bases(n: usize) -> Vec<G1Affine> {
+    let mut b = random_bases(n, 5101);
+    b[1] = G1Affine::identity();
+    b[CHUNK] = G1Affine::identity();
+    b[CHUNK - 1] = b[3];
+    b[CHUNK + 1] = -b[5];
+    b[2 * CHUNK] = b[2 * CHUNK - 1];
+    b
+}
+
+fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
+    let mut one_nonzero = vec![Fr::zero(); n];
+    // In the last chunk.
+    one_nonzero[n - 2] = random_scalars(1, 5102)[0];
+    let zero_one: Vec<Fr> = (0..n).map(|i| Fr::from((i % 3 == 0) as u64)).collect();
+    vec![
+        ("zeros", vec![Fr::zero(); n]),
+        ("ones", vec![Fr::one(); n]),
+        ("r - 1", vec![-Fr::one(); n]),
+        ("one nonzero", one_nonzero),
+        ("repeated", vec![random_scalars(1, 5103)[0]; n]),
+        ("0/1", zero_one),
+    ]
+}
+
+/// The chunks a call of n scalars streams in where the adapter has timestamps (one where
+/// it times by wall clock, a submission a pass).
+fn chunks(n: usize, timing: Option<GpuTiming>) -> u32 {
+    match timing {
+        Some(GpuTiming::Timestamps) => (n / CHUNK).clamp(1, MAX_STREAM_CHUNKS) as u32,
+        _ => 1,
+    }
+}
+
+/// Around each chunk count's threshold, one-shot and resident: arkworks' sums, and one
+/// dispatch more a chunk than an engine that uploads in one piece runs.
+#[test]
+fn streamed_calls_equal_arkworks_around_each_chunk_count() {
+    let e = engine();
+    let whole = GpuMsm::with_config(MsmConfig {
+        stream_chunk_scalars: None,
+        ..e.config().clone()
+    })
+    .unwrap();
+    let n = 4 * CHUNK + 7;
+    let bases = awkward_bases(n);
+    let scalars = random_scalars(n, 5104);
+    let set = e.load_bases(&bases).unwrap();
+    let whole_set = whole.load_bases(&bases).unwrap();
+    for m in [
+        2 * CHUNK - 1,
+        2 * CHUNK,
+        3 * CHUNK - 1,
+        3 * CHUNK,
+        4 * CHUNK + 1,
+        n,
+    ] {
+        let want = reference(&bases[..m], &scalars[..m]);
+        let (got, rep) = e.msm_with_report(&set, &scalars[..m]).unwrap();
+        assert_eq!(got, want, "resident, {m}");
+        let (plain, one) = whole.msm_with_report(&whole_set, &scalars[..m]).unwrap();
+        assert_eq!(plain, want, "resident in one upload, {m}");
+        let extra = chunks(m, rep.gpu_timing) - 1;
+        assert_eq!(rep.dispatches, one.dispatches + extra, "{m}: {}", rep.route);
+        let (got, rep) = e.msm_with_report(&bases[..m], &scalars[..m]).unwrap();
+        assert_eq!(got, want, "one-shot, {m}: {}", rep.route);
+    }
+    for (kind, s) in adversarial(n) {
+        let want = reference(&bases, &s);
+        assert_eq!(e.msm(&set, &s), Ok(want), "resident, {kind}");
+        assert_eq!(e.msm(&bases[..], &s), Ok(want), "one-shot, {kind}");
+    }
+    let batch = [&scalars[..n], &scalars[..2 * CHUNK], &scalars[..CHUNK]];
+    let want: Vec<_> = batch
+        .iter()
+        .map(|s| reference(&bases[..s.len()], s))
+        .collect();
+    assert_eq!(e.batch_msm(&set, &batch), Ok(want), "batch");
+}
+
+/// A set in four device parts with four copies, read in one pass, its scalars streamed.
+#[test]
+fn a_streamed_call_over_parts_with_copies_equals_arkworks() {
+    let e = engine();
+    let n = 8500;
+    let options = LoadOptions {
+        precompute: Precompute::Factor(4),
+        window_bits: Some(9),
+    };
+    let bases = awkward_bases(n);
+    let set = e.load_bases_with(&bases, options).unwrap();
+    assert_eq!(set.precomputed_copies(), 4);
+    assert!(set.parts_per_call() > 1, "{}", set.parts_per_call());
+    let scalars = random_scalars(n, 5105);
+    for m in [n, 3 * CHUNK + 1, 2 * CHUNK] {
+        let (got, rep) = e.msm_with_report(&set, &scalars[..m]).unwrap();
+        assert_eq!(
+            got,
+            reference(&bases[..m], &scalars[..m]),
+            "{m}: {}",
+            rep.route
+        );
+    }
+    for (kind, s) in adversarial(n) {
+        assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "{kind}");
+    }
+}
+
+/// A chunk of no scalars is refused; an engine on the same device must stream alike.
+#[test]
+fn stream_chunks_are_checked() {
+    let bad = MsmConfig {
+        stream_chunk_scalars: Some(0),
+        ..Default::default()
+    };
+    assert!(matches!(bad.validate(), Err(MsmError::InvalidConfig(_))));
+    let e = engine();
+    let other = MsmConfig {
+        stream_chunk_scalars: Some(2 * CHUNK),
+        ..e.config().clone()
+    };
+    assert!(matches!(
+        e.reconfigured(other),
+        Err(MsmError::InvalidConfig(_))
+    ));
+}
