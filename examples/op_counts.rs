@@ -12,8 +12,10 @@
 //! storage buffers a stage than that), as long as the call's own largest buffer binds:
 //! the counts are the calls' sums (the estimate adds their times).
 //!
-//! Then the registers per thread of the accumulation loop (`gpu::shader::registers`), an
-//! estimate from the generated code.
+//! Then batch-affine accumulation's count model (`gpu::counts::BatchAffine`): field
+//! products an addition in batches of k independent additions, against each profile's
+//! mixed addition, and the batch that breaks even. Then the registers per thread of the
+//! accumulation loop (`gpu::shader::registers`), an estimate from the generated code.
 //!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
 //! integer rate, every byte at its peak bandwidth, and a fixed cost per dispatch, summed
@@ -24,7 +26,7 @@ mod common;
 use clap::Parser;
 use common::cli::{CurveArg, GroupArg};
 use gpu_msm::internals::digits::choose_precompute;
-use gpu_msm::internals::gpu::counts::{window_bits, CallCounts};
+use gpu_msm::internals::gpu::counts::{window_bits, BatchAffine, CallCounts};
 use gpu_msm::internals::gpu::field::MAX_BASE_PARTS;
 use gpu_msm::internals::gpu::shader::mul29::{Field29, Step};
 use gpu_msm::internals::gpu::shader::registers::LoopRegisters;
@@ -184,6 +186,7 @@ fn run<C: GpuCurve>(cli: &Cli) {
         H200_BYTES / 1e12,
         DISPATCH_S * 1e6
     );
+    batch_affine(curve);
     if !std::ptr::eq(curve, <ark_bls12_377::g1::Config as GpuCurve>::spec()) {
         return; // the register estimate is BLS12-377's (registers.rs)
     }
@@ -204,6 +207,44 @@ fn run<C: GpuCurve>(cli: &Cli) {
             r.formula,
             r.product,
             r.total()
+        );
+    }
+}
+
+/// Batch-affine accumulation against each profile's mixed addition (F_p products).
+fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
+    const BATCHES: [u64; 5] = [16, 64, 256, 1024, 4096];
+    println!();
+    println!(
+        "Batch-affine accumulation (count model, gpu::counts::BatchAffine): F_p products an \
+         addition in batches of k independent additions (one inversion a batch), against \
+         the profile's mixed addition; a thread's slice of the sorted entries holds at most \
+         {} entries, most of them one bucket's (dependent).",
+        gpu_msm::internals::gpu::sort::ACCUMULATE_SLICE
+    );
+    println!();
+    let ks: Vec<String> = BATCHES.iter().map(|k| format!("k = {k}")).collect();
+    println!(
+        "| profile | mixed addition | inversion | {} | break-even k |",
+        ks.join(" | ")
+    );
+    println!("|---|---|---|{}---|", "---|".repeat(BATCHES.len()));
+    for a in [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards]
+        .into_iter()
+        .filter(|a| curve.has_edwards_map() || !a.is_edwards())
+    {
+        let p = a.on(curve);
+        let (b, m) = (BatchAffine::of(p), p.add_costs().mixed_add);
+        let at: Vec<String> = BATCHES
+            .iter()
+            .map(|&k| format!("{:.1}", b.at_batch(k)))
+            .collect();
+        println!(
+            "| {a:?} | {m} | {} | {} | {} |",
+            b.inversion,
+            at.join(" | "),
+            b.break_even(m)
+                .map_or("never".to_string(), |k| k.to_string())
         );
     }
 }

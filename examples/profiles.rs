@@ -7,6 +7,8 @@
 //!
 //! `--dump-wgsl DIR` writes the assembled WGSL of every profile's shader modules instead.
 //! `--precompute auto` (or a factor) times sets loaded with shifted copies, one per size.
+//! `--stream-chunk N|off` sets how the scalars are streamed; the host time per call
+//! (`MsmReport::host_time`, median) is printed beside the MSM time.
 
 mod common;
 
@@ -71,8 +73,8 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
     let bases = inputs::random_bases::<C>(max, 1);
     let scalars: Vec<Fr<C>> = inputs::random_scalars(max, 2);
     println!("curve: {}", C::NAME);
-    println!("| profile | pipelines | known-answer test (first dispatches: JIT) | first MSM (2^10 or less) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| profile | pipelines | known-answer test (first dispatches: JIT) | first MSM (2^10 or less) | second MSM | field mul/s | MSM n | gpu-msm | arkworks | ratio | host time |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let profiles: Vec<Arithmetic> = if cli.profiles.is_empty() {
         curve_profiles::<C>()
     } else {
@@ -86,6 +88,9 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
                 name_contains: adapter.clone(),
                 ..Default::default()
             },
+            stream_chunk_scalars: cli
+                .stream_chunk
+                .map_or(MsmConfig::default().stream_chunk_scalars, |c| c.0),
             ..Default::default()
         }) {
             Ok(e) => e,
@@ -152,15 +157,15 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
                     })
                     .collect(),
             );
-            let gpu = median(
-                (0..reps)
-                    .map(|_| {
-                        let t = Instant::now();
-                        assert_eq!(engine.msm(&resident, s).unwrap(), want);
-                        t.elapsed()
-                    })
-                    .collect(),
-            );
+            let (gpu, host): (Vec<Duration>, Vec<Duration>) = (0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    let (got, rep) = engine.msm_with_report(&resident, s).unwrap();
+                    assert_eq!(got, want);
+                    (t.elapsed(), rep.host_time)
+                })
+                .unzip();
+            let (gpu, host) = (median(gpu), median(host));
             let head = if i == 0 {
                 format!(
                     "| {a:?} | {:.2?} | {} | {first:.2?} | {second:.2?} | {:.2} M |",
@@ -184,7 +189,7 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
                 ),
             };
             println!(
-                "{head} 2^{log}{copies} | {gpu:.2?} | {ark:.2?} | {:.2}x |",
+                "{head} 2^{log}{copies} | {gpu:.2?} | {ark:.2?} | {:.2}x | {host:.2?} |",
                 gpu.as_secs_f64() / ark.as_secs_f64()
             );
         }

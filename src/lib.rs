@@ -106,6 +106,7 @@ pub mod internals {
         pub use crate::gpu::shader::{self, edwards, field, packing};
         /// What one call does, counted from its plan.
         pub mod counts {
+            pub use crate::gpu::planning::batch_affine::*;
             pub use crate::gpu::planning::counts::*;
         }
         /// The GPU bucket sort's plans and constants.

@@ -151,6 +151,11 @@ pub struct EngineArgs {
     /// one device]
     #[arg(long, value_name = "all|NAME:COUNT,...", value_parser = parse_devices)]
     pub devices: Option<Devices>,
+    /// Fewest scalars in a streamed chunk of a call's upload
+    /// (`MsmConfig::stream_chunk_scalars`), or `off` for one upload [default: the
+    /// engine's, 2^18]
+    #[arg(long, value_name = "N|off", value_parser = parse_stream_chunk)]
+    pub stream_chunk: Option<StreamChunkArg>,
 }
 
 /// `all`, or NAME:COUNT pairs separated by commas.
@@ -197,6 +202,9 @@ impl EngineArgs {
                 Some(dir) => PipelineCacheDir::Dir(dir.into()),
             },
             devices: self.devices.clone().unwrap_or_default(),
+            stream_chunk_scalars: self
+                .stream_chunk
+                .map_or(MsmConfig::default().stream_chunk_scalars, |c| c.0),
             ..Default::default()
         }
     }
@@ -518,6 +526,24 @@ pub struct ProfilesCli {
     /// `Precompute::Auto` or `Precompute::Factor(K)`; its load time is printed)
     #[arg(long, default_value = "none", value_parser = parse_precompute)]
     pub precompute: PrecomputeArg,
+    /// As the engines' `--stream-chunk` ([`EngineArgs::stream_chunk`])
+    #[arg(long, value_name = "N|off", value_parser = parse_stream_chunk)]
+    pub stream_chunk: Option<StreamChunkArg>,
+}
+
+/// [`EngineArgs::stream_chunk`]: `None` for `off`.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamChunkArg(pub Option<usize>);
+
+/// `off` or a positive count, as [`EngineArgs::stream_chunk`] takes it.
+fn parse_stream_chunk(s: &str) -> Result<StreamChunkArg, String> {
+    match s {
+        "off" => Ok(StreamChunkArg(None)),
+        k => match k.parse::<usize>() {
+            Ok(k) if k > 0 => Ok(StreamChunkArg(Some(k))),
+            _ => Err(format!("`off` or a positive count, not {k:?}")),
+        },
+    }
 }
 
 /// [`ProfilesCli::precompute`]: `None` for `none`.

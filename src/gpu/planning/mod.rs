@@ -7,7 +7,9 @@
 //! | `sort.rs` | the GPU bucket sort's level plans, the pass list and its CPU model |
 //! | `reduction.rs` | the bucket reduction's plan: segments, levels, the last pass's items |
 //! | `counts.rs` | what one bucket-sort call does: dispatches, multiplications, bytes |
+//! | `batch_affine.rs` | the count model of batch-affine accumulation, against mixed additions |
 
+pub(crate) mod batch_affine;
 pub(crate) mod capacity;
 pub(crate) mod counts;
 pub(crate) mod layout;

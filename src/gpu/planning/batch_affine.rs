@@ -1,0 +1,117 @@
+//! The count model of batch-affine bucket accumulation (affine sums, one inversion shared by
+//! a batch of independent additions through Montgomery's trick), against each profile's
+//! mixed addition: the decision issue 49 asks be made from counts before a shader is
+//! written. `examples/op_counts.rs` prints it.
+//!
+//! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
+//! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
+//! products an addition, I the inversion's. It beats a mixed addition of m products only
+//! for k > I / (m - 6): about 480 on the Edwards profile (m = 7) and 96 on the complete
+//! formulas (m = 11), on BLS12-377. The additions of a batch must not depend on each other:
+//! within one bucket each addition needs the sum before it, so the batch must span buckets.
+
+use crate::gpu::shader::field::CurveProfile;
+
+/// Products of the batch trick and of the affine addition, per addition, in the coordinate
+/// field: 3 for the trick (a prefix product, two on the way back) and 3 for the addition.
+const PER_ADDITION: u64 = 6;
+
+/// F_p products of one F_p^2 product (Karatsuba).
+const FP2_PRODUCT: u64 = 3;
+
+/// F_p products of an F_p^2 inversion besides the F_p one: the norm a^2 - beta b^2 (two
+/// squares; beta small), then a and b times the norm's inverse.
+const FP2_INVERSION_EXTRA: u64 = 4;
+
+/// The costs of batch-affine accumulation on one profile, in F_p products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchAffine {
+    /// One addition's share of the trick and the addition itself.
+    pub per_addition: u64,
+    /// The batch's one inversion.
+    pub inversion: u64,
+}
+
+impl BatchAffine {
+    /// The costs on `profile`'s curve group.
+    pub fn of(profile: CurveProfile) -> BatchAffine {
+        let inversion = fermat_inversion_products(&profile.curve.modulus);
+        match profile.curve.degree {
+            1 => BatchAffine {
+                per_addition: PER_ADDITION,
+                inversion,
+            },
+            _ => BatchAffine {
+                per_addition: PER_ADDITION * FP2_PRODUCT,
+                inversion: inversion + FP2_INVERSION_EXTRA,
+            },
+        }
+    }
+
+    /// Products an addition in batches of `k` independent additions.
+    pub fn at_batch(&self, k: u64) -> f64 {
+        self.per_addition as f64 + self.inversion as f64 / k.max(1) as f64
+    }
+
+    /// The smallest batch whose additions cost fewer products than a mixed addition of
+    /// `mixed_add`; `None` where none does.
+    pub fn break_even(&self, mixed_add: u64) -> Option<u64> {
+        let saved = mixed_add
+            .checked_sub(self.per_addition)
+            .filter(|&s| s > 0)?;
+        Some(self.inversion / saved + 1)
+    }
+}
+
+/// F_p products of x^(p - 2) (Fermat's inversion) by a 4-bit fixed window: x^2 .. x^15 (14
+/// products), then 4 squarings a window below the top one and a product a nonzero window.
+pub fn fermat_inversion_products(modulus: &[u64]) -> u64 {
+    // p - 2: p is odd and above 2, so no borrow leaves the lowest word.
+    let mut e = modulus.to_vec();
+    e[0] -= 2;
+    let top = e.iter().rposition(|&w| w != 0).expect("p above 2");
+    let bits = 64 * top as u64 + 64 - e[top].leading_zeros() as u64;
+    let windows = bits.div_ceil(4);
+    let nonzero = (0..windows)
+        .filter(|&i| (e[(4 * i / 64) as usize] >> (4 * i % 64)) & 15 != 0)
+        .count() as u64;
+    // The top window is a table entry; each window below it squares four times.
+    14 + 4 * (windows - 1) + nonzero - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Arithmetic;
+    use crate::curve::GpuCurve;
+
+    /// By the square-and-multiply definition, for a small exponent: 4-bit windows.
+    #[test]
+    fn the_inversion_counts_windows_and_squarings() {
+        // p = 2^8 + 1 = 257: p - 2 = 255 = 0xff, two nonzero windows: 14 + 4 + 1.
+        assert_eq!(fermat_inversion_products(&[257]), 19);
+        // p - 2 = 0x101 (p = 259): three windows, two nonzero: 14 + 8 + 1.
+        assert_eq!(fermat_inversion_products(&[259]), 23);
+        // A zero high word is not counted.
+        assert_eq!(fermat_inversion_products(&[257, 0]), 19);
+    }
+
+    #[test]
+    fn batches_pay_only_far_beyond_a_slice() {
+        let curve = <ark_bls12_377::g1::Config as GpuCurve>::spec();
+        let b = BatchAffine::of(Arithmetic::Limbs29Edwards.on(curve));
+        // 377 bits: 94 windows below the top one.
+        assert!((400..=14 + 4 * 94 + 94).contains(&b.inversion), "{b:?}");
+        let edwards = Arithmetic::Limbs29Edwards.on(curve).add_costs().mixed_add;
+        let rcb = Arithmetic::Limbs29.on(curve).add_costs().mixed_add;
+        let (e, r) = (b.break_even(edwards).unwrap(), b.break_even(rcb).unwrap());
+        assert!(b.at_batch(e) < edwards as f64 && b.at_batch(e - 1) >= edwards as f64);
+        assert!(b.at_batch(r) < rcb as f64 && b.at_batch(r - 1) >= rcb as f64);
+        // A thread's slice of the sorted entries holds at most ACCUMULATE_SLICE additions.
+        assert!(r > crate::gpu::planning::sort::ACCUMULATE_SLICE as u64);
+        assert_eq!(b.break_even(6), None);
+        let g2 = <ark_bls12_377::g2::Config as GpuCurve>::spec();
+        let b2 = BatchAffine::of(Arithmetic::Limbs29.on(g2));
+        assert_eq!(b2.per_addition, 18);
+    }
+}
