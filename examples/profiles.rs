@@ -18,7 +18,7 @@ use ark_ec::short_weierstrass::Projective;
 use ark_ec::VariableBaseMSM;
 use ark_ff::{Field, UniformRand};
 use clap::Parser;
-use common::cli::ProfilesCli;
+use common::cli::{ProfilesCli, StreamChunkArg};
 use gpu_msm::internals::curve::{Fe, Fr};
 use gpu_msm::{inputs, AdapterChoice, Arithmetic, Backend, GpuCurve, GpuMsm, MsmConfig};
 
@@ -88,9 +88,7 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
                 name_contains: adapter.clone(),
                 ..Default::default()
             },
-            stream_chunk_scalars: cli
-                .stream_chunk
-                .map_or(MsmConfig::default().stream_chunk_scalars, |c| c.0),
+            stream_chunk_scalars: StreamChunkArg::config(cli.stream_chunk),
             ..Default::default()
         }) {
             Ok(e) => e,

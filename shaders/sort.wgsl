@@ -226,7 +226,7 @@ fn store_integer(i: u32, at: Place) {
 fn count_digits(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
     // One pass per streamed chunk of the scalars: level.count_in points from level.in_base
-    // (src/gpu/planning/sort.rs, count_chunks), the chunks covering 0..num_points.
+    // (src/gpu/planning/sort.rs, scalar_chunks), the chunks covering 0..num_points.
     let t = thread_index(gid, nwg);
     if (t >= level.count_in) {
         return;

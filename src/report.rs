@@ -94,8 +94,9 @@ pub struct PhaseTimes {
     pub sre_search: Duration,
     /// SRE merged points R = P_i +- P_j, one batch (host).
     pub merged_points: Duration,
-    /// Packing bases and entries into the staging buffer (host; the device-side copy runs in
-    /// the call's one submission, before the first stage).
+    /// Packing bases, entries and scalars into the staging buffers (host; the device-side
+    /// copies run before the first stage, a streamed chunk's scalars before its count,
+    /// while the host writes the next chunk).
     pub upload: Duration,
     /// The convert stage (GPU): every uploaded base checked on the curve, and stored in the
     /// profile's form (a Montgomery radix change, or the Edwards map and precomputation).

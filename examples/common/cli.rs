@@ -202,9 +202,7 @@ impl EngineArgs {
                 Some(dir) => PipelineCacheDir::Dir(dir.into()),
             },
             devices: self.devices.clone().unwrap_or_default(),
-            stream_chunk_scalars: self
-                .stream_chunk
-                .map_or(MsmConfig::default().stream_chunk_scalars, |c| c.0),
+            stream_chunk_scalars: StreamChunkArg::config(self.stream_chunk),
             ..Default::default()
         }
     }
@@ -534,6 +532,13 @@ pub struct ProfilesCli {
 /// [`EngineArgs::stream_chunk`]: `None` for `off`.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamChunkArg(pub Option<usize>);
+
+impl StreamChunkArg {
+    /// `MsmConfig::stream_chunk_scalars` for the flag, the engine's default without it.
+    pub fn config(arg: Option<StreamChunkArg>) -> Option<usize> {
+        arg.map_or(MsmConfig::default().stream_chunk_scalars, |c| c.0)
+    }
+}
 
 /// `off` or a positive count, as [`EngineArgs::stream_chunk`] takes it.
 fn parse_stream_chunk(s: &str) -> Result<StreamChunkArg, String> {

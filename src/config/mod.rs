@@ -45,11 +45,13 @@ const _: () = assert!(MAX_PRECOMPUTED_WINDOW_BITS < 32 && MAX_WINDOW_BITS < 32);
 /// overlap saves.
 pub const DEFAULT_STREAM_CHUNK_SCALARS: usize = 1 << 18;
 
-/// Most chunks one call's scalars are streamed in ([`MsmConfig::stream_chunk_scalars`]):
-/// the GPU copies and counts chunk j while the host writes chunk j + 1, so all but the
-/// first chunk's share of the GPU's copy and `count_digits` hides behind the host's
-/// writes; more chunks would hide little more (a quarter at most) for a submission each.
+/// Most chunks one call's scalars are streamed in ([`MsmConfig::stream_chunk_scalars`]; 1,
+/// 2 or 4: `gpu::sort::scalar_chunks`): the GPU copies and counts chunk j while the host
+/// writes chunk j + 1, so all but the last chunk's share of the GPU's copy and
+/// `count_digits` hides behind the host's writes; more chunks would hide little more (a
+/// quarter at most) for a submission each.
 pub const MAX_STREAM_CHUNKS: usize = 4;
+const _: () = assert!(MAX_STREAM_CHUNKS.is_power_of_two());
 
 /// Environment variable: set to `wallclock` to time GPU phases by host wall clock around a
 /// submission per stage even where the adapter has timestamp queries (a cross-check).
@@ -300,13 +302,13 @@ pub struct MsmConfig {
     /// [`Devices::One`]: the adapter `adapter` picks.
     pub devices: Devices,
     /// How a call on the GPU bucket sort uploads its scalars. `Some(k)` (default
-    /// [`DEFAULT_STREAM_CHUNK_SCALARS`]): a call of at least 2k scalars writes them in
-    /// equal chunks of at least k, at most [`MAX_STREAM_CHUNKS`], each submitted with its
+    /// [`DEFAULT_STREAM_CHUNK_SCALARS`]): a call of at least 2k scalars writes them in 2
+    /// (from 4k scalars: [`MAX_STREAM_CHUNKS`], 4) equal chunks, each submitted with its
     /// share of `count_digits` as soon as it is written, so that the GPU copies and counts
     /// one chunk while the host writes the next. `None`: one upload before any GPU work.
     /// Stages timed by wall clock ([`TIMING_ENV`]) upload in one piece either way. The sum
-    /// does not depend on it; tests set it low to stream small calls. A device setting:
-    /// `reconfigured` and `on_device_of` engines must ask for the same.
+    /// does not depend on it; tests set it low to stream small calls. Kept by
+    /// [`crate::GpuMsm::reconfigured`] engines (their pipelines' context is shared).
     pub stream_chunk_scalars: Option<usize>,
 }
 

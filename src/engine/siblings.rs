@@ -16,17 +16,20 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// An engine with `config` on this engine's device and pipelines (no new adapter; the
     /// host-list stages, shared too, are compiled by the first call of either engine that
     /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
-    /// adapter choice, the devices, the shader checks, the arithmetic and the memory budget; a window
+    /// adapter choice, the devices, the shader checks, the arithmetic, the stream chunks
+    /// (`MsmConfig::stream_chunk_scalars`) and the memory budget; a window
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
         self.check_device_settings(&config, "reconfigured() keeps the device and its pipelines")?;
         if config.shader_runtime_checks != self.config.shader_runtime_checks
             || config.arithmetic != self.config.arithmetic
+            || config.stream_chunk_scalars != self.config.stream_chunk_scalars
         {
             return Err(MsmError::InvalidConfig(
-                "reconfigured() keeps the pipelines: shader checks and arithmetic must match \
-                 (GpuMsm::on_device_of compiles others on the same device)"
+                "reconfigured() keeps the pipelines and their context: shader checks, \
+                 arithmetic and stream chunks must match (GpuMsm::on_device_of makes another \
+                 on the same device)"
                     .into(),
             ));
         }
@@ -120,11 +123,9 @@ impl<C: GpuCurve> GpuMsm<C> {
             || config.memory_budget != self.config.memory_budget
             || config.limits != self.config.limits
             || config.devices != self.config.devices
-            || config.stream_chunk_scalars != self.config.stream_chunk_scalars
         {
             return Err(MsmError::InvalidConfig(format!(
-                "{what}: adapter choice, memory budget, limits, devices and stream chunks must \
-                 match"
+                "{what}: adapter choice, memory budget, limits and devices must match"
             )));
         }
         if self.gpu.is_none() && config.demands_gpu() {

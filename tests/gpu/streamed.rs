@@ -13,6 +13,7 @@ use ark_bls12_377::{Fr, G1Affine};
 use ark_ff::{One, Zero};
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
+use gpu_msm::internals::gpu::sort::scalar_chunks;
 use gpu_msm::{
     wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, GpuTiming, LoadOptions, MsmConfig,
     MsmError, Precompute, MAX_STREAM_CHUNKS,
@@ -73,7 +74,7 @@ fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
 /// it times by wall clock, a submission a pass).
 fn chunks(n: usize, timing: Option<GpuTiming>) -> u32 {
     match timing {
-        Some(GpuTiming::Timestamps) => (n / CHUNK).clamp(1, MAX_STREAM_CHUNKS) as u32,
+        Some(GpuTiming::Timestamps) => scalar_chunks(n, Some(CHUNK)).len() as u32,
         _ => 1,
     }
 }
@@ -93,11 +94,16 @@ fn streamed_calls_equal_arkworks_around_each_chunk_count() {
     let scalars = random_scalars(n, 5104);
     let set = e.load_bases(&bases).unwrap();
     let whole_set = whole.load_bases(&bases).unwrap();
+    assert_eq!(
+        chunks(n, Some(GpuTiming::Timestamps)),
+        MAX_STREAM_CHUNKS as u32
+    );
     for m in [
         2 * CHUNK - 1,
         2 * CHUNK,
         3 * CHUNK - 1,
         3 * CHUNK,
+        4 * CHUNK - 1,
         4 * CHUNK + 1,
         n,
     ] {
@@ -149,6 +155,32 @@ fn a_streamed_call_over_parts_with_copies_equals_arkworks() {
     }
     for (kind, s) in adversarial(n) {
         assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "{kind}");
+    }
+}
+
+/// What a call reserves never falls as n grows, across the chunk counts' thresholds (the
+/// planner finds the longest call that fits by bisection): one-shot and resident, at a
+/// fixed window.
+#[test]
+fn a_call_never_reserves_less_for_more_scalars() {
+    let e = engine()
+        .reconfigured(MsmConfig {
+            window_bits: Some(9),
+            ..engine().config().clone()
+        })
+        .unwrap();
+    for resident in [true, false] {
+        let mut last = 0;
+        for k in [2, 3, 4, 5] {
+            for m in k * CHUNK - 40..k * CHUNK + 40 {
+                let bytes = e.call_memory(m, resident).unwrap();
+                assert!(
+                    bytes >= last,
+                    "{m} scalars, resident {resident}: {bytes} < {last}"
+                );
+                last = bytes;
+            }
+        }
     }
 }
 

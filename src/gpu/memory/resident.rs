@@ -318,6 +318,7 @@ impl GpuContext {
             other => unreachable!("convert binds no {other:?}"),
         });
         Some(Pass {
+            stage: StageId::Convert,
             phase: Phase::Convert,
             pipeline: self.pipelines().get(StageId::Convert, 1).clone(),
             group,
@@ -348,6 +349,7 @@ impl GpuContext {
             other => unreachable!("shift binds no {other}"),
         });
         Pass {
+            stage: StageId::Shift,
             phase: Phase::Load,
             pipeline: self.pipelines().get(StageId::Shift, 1).clone(),
             group,

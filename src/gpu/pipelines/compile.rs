@@ -365,6 +365,8 @@ impl GpuContext {
 
 /// One compute pass: its phase, pipeline, bind group and dispatch size.
 pub(in crate::gpu) struct Pass {
+    /// The stage it dispatches.
+    pub(in crate::gpu) stage: StageId,
     pub(in crate::gpu) phase: Phase,
     pub(in crate::gpu) pipeline: wgpu::ComputePipeline,
     pub(in crate::gpu) group: wgpu::BindGroup,

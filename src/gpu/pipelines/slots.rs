@@ -34,7 +34,7 @@ pub(crate) enum Slot {
     Staging,
     /// Streamed chunk j > 0 of the scalars (`SortLayout::count`), host-written while the
     /// GPU copies and counts the chunks before it.
-    StagingChunk(u8),
+    ScalarStaging(u8),
     /// Resolved timestamps.
     TimestampResolve,
     /// Timestamps, mapped for reading.
@@ -66,7 +66,7 @@ pub(crate) enum Slot {
 impl Slot {
     /// Whether the host writes the slot's buffer, mapped (mapped again after each call).
     pub(in crate::gpu) fn is_staging(self) -> bool {
-        matches!(self, Slot::Staging | Slot::StagingChunk(_))
+        matches!(self, Slot::Staging | Slot::ScalarStaging(_))
     }
 
     /// The buffer usages the slot's buffer is created with.
@@ -89,7 +89,7 @@ impl Slot {
             Slot::Status => U::STORAGE | U::COPY_DST | U::COPY_SRC,
             Slot::Readback | Slot::TimestampRead => U::MAP_READ | U::COPY_DST,
             Slot::Params | Slot::MergeParams | Slot::LevelParams => U::UNIFORM | U::COPY_DST,
-            Slot::Staging | Slot::StagingChunk(_) => U::MAP_WRITE | U::COPY_SRC,
+            Slot::Staging | Slot::ScalarStaging(_) => U::MAP_WRITE | U::COPY_SRC,
             Slot::TimestampResolve => U::QUERY_RESOLVE | U::COPY_SRC,
         }
     }
@@ -119,7 +119,7 @@ impl Slot {
             Slot::Params => "params",
             Slot::MergeParams => "merge params",
             Slot::Staging => "staging",
-            Slot::StagingChunk(_) => "scalar chunk staging",
+            Slot::ScalarStaging(_) => "scalar chunk staging",
             Slot::TimestampResolve => "timestamps",
             Slot::TimestampRead => "timestamps readback",
             Slot::Status => "status",

@@ -5,10 +5,11 @@
 //!
 //! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
 //! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
-//! products an addition, I the inversion's. It beats a mixed addition of m products only
-//! for k > I / (m - 6): about 480 on the Edwards profile (m = 7) and 96 on the complete
-//! formulas (m = 11), on BLS12-377. The additions of a batch must not depend on each other:
-//! within one bucket each addition needs the sum before it, so the batch must span buckets.
+//! products an addition on G1, I the inversion's (3 times as many on G2, over F_p^2). It
+//! beats a mixed addition of m products only for k > I / (m - 6) on G1: on BLS12-377, 468
+//! on the Edwards profile (m = 7) and 94 on the complete formulas (m = 11), as `op_counts`
+//! prints. The additions of a batch must not depend on each other: within one bucket each
+//! addition needs the sum before it, so the batch must span buckets.
 
 use crate::gpu::shader::field::CurveProfile;
 
@@ -35,7 +36,8 @@ pub struct BatchAffine {
 impl BatchAffine {
     /// The costs on `profile`'s curve group.
     pub fn of(profile: CurveProfile) -> BatchAffine {
-        let inversion = fermat_inversion_products(&profile.curve.modulus);
+        let inversion =
+            fermat_inversion_products(&profile.curve.modulus).expect("a curve's p is an odd prime");
         match profile.curve.degree {
             1 => BatchAffine {
                 per_addition: PER_ADDITION,
@@ -65,18 +67,23 @@ impl BatchAffine {
 
 /// F_p products of x^(p - 2) (Fermat's inversion) by a 4-bit fixed window: x^2 .. x^15 (14
 /// products), then 4 squarings a window below the top one and a product a nonzero window.
-pub fn fermat_inversion_products(modulus: &[u64]) -> u64 {
+/// `modulus`: p in little-endian words; `None` unless p is odd and above 2.
+pub fn fermat_inversion_products(modulus: &[u64]) -> Option<u64> {
+    let top = modulus.iter().rposition(|&w| w != 0)?;
+    if modulus[0] & 1 == 0 || (top == 0 && modulus[0] < 3) {
+        return None;
+    }
     // p - 2: p is odd and above 2, so no borrow leaves the lowest word.
     let mut e = modulus.to_vec();
     e[0] -= 2;
-    let top = e.iter().rposition(|&w| w != 0).expect("p above 2");
+    let top = e.iter().rposition(|&w| w != 0)?;
     let bits = 64 * top as u64 + 64 - e[top].leading_zeros() as u64;
     let windows = bits.div_ceil(4);
     let nonzero = (0..windows)
         .filter(|&i| (e[(4 * i / 64) as usize] >> (4 * i % 64)) & 15 != 0)
         .count() as u64;
     // The top window is a table entry; each window below it squares four times.
-    14 + 4 * (windows - 1) + nonzero - 1
+    Some(14 + 4 * (windows - 1) + nonzero - 1)
 }
 
 #[cfg(test)]
@@ -89,11 +96,15 @@ mod tests {
     #[test]
     fn the_inversion_counts_windows_and_squarings() {
         // p = 2^8 + 1 = 257: p - 2 = 255 = 0xff, two nonzero windows: 14 + 4 + 1.
-        assert_eq!(fermat_inversion_products(&[257]), 19);
+        assert_eq!(fermat_inversion_products(&[257]), Some(19));
         // p - 2 = 0x101 (p = 259): three windows, two nonzero: 14 + 8 + 1.
-        assert_eq!(fermat_inversion_products(&[259]), 23);
+        assert_eq!(fermat_inversion_products(&[259]), Some(23));
         // A zero high word is not counted.
-        assert_eq!(fermat_inversion_products(&[257, 0]), 19);
+        assert_eq!(fermat_inversion_products(&[257, 0]), Some(19));
+        // No odd p above 2.
+        for bad in [&[][..], &[0], &[1], &[2], &[258], &[0, 1]] {
+            assert_eq!(fermat_inversion_products(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -173,9 +173,10 @@ impl GpuContext {
         .into_iter()
         .max()
         .expect("non-empty");
-        // A one-shot call's staging buffer holds its bases and its scalars (GPU bucket
-        // sort), or its bases and at most w bucket entries a point, with their chunk
-        // offsets and merge groups (at most one word per entry; the host's bucket lists).
+        // A one-shot call stages its bases and its scalars (GPU bucket sort; the scalars in
+        // staging buffers of their own), or its bases and at most w bucket entries a point,
+        // with their chunk offsets and merge groups (at most one word per entry; the host's
+        // bucket lists): bounded as if in one buffer.
         let staged_per_point = a.stored_bytes_per_base(1) + 32.max(8 * w);
         // An entry names a point of one part below 2^PART_SHIFT (`layout.rs`).
         ((bind / per_point).min(limits.max_buffer_size / staged_per_point) as usize)
@@ -189,11 +190,7 @@ impl GpuContext {
         let lay = self.sort_layout(n, host, c, copies)?;
         let levels = lay.level_blocks().len();
         let mut sections = vec![(Slot::Params, std::mem::size_of::<Params>() as u64)];
-        let first_chunk = lay
-            .sort
-            .as_ref()
-            .map_or(n, |s| s.count[0].count_in as usize);
-        sections.extend(sort_uploads(levels, first_chunk));
+        sections.extend(sort_uploads(levels));
         if host {
             sections.push((Slot::Bases, self.profile.stored_set_bytes(n, 1)));
         }

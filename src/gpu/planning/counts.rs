@@ -16,7 +16,7 @@ use crate::error::{MsmError, Result};
 use crate::gpu::pipelines::stages::{Phase, Stage};
 use crate::gpu::planning::reduction::{level_adds, reduce_levels, window_adds};
 use crate::gpu::planning::sort::{
-    accumulation_threads, carry_levels, count_chunks, scan_levels, sort_pass_list, SortPass,
+    accumulation_threads, carry_levels, scalar_chunks, scan_levels, sort_pass_list, SortPass,
 };
 use crate::gpu::shader::contract::Params;
 use crate::gpu::shader::field::identity_bits_bytes;
@@ -80,7 +80,9 @@ pub struct CallCounts {
 }
 
 impl CallCounts {
-    /// The counts of an n-point resident call at window size c on `profile`.
+    /// The counts of an n-point resident call at window size c on `profile`, its scalars
+    /// streamed as the default configuration streams them on an adapter with timestamps
+    /// (`MsmConfig::stream_chunk_scalars`; a `count_digits` dispatch a chunk).
     pub fn device_sort(n: usize, c: u32, profile: CurveProfile) -> Result<CallCounts> {
         Self::precomputed(n, c, 1, profile)
     }
@@ -123,7 +125,7 @@ impl CallCounts {
         let mut passes: Vec<PassCounts> = Vec::new();
         // Streamed as the default configuration streams (a dispatch a chunk, the work the
         // same as one's).
-        let chunks = count_chunks(n, Some(crate::config::DEFAULT_STREAM_CHUNK_SCALARS));
+        let chunks = scalar_chunks(n, Some(crate::config::DEFAULT_STREAM_CHUNK_SCALARS));
         for step in sort_pass_list(chunks.len(), scan.len(), carry.len(), levels.len()) {
             // (mixed additions, additions, bytes read, bytes written) of one dispatch.
             let (mixed_adds, adds, bytes_read, bytes_written) = match step {

@@ -43,12 +43,10 @@ pub(in crate::gpu) fn align(x: u64) -> u64 {
 }
 
 /// The uploads of a job on the GPU bucket sort in its staging buffer, besides its
-/// parameters and points: the level parameters and the `scalars` of streamed chunk 0.
-pub(in crate::gpu) fn sort_uploads(levels: usize, scalars: usize) -> [(Slot, u64); 2] {
-    [
-        (Slot::LevelParams, levels as u64 * SECTION_ALIGN),
-        (Slot::Scalars, scalars as u64 * 32),
-    ]
+/// parameters and points: the level parameters (its scalars have staging buffers of their
+/// own, `Slot::ScalarStaging`).
+pub(in crate::gpu) fn sort_uploads(levels: usize) -> [(Slot, u64); 1] {
+    [(Slot::LevelParams, levels as u64 * SECTION_ALIGN)]
 }
 
 /// Places `sections` (slot, bytes) back to back in the staging buffer, each aligned; empty
@@ -151,16 +149,23 @@ pub(in crate::gpu) struct SortLayout {
     /// Byte offset of the entry count in the scan buffer: the top scan level's total, after
     /// its values.
     pub(in crate::gpu) entry_count_at: u64,
-    /// The `count_digits` passes' ranges of points, one a streamed chunk of the scalars
-    /// (`sort::count_chunks`): chunk 0 is uploaded with the rest of the call, chunk j > 0
-    /// from a staging buffer of its own (`Slot::StagingChunk(j)`).
-    pub(in crate::gpu) count: Vec<LevelParams>,
+    /// The streamed chunks of the scalars (`sort::scalar_chunks`), a `count_digits` pass
+    /// each over its range of points; chunk j is written into staging buffer
+    /// `Slot::ScalarStaging(j)`.
+    pub(in crate::gpu) scalar_chunks: Vec<LevelParams>,
 }
 
 impl SortLayout {
     /// Bytes of the scalars of streamed chunk `j`.
     pub(in crate::gpu) fn chunk_bytes(&self, j: usize) -> u64 {
-        self.count[j].count_in as u64 * 32
+        self.scalar_chunks[j].count_in as u64 * 32
+    }
+
+    /// Bytes each chunk's staging buffer is asked for: the largest chunk's, so that what
+    /// a call reserves never falls as n grows (chunks are equal within one scalar).
+    pub(in crate::gpu) fn chunk_staging_bytes(&self) -> u64 {
+        let largest = self.scalar_chunks.iter().map(|c| c.count_in).max();
+        largest.unwrap_or(0) as u64 * 32
     }
 }
 
@@ -217,35 +222,47 @@ impl JobLayout {
         Ok(self)
     }
 
-    /// The call's level parameter blocks in the order its passes bind them (`passes.rs`):
-    /// the scan levels' and the carry levels' (GPU bucket sort), then the reduction's.
+    /// The call's level parameter blocks, uploaded back to back (one `SECTION_ALIGN` each):
+    /// the scan levels' and the carry levels' (GPU bucket sort), the reduction's, then the
+    /// streamed scalar chunks' (GPU bucket sort). A pass binds block [`JobLayout::scan_at`],
+    /// [`JobLayout::carry_at`], [`JobLayout::reduce_at`] or [`JobLayout::chunk_at`].
     pub(in crate::gpu) fn level_blocks(&self) -> Vec<LevelParams> {
         let sort = |f: fn(&SortLayout) -> &[LevelParams]| self.sort.iter().flat_map(f);
         sort(|s| &s.scan)
             .chain(sort(|s| &s.carry))
             .chain(&self.reduce_levels)
-            .chain(sort(|s| &s.count))
+            .chain(sort(|s| &s.scalar_chunks))
             .copied()
             .collect()
     }
 
-    /// The staging buffers the call writes: the staging buffer, and one per streamed chunk
-    /// of the scalars after the first.
-    pub(in crate::gpu) fn staging_slots(&self) -> Vec<Slot> {
-        let chunks = self.sort.as_ref().map_or(1, |s| s.count.len());
-        std::iter::once(Slot::Staging)
-            .chain((1..chunks).map(|j| Slot::StagingChunk(j as u8)))
-            .collect()
+    /// Where scan level `i`'s block is in [`JobLayout::level_blocks`].
+    pub(in crate::gpu) fn scan_at(&self, i: usize) -> usize {
+        i
     }
 
-    /// Where the parameter block of `count_digits` over streamed chunk 0 is
-    /// ([`JobLayout::level_blocks`]): after the scan, carry and reduction levels'.
-    pub(in crate::gpu) fn count_blocks_from(&self) -> usize {
-        let sort = self
-            .sort
-            .as_ref()
-            .map_or(0, |s| s.scan.len() + s.carry.len());
-        sort + self.reduce_levels.len()
+    /// Where carry level `i`'s block is.
+    pub(in crate::gpu) fn carry_at(&self, i: usize) -> usize {
+        self.sort.as_ref().map_or(0, |s| s.scan.len()) + i
+    }
+
+    /// Where reduction level `i`'s block is (the host-list path's only blocks).
+    pub(in crate::gpu) fn reduce_at(&self, i: usize) -> usize {
+        self.carry_at(self.sort.as_ref().map_or(0, |s| s.carry.len())) + i
+    }
+
+    /// Where streamed scalar chunk `j`'s block is (its `count_digits` pass's range).
+    pub(in crate::gpu) fn chunk_at(&self, j: usize) -> usize {
+        self.reduce_at(self.reduce_levels.len()) + j
+    }
+
+    /// The staging buffers the call writes: the staging buffer, and one per streamed chunk
+    /// of the scalars (GPU bucket sort).
+    pub(in crate::gpu) fn staging_slots(&self) -> Vec<Slot> {
+        let chunks = self.sort.as_ref().map_or(0, |s| s.scalar_chunks.len());
+        std::iter::once(Slot::Staging)
+            .chain((0..chunks).map(|j| Slot::ScalarStaging(j as u8)))
+            .collect()
     }
 
     /// Bytes read back: the window sums, then one word for the entry count of the GPU bucket
@@ -490,9 +507,12 @@ impl GpuContext {
                 scan,
                 carry,
                 entry_count_at,
-                // Streamed where one submission holds every pass (timestamps); timed by wall
-                // clock, a submission a pass, the call uploads in one piece.
-                count: sort::count_chunks(n, self.stream_chunk.filter(|_| self.timestamps)),
+                // Streamed only with timestamps: timing by wall clock submits and awaits one
+                // pass at a time, so nothing would overlap.
+                scalar_chunks: sort::scalar_chunks(
+                    n,
+                    self.stream_chunk.filter(|_| self.timestamps),
+                ),
             }),
             params,
             convert_from,
@@ -510,18 +530,17 @@ impl GpuContext {
         lay: &JobLayout,
     ) -> Result<Vec<(Slot, u64)>> {
         let mut needs = vec![(Slot::Staging, staging_bytes.max(SECTION_ALIGN))];
-        // Streamed chunks 1.. of the scalars, a staging buffer each.
+        // The streamed chunks of the scalars, a staging buffer each.
         if let Some(sort) = &lay.sort {
-            needs.extend(
-                (1..sort.count.len()).map(|j| (Slot::StagingChunk(j as u8), sort.chunk_bytes(j))),
-            );
+            let bytes = sort.chunk_staging_bytes();
+            let chunks = lay.staging_slots().into_iter().skip(1);
+            needs.extend(chunks.map(|slot| (slot, bytes)));
         }
         needs.extend(
             sections
                 .iter()
-                // The layout's sizes hold the stored bases and all the scalars (the
-                // section holds streamed chunk 0's).
-                .filter(|&&(slot, ..)| slot != Slot::Bases && slot != Slot::Scalars)
+                // The layout's sizes hold the stored bases.
+                .filter(|&&(slot, ..)| slot != Slot::Bases)
                 .map(|&(slot, _, bytes)| (slot, bytes)),
         );
         needs.extend(

@@ -1,7 +1,7 @@
 //! Host side of the GPU bucket pipeline (`shaders/sort.wgsl`, `scan.wgsl`, `balanced.wgsl`):
 //! the tuning constants, the level plans of the prefix sum and of the carry reduction (both
-//! fixed by sizes the host knows, never by the data, so that every stage goes into one
-//! submission), and a CPU model of the balanced accumulation that the tests run on skewed
+//! fixed by sizes the host knows, never by the data, so that every stage is submitted
+//! without a read-back), the streamed chunks of the scalars, and a CPU model of the balanced accumulation that the tests run on skewed
 //! bucket shapes.
 
 use crate::config::MAX_STREAM_CHUNKS;
@@ -96,7 +96,7 @@ pub fn scan_model(scan: &mut [u32], levels: &[LevelParams]) {
 /// builds the call's passes from, `counts.rs` counts and [`sort_pass_count`] bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortPass {
-    /// `count_digits` over streamed chunk `chunk` of the scalars ([`count_chunks`]): each
+    /// `count_digits` over streamed chunk `chunk` of the scalars ([`scalar_chunks`]): each
     /// scalar's integer written back, the buckets counted.
     Count(usize),
     /// `scan_blocks` on prefix-sum level `level`, the levels going up (nothing comes back
@@ -131,11 +131,11 @@ impl SortPass {
     }
 }
 
-/// The passes of a call on the GPU bucket sort with `count` streamed chunks
-/// ([`count_chunks`]), `scan` prefix-sum levels, `carry` carry levels and `reduce`
+/// The passes of a call on the GPU bucket sort with `chunks` streamed chunks of its scalars
+/// ([`scalar_chunks`]), `scan` prefix-sum levels, `carry` carry levels and `reduce`
 /// reduction levels (a call that uploads its bases runs the convert pass first).
-pub fn sort_pass_list(count: usize, scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
-    let mut out: Vec<SortPass> = (0..count).map(SortPass::Count).collect();
+pub fn sort_pass_list(chunks: usize, scan: usize, carry: usize, reduce: usize) -> Vec<SortPass> {
+    let mut out: Vec<SortPass> = (0..chunks).map(SortPass::Count).collect();
     out.extend((0..scan).map(SortPass::ScanBlocks));
     out.extend([SortPass::Scatter, SortPass::Accumulate]);
     out.extend((0..carry).map(SortPass::Carry));
@@ -157,24 +157,28 @@ pub const fn reduction_pass_count(reduce: usize) -> usize {
 }
 
 /// How long [`sort_pass_list`] is, as a constant (for `MAX_PASSES`).
-pub const fn sort_pass_count(count: usize, scan: usize, carry: usize, reduce: usize) -> usize {
+pub const fn sort_pass_count(chunks: usize, scan: usize, carry: usize, reduce: usize) -> usize {
     // The counts, scatter, accumulate, the scan levels, the carries, the reduction.
-    2 + count + scan + carry + reduction_pass_count(reduce)
+    2 + chunks + scan + carry + reduction_pass_count(reduce)
 }
 
-/// The `count_digits` passes of an n-point call, as level blocks (`in_base` the first
-/// point, `count_in` the points): one over all n, or, streamed with chunks of at least
-/// `chunk` scalars (`MsmConfig::stream_chunk_scalars`), as many as fit up to
-/// [`MAX_STREAM_CHUNKS`], of equal length within one point, in order, covering 0..n.
-pub fn count_chunks(n: usize, chunk: Option<usize>) -> Vec<LevelParams> {
-    let k = chunk.map_or(1, |c| (n / c.max(1)).clamp(1, MAX_STREAM_CHUNKS));
+/// The streamed chunks of an n-point call's scalars, as the level blocks of their
+/// `count_digits` passes (`in_base` the first point, `count_in` the points): one over all
+/// n, or, with chunks of at least `chunk` scalars (`MsmConfig::stream_chunk_scalars`), as
+/// many as fit, rounded down to a power of two up to [`MAX_STREAM_CHUNKS`]; in order,
+/// covering 0..n, of equal length within one point. Powers of two keep what a call
+/// reserves (`SortLayout::chunk_staging_bytes`, a chunk's staging buffer each, in
+/// power-of-two size classes) from falling as n grows: 2 chunks of m take what one of 2m
+/// does, where 3 would take less than 2 of 1.5m.
+pub fn scalar_chunks(n: usize, chunk: Option<usize>) -> Vec<LevelParams> {
+    let fit = chunk.map_or(1, |c| (n / c.max(1)).clamp(1, MAX_STREAM_CHUNKS));
+    let k = 1 << fit.ilog2();
     (0..k)
         .map(|j| {
             let (from, to) = (j * n / k, (j + 1) * n / k);
             LevelParams {
                 count_in: (to - from) as u32,
                 in_base: from as u32,
-                last: (j + 1 == k) as u32,
                 ..Default::default()
             }
         })
@@ -448,11 +452,12 @@ mod tests {
                 4001,
                 1 << 20,
             ] {
-                let chunks = count_chunks(n, chunk);
-                let want = chunk.map_or(1, |c| (n / c).clamp(1, MAX_STREAM_CHUNKS));
+                let chunks = scalar_chunks(n, chunk);
+                let fit = chunk.map_or(1, |c| (n / c).clamp(1, MAX_STREAM_CHUNKS));
+                let want = [1, 2, 2, 4][fit - 1];
                 assert_eq!(chunks.len(), want, "{n} {chunk:?}");
                 let mut at = 0;
-                for (j, l) in chunks.iter().enumerate() {
+                for l in &chunks {
                     assert_eq!(l.in_base, at, "{n} {chunk:?}");
                     at += l.count_in;
                     // Equal within one point, and none below the chunk where there are
@@ -461,7 +466,6 @@ mod tests {
                     if want > 1 {
                         assert!(l.count_in as usize >= chunk.unwrap());
                     }
-                    assert_eq!(l.last, (j + 1 == want) as u32);
                 }
                 assert_eq!(at as usize, n);
             }

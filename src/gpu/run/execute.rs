@@ -1,5 +1,6 @@
-//! Submitting a call and finishing it: one submission of every pass (or one per pass when
-//! timing by wall clock), then the read-back of its window sums, status and stage times.
+//! Submitting a call and finishing it: a submission a streamed chunk of its scalars
+//! (`stream.rs`; one per pass when timing by wall clock), then the read-back of its window
+//! sums, status and stage times.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use crate::gpu::pipelines::stages::Phase;
 use crate::gpu::planning::layout::{
     Job, JobBases, JobLayout, JobPlan, MAX_PASSES, READ_ENTRIES_AT, READ_STATUS_AT,
 };
-use crate::gpu::run::stream::Submission;
+use crate::gpu::run::stream::StreamedCall;
 use crate::gpu::run::upload::Uploads;
 use crate::gpu::shader::contract::{self, STATUS_WORDS};
 use crate::gpu::GpuContext;
@@ -27,7 +28,8 @@ use crate::gpu::GpuContext;
 /// What a GPU run measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GpuTimes {
-    /// Host time to pack the uploads and write them into the staging buffer.
+    /// Host time to pack the uploads and write them into the staging buffers (a streamed
+    /// call's later chunks written while the GPU runs the chunks before them).
     pub upload: Duration,
     /// Conversion of the bases.
     pub point_conversion: Duration,
@@ -92,7 +94,8 @@ pub(in crate::gpu) fn add_stage_times(times: &mut GpuTimes, phases: &[Phase], ns
 }
 
 impl GpuContext {
-    /// Uploads a job's data and submits all of its stages in one submission (one per stage
+    /// Uploads a job's data and submits all of its stages, a submission a streamed chunk of
+    /// its scalars (`stream.rs`; one per stage
     /// when timing by wall clock, each waited for), without waiting for the GPU to finish;
     /// the thread blocks for room in the memory budget and for the hand-off to the device's
     /// submitting thread ([`GpuContext::submit_if`] blocks none).
@@ -171,10 +174,7 @@ impl GpuContext {
             levels,
             bases,
             profile: self.profile,
-            first_chunk: lay
-                .sort
-                .as_ref()
-                .map_or(0, |s| s.count[0].count_in as usize),
+            scalar_chunks: lay.sort.as_ref().map_or(&[], |s| &s.scalar_chunks),
         }
     }
 
@@ -210,7 +210,7 @@ impl GpuContext {
         let w = Instant::now();
         let mut written = std::time::Duration::ZERO;
         if self.timestamps {
-            let call = Submission {
+            let call = StreamedCall {
                 uploads,
                 lay,
                 passes: &passes,
@@ -245,7 +245,7 @@ impl GpuContext {
         })
     }
 
-    /// What follows a call's last submission, to run after it: the staging buffer mapped
+    /// What follows a call's last submission, to run after it: the staging buffers mapped
     /// again for the next call, the read-back (and the timestamps of `passes` passes)
     /// mapped for reading, completing `readback` (and `timestamps`).
     fn read_requests(
@@ -436,6 +436,11 @@ impl GpuContext {
             mut times,
             ..
         } = f;
+        // A streamed call's earlier submissions ended before its read-back; their
+        // callbacks may still be on their way.
+        for s in ws.pending() {
+            self.poller.watch(&s, timeout).await?;
+        }
         times.wait += wait;
         let words: &[u32] = bytemuck::cast_slice(&read);
         let word_at = |at: u64| words[((sum_bytes + at) / 4) as usize];

@@ -2,7 +2,7 @@
 //!
 //! | file | concern |
 //! |---|---|
-//! | `upload.rs` | packing uploads into the staging buffer, copies on the GPU |
+//! | `upload.rs` | packing uploads into the staging buffers, copies on the GPU |
 //! | `passes.rs` | a call's passes: pipeline, bind group, dispatch size |
 //! | `stream.rs` | the timestamped submission, the scalars streamed in chunks |
 //! | `execute.rs` | submitting a call and reading back its sums, status and times |

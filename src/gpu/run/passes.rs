@@ -123,6 +123,7 @@ impl GpuContext {
             self.bind(stage, bound, |b| binds.resource(ws, b))
         });
         Pass {
+            stage,
             phase: def.phase,
             pipeline: self.pipelines().get(stage, bound).clone(),
             group,
@@ -131,9 +132,10 @@ impl GpuContext {
     }
 
     /// The GPU bucket sort's passes, as `sort::sort_pass_list` orders them: the counts (a
-    /// streamed chunk each), prefix sum, scatter, balanced accumulation and the carry levels, which leave every nonempty
-    /// bucket's sum in place (the reduction reads the empty ones as the identity), then the
-    /// reduction.
+    /// streamed chunk of the scalars each), prefix sum, scatter, balanced accumulation and
+    /// the carry levels, which leave every nonempty bucket's sum in place (the reduction
+    /// reads the empty ones as the identity), then the reduction. Each binds its level's
+    /// parameter block (`JobLayout::scan_at` and the like).
     fn sort_passes(
         &self,
         ws: &mut Workspace,
@@ -161,30 +163,25 @@ impl GpuContext {
             level,
             ..Binds::NONE
         };
-        // The parameter blocks (`JobLayout::level_blocks`): the scan levels', the carry
-        // levels', the reduction levels', the streamed chunks'.
-        let reduce_from = sort.scan.len() + sort.carry.len();
-        let reduce = lay.reduce_levels.len();
-        let count = sort.count.len();
-        for step in sort_pass_list(count, sort.scan.len(), sort.carry.len(), reduce) {
+        let (chunks, reduce) = (sort.scalar_chunks.len(), lay.reduce_levels.len());
+        for step in sort_pass_list(chunks, sort.scan.len(), sort.carry.len(), reduce) {
             let (binds, dims) = match step {
                 SortPass::Count(j) => (
                     Binds {
-                        level: lay.count_blocks_from() + j,
+                        level: lay.chunk_at(j),
                         ..on_bases
                     },
-                    threads(sort.count[j].count_in as u64),
+                    threads(sort.scalar_chunks[j].count_in as u64),
                 ),
                 SortPass::Scatter => (on_bases, threads(n)),
                 SortPass::ScanBlocks(i) => (
-                    at(i),
+                    at(lay.scan_at(i)),
                     threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64),
                 ),
                 SortPass::Accumulate => (on_bases, threads(params.num_slices as u64)),
                 SortPass::Carry(i) => (
-                    // The carry levels' parameter blocks follow the scan levels'.
                     Binds {
-                        level: sort.scan.len() + i,
+                        level: lay.carry_at(i),
                         given: if i % 2 == 0 { EVEN } else { ODD },
                         ..Binds::NONE
                     },
@@ -192,7 +189,7 @@ impl GpuContext {
                     threads(sort.carry[i].count_out as u64 * WORKGROUP_SIZE as u64),
                 ),
                 SortPass::ReduceLevel(_) | SortPass::ReduceWindows => {
-                    self.reduction_binds(lay, reduce_from, step)
+                    self.reduction_binds(lay, step)
                 }
             };
             out.push(self.pass(ws, step.stage(), binds, dims));
@@ -200,18 +197,13 @@ impl GpuContext {
     }
 
     /// What a pass of the bucket reduction, which both paths end with, binds (its level's
-    /// parameter block is `reduce_from` + its level) and its dispatch size.
-    fn reduction_binds(
-        &self,
-        lay: &JobLayout,
-        reduce_from: usize,
-        step: SortPass,
-    ) -> (Binds<'static>, (u32, u32)) {
+    /// parameter block, `JobLayout::reduce_at`) and its dispatch size.
+    fn reduction_binds(&self, lay: &JobLayout, step: SortPass) -> (Binds<'static>, (u32, u32)) {
         let params = &lay.params;
         match step {
             SortPass::ReduceLevel(i) => (
                 Binds {
-                    level: reduce_from + i,
+                    level: lay.reduce_at(i),
                     ..Binds::NONE
                 },
                 self.dispatch_dims(
@@ -283,9 +275,8 @@ impl GpuContext {
             Some(sort) => self.sort_passes(ws, lay, sort, bases, &mut out),
             None => {
                 self.host_passes(ws, lay, bases, &mut out);
-                // The reduction levels' parameter blocks are the call's only ones.
                 for step in reduction_pass_list(lay.reduce_levels.len()) {
-                    let (binds, dims) = self.reduction_binds(lay, 0, step);
+                    let (binds, dims) = self.reduction_binds(lay, step);
                     out.push(self.pass(ws, step.stage(), binds, dims));
                 }
             }

@@ -1,5 +1,6 @@
-//! A call's uploads: packed on the host into sections of one staging buffer, then copied
-//! into the workspace's buffers on the GPU.
+//! A call's uploads: packed on the host into sections of the staging buffer, the scalars
+//! into staging buffers of their own (a streamed chunk each, `stream.rs`), then copied into
+//! the workspace's buffers on the GPU.
 
 use ark_ec::short_weierstrass::Affine;
 use rayon::prelude::*;
@@ -10,7 +11,7 @@ use crate::error::{MsmError, Result};
 use crate::gpu::memory::workspace::Workspace;
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::planning::layout::{
-    sort_uploads, staging_sections, Job, JobBases, JobLayout, JobPlan, SECTION_ALIGN,
+    sort_uploads, staging_sections, Job, JobBases, JobLayout, JobPlan, SortLayout, SECTION_ALIGN,
     TIMESTAMP_QUERIES,
 };
 use crate::gpu::shader::contract::{LevelParams, MergeParams, Params};
@@ -65,9 +66,9 @@ pub(in crate::gpu) struct Uploads<'a, C: GpuCurve> {
     pub(in crate::gpu) bases: Vec<&'a [Affine<C>]>,
     /// The profile, for the stored bases' layout.
     pub(in crate::gpu) profile: CurveProfile,
-    /// Scalars in streamed chunk 0, the one the staging buffer holds (the GPU bucket
-    /// sort's; `SortLayout::count`).
-    pub(in crate::gpu) first_chunk: usize,
+    /// The streamed chunks of the scalars (the GPU bucket sort's; `SortLayout`), each
+    /// written into a staging buffer of its own.
+    pub(in crate::gpu) scalar_chunks: &'a [LevelParams],
 }
 
 impl<C: GpuCurve> Uploads<'_, C> {
@@ -84,9 +85,7 @@ impl<C: GpuCurve> Uploads<'_, C> {
                 (Slot::Entries, plan.entries.len() as u64 * 4),
                 (Slot::MergeGroups, self.merge.groups.len() as u64 * 4),
             ]),
-            JobPlan::DeviceSort { .. } => {
-                sections.extend(sort_uploads(self.levels.len(), self.first_chunk))
-            }
+            JobPlan::DeviceSort { .. } => sections.extend(sort_uploads(self.levels.len())),
         }
         sections.push((Slot::Bases, self.bases_bytes(points)));
         staging_sections(sections)
@@ -101,15 +100,32 @@ impl<C: GpuCurve> Uploads<'_, C> {
         }
     }
 
+    /// Writes streamed chunk `j` of the scalars into its staging buffer
+    /// (`Slot::ScalarStaging(j)`, mapped), then unmaps it for the GPU to copy.
+    pub(in crate::gpu) fn write_chunk(&self, ws: &Workspace, j: usize) -> Result<()> {
+        let slot = Slot::ScalarStaging(j as u8);
+        let chunk = &self.scalar_chunks[j];
+        let (from, to) = (
+            chunk.in_base as usize,
+            (chunk.in_base + chunk.count_in) as usize,
+        );
+        let bytes = (to - from) * 32;
+        if bytes > 0 {
+            let mut view = ws
+                .get(slot)
+                .get_mapped_range_mut(..bytes as u64)
+                .map_err(|e| MsmError::Gpu(format!("scalar chunk {j}: {e}")))?;
+            self.write_scalars(view.slice(0..bytes), from..to);
+        }
+        ws.unmap_staging(slot);
+        Ok(())
+    }
+
     /// Writes scalars `range`, as arkworks keeps them (Montgomery form, little-endian
     /// words), straight into a mapped staging buffer: in equal parts of at least
     /// [`SCALARS_PER_THREAD`], one per core, on scoped threads of their own (not rayon's
     /// pool, whose workers could be busy in other calls waiting for this one's memory).
-    pub(in crate::gpu) fn write_scalars(
-        &self,
-        out: wgpu::WriteOnly<'_, [u8]>,
-        range: std::ops::Range<usize>,
-    ) {
+    fn write_scalars(&self, out: wgpu::WriteOnly<'_, [u8]>, range: std::ops::Range<usize>) {
         let JobPlan::DeviceSort { scalars, .. } = self.plan else {
             unreachable!("scalars are uploaded for the GPU bucket sort only")
         };
@@ -158,7 +174,6 @@ impl<C: GpuCurve> Uploads<'_, C> {
                     out[at..at + bytes.len()].copy_from_slice(bytes);
                 }
             }
-            Slot::Scalars => unreachable!("written by write_scalars"),
             Slot::ChunkOffsets | Slot::Entries => {
                 let JobPlan::HostLists(plan) = self.plan else {
                     unreachable!("bucket lists are uploaded for the host plan only")
@@ -186,9 +201,9 @@ impl<C: GpuCurve> Uploads<'_, C> {
 }
 
 impl GpuContext {
-    /// Writes a job's uploads into the workspace's staging buffer (streamed chunk 0 of
-    /// the scalars; the later chunks are written by `stream.rs`) and makes every buffer of
-    /// `needs` large enough (the allocation half of the pool), the staging ones mapped.
+    /// Writes a job's uploads into the workspace's staging buffer, and streamed chunk 0 of
+    /// its scalars into its own (the later chunks are written by `stream.rs`), and makes
+    /// every buffer of `needs` large enough (the allocation half of the pool).
     pub(in crate::gpu) fn stage<C: GpuCurve>(
         &self,
         ws: &mut Workspace,
@@ -199,46 +214,23 @@ impl GpuContext {
         let dev = &self.device;
         let (staging_slot, staging_bytes) = needs[0];
         debug_assert_eq!(staging_slot, Slot::Staging);
-        let staging_needs = needs.iter().filter(|(slot, _)| slot.is_staging());
-        for &(slot, bytes) in staging_needs.clone() {
-            ws.ensure(dev, slot, bytes);
-        }
-        if staging_needs
-            .clone()
-            .any(|&(slot, _)| !ws.staging_mapped(slot))
+        self.ready_staging(ws, needs);
         {
-            // A pooled workspace's last call finished, so its staging buffers' re-maps only
-            // wait for a poll to run their callbacks: poll without waiting for other calls.
-            let _ = crate::gpu::device::foreign::poll(&self.device);
-        }
-        for &(slot, _) in staging_needs {
-            if !ws.staging_mapped(slot) {
-                // A re-map's callback runs in whichever thread polls (the device's poller,
-                // another call's upload, a submit): it can still be pending in another
-                // thread's poll (or have failed) when this poll returns. A new mapped buffer
-                // of the same size does not wait.
-                ws.fresh_staging(dev, slot);
-            }
-        }
-        let staging = ws.get(Slot::Staging);
-        {
-            let mut view = staging
+            let mut view = ws
+                .get(Slot::Staging)
                 .get_mapped_range_mut(..staging_bytes)
                 .map_err(|e| MsmError::Gpu(format!("staging: {e}")))?;
             for &(slot, at, bytes) in sections {
-                let range = at as usize..(at + bytes) as usize;
-                if slot == Slot::Scalars {
-                    // The one section that grows with n on resident bases: streamed into the
-                    // mapping once, with no host copy in between.
-                    uploads.write_scalars(view.slice(range), 0..uploads.first_chunk);
-                } else {
-                    let mut host = vec![0u8; bytes as usize];
-                    uploads.write(slot, &mut host);
-                    view.slice(range).copy_from_slice(&host);
-                }
+                let mut host = vec![0u8; bytes as usize];
+                uploads.write(slot, &mut host);
+                view.slice(at as usize..(at + bytes) as usize)
+                    .copy_from_slice(&host);
             }
         }
         ws.unmap_staging(Slot::Staging);
+        if !uploads.scalar_chunks.is_empty() {
+            uploads.write_chunk(ws, 0)?;
+        }
         for &(slot, bytes) in needs.iter().filter(|(slot, _)| !slot.is_staging()) {
             ws.ensure(dev, slot, bytes);
         }
@@ -252,8 +244,31 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Copies from the staging buffer (and, for SRE on resident bases, the resident set's stored bases)
-    /// into the workspace's buffers.
+    /// Makes the staging buffers of `needs` large enough and mapped for writing.
+    fn ready_staging(&self, ws: &mut Workspace, needs: &[(Slot, u64)]) {
+        let staging = || needs.iter().filter(|(slot, _)| slot.is_staging());
+        for &(slot, bytes) in staging() {
+            ws.ensure(&self.device, slot, bytes);
+        }
+        if staging().any(|&(slot, _)| !ws.staging_mapped(slot)) {
+            // A pooled workspace's last call finished, so its staging buffers' re-maps only
+            // wait for a poll to run their callbacks: poll without waiting for other calls.
+            let _ = crate::gpu::device::foreign::poll(&self.device);
+        }
+        for &(slot, _) in staging() {
+            if !ws.staging_mapped(slot) {
+                // A re-map's callback runs in whichever thread polls (the device's poller,
+                // another call's upload, a submit): it can still be pending in another
+                // thread's poll (or have failed) when this poll returns. A new mapped buffer
+                // of the same size does not wait.
+                ws.fresh_staging(&self.device, slot);
+            }
+        }
+    }
+
+    /// Copies from the staging buffer, and streamed chunk 0 of the scalars from its own
+    /// (and, for SRE on resident bases, the resident set's stored bases), into the
+    /// workspace's buffers.
     pub(in crate::gpu) fn encode_copies<C: GpuCurve>(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -271,7 +286,8 @@ impl GpuContext {
             };
             encoder.copy_buffer_to_buffer(staging, at, ws.get(slot), dst_at, bytes);
         }
-        if lay.sort.is_some() {
+        if let Some(sort) = &lay.sort {
+            copy_chunk(encoder, ws, sort, 0);
             // The bucket counts (scan level 0) and the scatter's cursors start at zero.
             encoder.clear_buffer(ws.get(Slot::Scan), 0, None);
             encoder.clear_buffer(ws.get(Slot::Counters), 0, None);
@@ -288,5 +304,20 @@ impl GpuContext {
                 self.profile.stored_base_bytes(n),
             );
         }
+    }
+}
+
+/// Copies streamed chunk `j` of the scalars from its staging buffer to its place.
+pub(in crate::gpu) fn copy_chunk(
+    encoder: &mut wgpu::CommandEncoder,
+    ws: &Workspace,
+    sort: &SortLayout,
+    j: usize,
+) {
+    let bytes = sort.chunk_bytes(j);
+    if bytes > 0 {
+        let staging = ws.get(Slot::ScalarStaging(j as u8));
+        let at = sort.scalar_chunks[j].in_base as u64 * 32;
+        encoder.copy_buffer_to_buffer(staging, 0, ws.get(Slot::Scalars), at, bytes);
     }
 }

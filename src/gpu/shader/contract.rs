@@ -114,12 +114,13 @@ shader_struct! {
     /// of the bucket reduction (reduce_level in reduce.wgsl).
     pub struct LevelParams {
         /// Values (scan), items (carry, all of them) or a window's items (reduction; level 0:
-        /// its buckets) the level reads.
+        /// its buckets) the level reads; a streamed chunk's scalars (`count_digits`).
         count_in,
         /// Block totals (scan), items (carry, one a workgroup) or a window's items
         /// (reduction) the level writes.
         count_out,
-        /// Scan: where the level's values start in the scan buffer.
+        /// Scan: where the level's values start in the scan buffer; `count_digits`: the
+        /// chunk's first point.
         in_base,
         /// Scan: where its block totals go (the top level's one total: the entry count).
         out_base,

@@ -427,6 +427,15 @@ impl<T: Send + 'static> Busy<T> {
         self.timeout = timeout;
     }
 
+    /// The signals it waits for that are not done yet.
+    pub(crate) fn pending(&self) -> Vec<Arc<Signal>> {
+        self.until
+            .iter()
+            .filter(|s| !s.is_done())
+            .cloned()
+            .collect()
+    }
+
     /// What it holds, the GPU done with it (or never given it).
     pub(crate) fn release(mut self) -> T {
         debug_assert!(self.until.iter().all(|s| s.is_done()), "released in use");
