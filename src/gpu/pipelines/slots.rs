@@ -29,11 +29,11 @@ pub(crate) enum Slot {
     Params,
     /// One parameter block per merge level.
     MergeParams,
-    /// Host-written upload data, copied into the slots above on the GPU (of the scalars,
-    /// streamed chunk 0 only).
+    /// Host-written upload data, copied into the slots above on the GPU (the scalars have
+    /// their own, `ScalarStaging`).
     Staging,
-    /// Streamed chunk j > 0 of the scalars (`SortLayout::count`), host-written while the
-    /// GPU copies and counts the chunks before it.
+    /// Streamed chunk j of the scalars (`SortLayout::scalar_chunks`), host-written (for j
+    /// > 0) while the GPU copies and counts the chunks before it.
     ScalarStaging(u8),
     /// Resolved timestamps.
     TimestampResolve,

@@ -1,7 +1,8 @@
 //! A call's submission where the adapter has timestamp queries (every pass between two),
-//! its scalars streamed (`MsmConfig::stream_chunk_scalars`, `SortLayout::count`): chunk 0
-//! goes up with the rest of the call's uploads (`upload.rs`), and chunk j > 0 is written
-//! into a staging buffer of its own while the GPU copies and counts the chunks before it.
+//! its scalars streamed (`MsmConfig::stream_chunk_scalars`, `SortLayout::scalar_chunks`),
+//! each chunk in a staging buffer of its own: chunk 0 is written with the rest of the
+//! call's uploads (`upload.rs`), chunk j > 0 while the GPU copies and counts the chunks
+//! before it.
 //! One submission a chunk: its copy and its `count_digits` pass (the first also the call's
 //! other copies and any pass before the counts); the last also every pass after it, the
 //! read-back copies and the timestamps' resolve. A call in one chunk is one submission.
