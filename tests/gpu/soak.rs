@@ -8,7 +8,10 @@
 //! `GPU_MSM_SOAK_THREADS` runs the cases on that many threads at once, sharing one engine;
 //! `GPU_MSM_SOAK_BUDGET` (bytes) gives that engine its own memory budget, so that the calls
 //! wait for each other (memory admission under load); `GPU_MSM_SOAK_DEVICES=N` runs an
-//! engine on N devices of the adapter (the calls split across them). A third of the cases
+//! engine on N devices of the adapter (the calls split across them);
+//! `GPU_MSM_SOAK_STREAM_CHUNK=K` gives it streamed chunks of K scalars
+//! (`MsmConfig::stream_chunk_scalars`: with K = 200, calls of 400 scalars and more stream
+//! in 2 or 4 chunks). A third of the cases
 //! run on those threads, a third from rayon's workers and a third as tasks of a tokio
 //! runtime calling the `_async` forms (one-shot and batch), all at once;
 //! `GPU_MSM_SOAK_CALLERS=threads` runs every case on the threads. Any error a case did not
@@ -383,14 +386,17 @@ fn ready_now<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-/// The soak's engine: the shared one, or one of its own for a budget, a profile or several
-/// devices (kept for the process: tasks borrow it).
+/// The soak's engine: the shared one, or one of its own for a budget, a profile, several
+/// devices or streamed chunks (kept for the process: tasks borrow it).
 fn soak_engine(arithmetic: Option<gpu_msm::Arithmetic>) -> &'static GpuMsm {
     let budget = std::env::var("GPU_MSM_SOAK_BUDGET")
         .ok()
         .and_then(|v| v.parse().ok());
     let devices = env("GPU_MSM_SOAK_DEVICES", 1);
-    if budget.is_none() && devices == 1 {
+    let stream = std::env::var("GPU_MSM_SOAK_STREAM_CHUNK")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    if budget.is_none() && devices == 1 && stream.is_none() {
         return match arithmetic {
             Some(a) => engine_for(a).expect("the adapter runs this profile"),
             None => gpu_engine(),
@@ -402,6 +408,9 @@ fn soak_engine(arithmetic: Option<gpu_msm::Arithmetic>) -> &'static GpuMsm {
     };
     if let Some(bytes) = budget {
         config.memory_budget = MemoryBudget::Bytes(bytes);
+    }
+    if let Some(k) = stream {
+        config.stream_chunk_scalars = Some(k);
     }
     if devices > 1 {
         let name = gpu_engine().adapter_name().to_string();
