@@ -4,9 +4,9 @@
 //! class) and grown only when a call needs more, so a steady stream of calls of similar size
 //! allocates nothing. Every upload goes through the workspace's own staging buffers (one,
 //! and one a streamed chunk of the scalars), each mapped again as soon as the GPU is done
-//! with it, and the bind groups are cached until a buffer they name is replaced. Concurrent calls (or the two halves of a batch) take
-//! different workspaces from the [`crate::gpu::memory::pool::Pool`], which counts them against the
-//! memory budget.
+//! with it, and the bind groups are cached until a buffer they name is replaced.
+//! Concurrent calls (or the two halves of a batch) take different workspaces from the
+//! [`crate::gpu::memory::pool::Pool`], which counts them against the memory budget.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

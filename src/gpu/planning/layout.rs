@@ -485,7 +485,7 @@ impl GpuContext {
                 sum_bytes + READ_STATUS_AT + 4 * STATUS_WORDS as u64,
             ),
             (Slot::Status, 4 * STATUS_WORDS as u64),
-            // Uploaded in streamed chunks (`count`), the first with the rest of the call.
+            // Uploaded in streamed chunks (`SortLayout::scalar_chunks`).
             (Slot::Scalars, n as u64 * 32),
         ];
         let checked: Vec<(&str, u64)> = sizes.iter().map(|&(s, b)| (s.name(), b)).collect();

@@ -280,19 +280,9 @@ impl GpuContext {
     /// submission that fails, or never runs (the thread gone, a panic), completes
     /// `signals` with its error instead, so that nothing waits for them. The caller's
     /// thread never waits in a driver's submit; the hand-off is watched by the poller,
-    /// whose deadline (`timeout` without the GPU's progress) it has.
-    pub(in crate::gpu) async fn submit_handed(
-        &self,
-        commands: wgpu::CommandBuffer,
-        signals: &[Arc<Signal>],
-        then: impl FnOnce() + Send + 'static,
-        timeout: Duration,
-    ) -> Result<()> {
-        self.hand_off(commands, signals, then, timeout).await
-    }
-
-    /// [`GpuContext::submit_handed`], the submission queued at once (before the future is
-    /// first polled), its deadline running from now: the hand-off to await.
+    /// whose deadline (`timeout` without the GPU's progress) it has. The submission is
+    /// queued at once (before the returned future is first polled), its deadline running
+    /// from now: the future is the hand-off, to await.
     pub(in crate::gpu) fn hand_off(
         &self,
         commands: wgpu::CommandBuffer,
@@ -382,25 +372,38 @@ impl GpuContext {
         Ok(ns)
     }
 
-    /// Submits `commands` ([`GpuContext::submit_handed`]) and awaits the GPU's work, `ws`
-    /// in use by the GPU meanwhile.
-    async fn submit_and_await(
+    /// [`GpuContext::hand_off`] of `commands`, then a signal completed when the GPU has
+    /// run them (`on_work_done`): the signal, and the hand-off to await.
+    pub(in crate::gpu) fn hand_off_until_done(
         &self,
         commands: wgpu::CommandBuffer,
-        ws: &mut Busy<Lease>,
         timeout: Duration,
-    ) -> Result<()> {
+    ) -> (
+        Arc<Signal>,
+        impl std::future::Future<Output = Result<()>> + Send + 'static,
+    ) {
         let done = Signal::new();
-        ws.until(vec![Arc::clone(&done)], timeout);
         let (progress, queue, signal) = (
             Arc::clone(&self.progress),
             self.queue.clone(),
             Arc::clone(&done),
         );
         let then = move || on_work_done(&progress, &queue, &signal);
-        let signals = [Arc::clone(&done)];
-        self.submit_handed(commands, &signals, then, timeout)
-            .await?;
+        let handed = self.hand_off(commands, std::slice::from_ref(&done), then, timeout);
+        (done, handed)
+    }
+
+    /// Submits `commands` ([`GpuContext::hand_off`]) and awaits the GPU's work, `ws` in use
+    /// by the GPU meanwhile.
+    async fn submit_and_await(
+        &self,
+        commands: wgpu::CommandBuffer,
+        ws: &mut Busy<Lease>,
+        timeout: Duration,
+    ) -> Result<()> {
+        let (done, handed) = self.hand_off_until_done(commands, timeout);
+        ws.until(vec![Arc::clone(&done)], timeout);
+        handed.await?;
         self.poller.watch(&done, timeout).await
     }
 

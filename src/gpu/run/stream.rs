@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use crate::curve::GpuCurve;
 use crate::error::Result;
 use crate::gpu::device::poller::Busy;
-use crate::gpu::device::readback::on_work_done;
 use crate::gpu::device::setup::scoped;
 use crate::gpu::device::signal::Signal;
 use crate::gpu::memory::pool::Lease;
@@ -107,15 +106,9 @@ impl GpuContext {
                 submitted.await?;
                 return Ok(written);
             }
-            let signal = Signal::new();
-            let (progress, queue, s) = (
-                Arc::clone(&self.progress),
-                self.queue.clone(),
-                Arc::clone(&signal),
-            );
-            let then = move || on_work_done(&progress, &queue, &s);
-            handed.push(self.hand_off(commands, std::slice::from_ref(&signal), then, timeout));
-            until.push(signal);
+            let (done, handoff) = self.hand_off_until_done(commands, timeout);
+            handed.push(handoff);
+            until.push(done);
             ws.until(until.clone(), timeout);
         }
         unreachable!("the last chunk returns")
