@@ -98,6 +98,24 @@ pub fn reference(bases: &[G1Affine], scalars: &[Fr]) -> G1Projective {
     G1Projective::msm(bases, scalars).expect("equal lengths")
 }
 
+/// n scalars that break careless digit code, named: zeros, ones, r - 1, one nonzero (at
+/// `nonzero_at`), 0/1, repeated, random (from `seed` on).
+pub fn adversarial_scalars(n: usize, seed: u64, nonzero_at: usize) -> Vec<(&'static str, Vec<Fr>)> {
+    use ark_ff::{One, Zero};
+    use gpu_msm::inputs::{random_scalars, scalars, ScalarDistribution};
+    let mut one_nonzero = vec![Fr::zero(); n];
+    one_nonzero[nonzero_at] = random_scalars(1, seed)[0];
+    vec![
+        ("zeros", vec![Fr::zero(); n]),
+        ("ones", vec![Fr::one(); n]),
+        ("r - 1", vec![-Fr::one(); n]),
+        ("one nonzero", one_nonzero),
+        ("0/1", scalars(ScalarDistribution::SmallBits(1), n, seed)),
+        ("repeated", vec![random_scalars(1, seed + 1)[0]; n]),
+        ("random", random_scalars(n, seed + 2)),
+    ]
+}
+
 /// An engine forced to the GPU path with arithmetic profile `a`, or `None` (said on stderr)
 /// when the adapter cannot run that profile. The portable 13-bit profile runs everywhere,
 /// and the test that asks for it fails if it does not.

@@ -8,8 +8,7 @@
 
 use crate::common;
 
-use ark_bls12_377::{Fr, G1Affine};
-use ark_ff::{One, Zero};
+use ark_bls12_377::G1Affine;
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::{
@@ -19,10 +18,9 @@ use gpu_msm::{
 
 /// A 1.5 MiB storage binding (the known-answer test's buckets at c = 9 bind), and `storage`
 /// storage buffers a stage (the stage that reads bases has 6 of its own: 9 gives three parts
-/// a call; 16: up to eight).
-fn engine(storage: u32) -> GpuMsm {
-    common::runtime_dir();
-    GpuMsm::with_config(MsmConfig {
+/// a call; 16: up to eight), Edwards profile, the GPU path forced.
+pub(crate) fn config(storage: u32) -> MsmConfig {
+    MsmConfig {
         limits: Some(wgpu::Limits {
             max_storage_buffer_binding_size: 3 << 19,
             max_storage_buffers_per_shader_stage: storage,
@@ -32,8 +30,13 @@ fn engine(storage: u32) -> GpuMsm {
         force_backend: Some(Backend::Gpu),
         calibration: CalibrationSource::Defaults,
         ..Default::default()
-    })
-    .expect("an engine under the limits")
+    }
+}
+
+/// An engine with [`config`].
+fn engine(storage: u32) -> GpuMsm {
+    common::runtime_dir();
+    GpuMsm::with_config(config(storage)).expect("an engine under the limits")
 }
 
 /// Bases with the identity, a duplicate and a point beside its negation, on both sides of
@@ -45,18 +48,6 @@ fn awkward_bases(n: usize, at: usize) -> Vec<G1Affine> {
     b[at - 1] = b[3];
     b[at + 1] = -b[5];
     b
-}
-
-fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
-    let mut one_nonzero = vec![Fr::zero(); n];
-    one_nonzero[n - 2] = random_scalars(1, 4902)[0];
-    vec![
-        ("zeros", vec![Fr::zero(); n]),
-        ("ones", vec![Fr::one(); n]),
-        ("r - 1", vec![-Fr::one(); n]),
-        ("one nonzero", one_nonzero),
-        ("repeated", vec![random_scalars(1, 4903)[0]; n]),
-    ]
 }
 
 /// 8 500 Edwards bases (144 bytes) with 4 copies at c = 9 take 4 parts of about 2 700
@@ -108,7 +99,8 @@ fn a_set_in_parts_runs_in_one_pass_with_copies() {
                 rep.route
             );
         }
-        for (kind, s) in adversarial(n) {
+        // The nonzero scalar in the last part.
+        for (kind, s) in common::adversarial_scalars(n, 4902, n - 2) {
             assert_eq!(e.msm(&set, &s), Ok(reference(&bases, &s)), "{what}, {kind}");
         }
         // A batch on the set, and the set without copies.

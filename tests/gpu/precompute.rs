@@ -8,7 +8,7 @@ use ark_bls12_377::{Fr, G1Affine, G1Projective};
 use ark_ec::{AdditiveGroup, AffineRepr, CurveGroup};
 use ark_ff::{One, PrimeField, Zero};
 use common::reference;
-use gpu_msm::inputs::{random_bases, random_scalars, scalars, ScalarDistribution};
+use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::internals::digits::{bucket_windows, num_windows};
 use gpu_msm::internals::gpu::Shift;
 use gpu_msm::{GpuMsm, LoadOptions, MsmConfig, MsmError, Precompute};
@@ -20,20 +20,10 @@ fn with(k: Precompute) -> LoadOptions {
     }
 }
 
-/// Scalars that break careless digit code: zeros, ones, r - 1, one nonzero, 0/1, repeated,
-/// top-heavy, random.
+/// Scalars that break careless digit code ([`common::adversarial_scalars`]), the nonzero
+/// one in the middle.
 fn adversarial(n: usize, seed: u64) -> Vec<(&'static str, Vec<Fr>)> {
-    let mut one_nonzero = vec![Fr::zero(); n];
-    one_nonzero[n / 2] = random_scalars(1, seed)[0];
-    vec![
-        ("zeros", vec![Fr::zero(); n]),
-        ("ones", vec![Fr::one(); n]),
-        ("r - 1", vec![-Fr::one(); n]),
-        ("one nonzero", one_nonzero),
-        ("0/1", scalars(ScalarDistribution::SmallBits(1), n, seed)),
-        ("repeated", vec![random_scalars(1, seed + 1)[0]; n]),
-        ("random", random_scalars(n, seed + 2)),
-    ]
+    common::adversarial_scalars(n, seed, n / 2)
 }
 
 /// Bases with the identity, a duplicate and a point beside its negation.

@@ -10,14 +10,10 @@ use std::sync::OnceLock;
 use crate::common;
 
 use ark_bls12_377::{Fr, G1Affine};
-use ark_ff::{One, Zero};
 use common::reference;
 use gpu_msm::inputs::{random_bases, random_scalars};
 use gpu_msm::internals::gpu::sort::scalar_chunks;
-use gpu_msm::{
-    wgpu, Arithmetic, Backend, CalibrationSource, GpuMsm, GpuTiming, LoadOptions, MsmConfig,
-    MsmError, Precompute, MAX_STREAM_CHUNKS,
-};
+use gpu_msm::{GpuMsm, GpuTiming, LoadOptions, MsmConfig, MsmError, Precompute, MAX_STREAM_CHUNKS};
 
 /// Fewest scalars in a streamed chunk here.
 const CHUNK: usize = 1000;
@@ -28,17 +24,10 @@ fn engine() -> &'static GpuMsm {
     static E: OnceLock<GpuMsm> = OnceLock::new();
     E.get_or_init(|| {
         common::runtime_dir();
+        // The parts tests' limits (`parts::config`): their 4-part set fits here too.
         GpuMsm::with_config(MsmConfig {
-            limits: Some(wgpu::Limits {
-                max_storage_buffer_binding_size: 3 << 19,
-                max_storage_buffers_per_shader_stage: 16,
-                ..wgpu::Limits::default()
-            }),
-            arithmetic: Some(Arithmetic::Limbs29Edwards),
-            force_backend: Some(Backend::Gpu),
-            calibration: CalibrationSource::Defaults,
             stream_chunk_scalars: Some(CHUNK),
-            ..Default::default()
+            ..crate::parts::config(16)
         })
         .expect("GPU tests need a wgpu adapter (mesa-vulkan-drivers)")
     })
@@ -55,19 +44,9 @@ fn awkward_bases(n: usize) -> Vec<G1Affine> {
     b
 }
 
+/// [`common::adversarial_scalars`], the nonzero one in the last chunk.
 fn adversarial(n: usize) -> Vec<(&'static str, Vec<Fr>)> {
-    let mut one_nonzero = vec![Fr::zero(); n];
-    // In the last chunk.
-    one_nonzero[n - 2] = random_scalars(1, 5102)[0];
-    let zero_one: Vec<Fr> = (0..n).map(|i| Fr::from((i % 3 == 0) as u64)).collect();
-    vec![
-        ("zeros", vec![Fr::zero(); n]),
-        ("ones", vec![Fr::one(); n]),
-        ("r - 1", vec![-Fr::one(); n]),
-        ("one nonzero", one_nonzero),
-        ("repeated", vec![random_scalars(1, 5103)[0]; n]),
-        ("0/1", zero_one),
-    ]
+    common::adversarial_scalars(n, 5102, n - 2)
 }
 
 /// The chunks a call of n scalars streams in where the adapter has timestamps (one where
