@@ -181,3 +181,39 @@ fn stream_chunks_are_checked() {
         Err(MsmError::InvalidConfig(_))
     ));
 }
+
+/// A streamed call (4 chunks) that meets a validation error, or a device lost while it is
+/// in flight, fails with its typed error and holds no memory after; the next streamed call
+/// equals arkworks (on a replacement device after the loss).
+#[test]
+fn a_streamed_call_that_fails_gives_its_memory_back() {
+    common::runtime_dir();
+    // An engine of its own: its device is lost here.
+    let e = GpuMsm::with_config(MsmConfig {
+        stream_chunk_scalars: Some(CHUNK),
+        ..crate::parts::config(16)
+    })
+    .unwrap();
+    let n = 4 * CHUNK + 3;
+    let bases = awkward_bases(n);
+    let scalars = random_scalars(n, 5106);
+    let want = reference(&bases, &scalars);
+    let set = e.load_bases(&bases).unwrap();
+    e.inject_gpu_error_in_next_call();
+    match e.msm(&set, &scalars) {
+        Err(MsmError::Gpu(m)) => assert!(m.contains("validation"), "{m}"),
+        other => panic!("a streamed call with a validation error returned {other:?}"),
+    }
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    assert_eq!(e.msm(&set, &scalars), Ok(want));
+    e.inject_device_loss_in_next_call();
+    match e.msm(&bases[..], &scalars) {
+        Err(MsmError::DeviceLost(_)) => {}
+        other => panic!("a streamed call on a lost device returned {other:?}"),
+    }
+    assert_eq!(e.msm(&bases[..], &scalars), Ok(want));
+    assert_eq!(e.devices_recreated(), 1);
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    // A set loaded again is resident on the new device.
+    assert_eq!(e.msm(&e.load_bases(&bases).unwrap(), &scalars), Ok(want));
+}
