@@ -224,11 +224,13 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
     );
     println!();
     let ks: Vec<String> = BATCHES.iter().map(|k| format!("k = {k}")).collect();
+    let lanes = gpu_msm::internals::gpu::sort::BATCH_LANES as u64;
     println!(
-        "| profile | mixed addition | inversion | {} | break-even k |",
+        "| profile | mixed addition | inversion | {} | break-even k | as built (k = {lanes}, \
+         square-and-multiply inversion) |",
         ks.join(" | ")
     );
-    println!("|---|---|---|{}---|", "---|".repeat(BATCHES.len()));
+    println!("|---|---|---|{}---|---|", "---|".repeat(BATCHES.len()));
     for a in [Arithmetic::Limbs29, Arithmetic::Limbs29Edwards]
         .into_iter()
         .filter(|a| curve.has_edwards_map() || !a.is_edwards())
@@ -239,8 +241,15 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
             .iter()
             .map(|&k| format!("{:.1}", b.at_batch(k)))
             .collect();
+        let built = match a.is_edwards() {
+            true => "not built".to_string(),
+            false => {
+                let c = BatchAffine::as_built(p);
+                format!("{:.1} (inversion {})", c.at_batch(lanes), c.inversion)
+            }
+        };
         println!(
-            "| {a:?} | {m} | {} | {} | {} |",
+            "| {a:?} | {m} | {} | {} | {} | {built} |",
             b.inversion,
             at.join(" | "),
             b.break_even(m)

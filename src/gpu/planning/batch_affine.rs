@@ -1,7 +1,9 @@
 //! The count model of batch-affine bucket accumulation (affine sums, one inversion shared by
 //! a batch of independent additions through Montgomery's trick), against each profile's
 //! mixed addition: the decision issue 49 asks be made from counts before a shader is
-//! written. `examples/op_counts.rs` prints it.
+//! written. `examples/op_counts.rs` prints it, and the costs of the accumulation built from it
+//! (`shaders/batch_affine.wgsl`, `MsmConfig::accumulation`), which lavapipe measured slower
+//! than the mixed additions on every profile and group tried (docs/PERF.md).
 //!
 //! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
 //! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
@@ -50,6 +52,24 @@ impl BatchAffine {
         }
     }
 
+    /// The costs of `shaders/batch_affine.wgsl` on `profile`: its inversion is
+    /// `fp_inverse`'s square-and-multiply ([`square_and_multiply_products`]), not the 4-bit
+    /// windows of [`BatchAffine::of`]; its batches are
+    /// [`BATCH_LANES`](crate::gpu::shader::contract::BATCH_LANES) additions.
+    pub fn as_built(profile: CurveProfile) -> BatchAffine {
+        let bits = 32 * profile.packed_words() as u64;
+        let inversion = square_and_multiply_products(&profile.curve.modulus, bits)
+            .expect("a curve's p is an odd prime");
+        let of = BatchAffine::of(profile);
+        match profile.curve.degree {
+            1 => BatchAffine { inversion, ..of },
+            _ => BatchAffine {
+                inversion: inversion + FP2_INVERSION_EXTRA,
+                ..of
+            },
+        }
+    }
+
     /// Products an addition in batches of `k` independent additions.
     pub fn at_batch(&self, k: u64) -> f64 {
         self.per_addition as f64 + self.inversion as f64 / k.max(1) as f64
@@ -84,6 +104,16 @@ pub fn fermat_inversion_products(modulus: &[u64]) -> Option<u64> {
         .count() as u64;
     // The top window is a table entry; each window below it squares four times.
     Some(14 + 4 * (windows - 1) + nonzero - 1)
+}
+
+/// F_p products of `fp_inverse` (`shaders/field_ops.wgsl`): a squaring for each of `bits`
+/// bits of p - 2 from the top (leading zeros included) and a product for each set bit.
+/// `None` unless p is odd and above 2.
+pub fn square_and_multiply_products(modulus: &[u64], bits: u64) -> Option<u64> {
+    fermat_inversion_products(modulus)?;
+    let mut e = modulus.to_vec();
+    e[0] -= 2;
+    Some(bits + e.iter().map(|w| w.count_ones() as u64).sum::<u64>())
 }
 
 #[cfg(test)]
@@ -121,6 +151,15 @@ mod tests {
         // A thread's slice of the sorted entries holds at most ACCUMULATE_SLICE additions.
         assert!(r > crate::gpu::planning::sort::ACCUMULATE_SLICE as u64);
         assert_eq!(b.break_even(6), None);
+        // As built: 384 squarings and a product a set bit of p - 2, above the windows'.
+        let built = BatchAffine::as_built(Arithmetic::Limbs29.on(curve));
+        assert!(
+            built.inversion > b.inversion && built.inversion < 384 + 377,
+            "{built:?}"
+        );
+        // p = 7: p - 2 = 0b101, two set bits.
+        assert_eq!(square_and_multiply_products(&[7], 8), Some(8 + 2));
+        assert_eq!(square_and_multiply_products(&[8], 8), None);
         let g2 = <ark_bls12_377::g2::Config as GpuCurve>::spec();
         let b2 = BatchAffine::of(Arithmetic::Limbs29.on(g2));
         assert_eq!(b2.per_addition, 18);
