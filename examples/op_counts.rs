@@ -14,7 +14,8 @@
 //!
 //! Then batch-affine accumulation's count model (`gpu::counts::BatchAffine`): field
 //! products an addition in batches of k independent additions, against each profile's
-//! mixed addition, and the batch that breaks even. Then the registers per thread of the
+//! mixed addition, the batch that breaks even, and the products of the batch-affine
+//! accumulation measured (and removed) at commit 5bb0d24. Then the registers per thread of the
 //! accumulation loop (`gpu::shader::registers`), an estimate from the generated code.
 //!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
@@ -224,10 +225,10 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
     );
     println!();
     let ks: Vec<String> = BATCHES.iter().map(|k| format!("k = {k}")).collect();
-    let lanes = gpu_msm::internals::gpu::sort::BATCH_LANES as u64;
+    let lanes = gpu_msm::internals::gpu::counts::MEASURED_LANES;
     println!(
-        "| profile | mixed addition | inversion | {} | break-even k | as built (k = {lanes}, \
-         square-and-multiply inversion) |",
+        "| profile | mixed addition | inversion | {} | break-even k | measured at 5bb0d24 (k = \
+         {lanes}, square-and-multiply inversion) |",
         ks.join(" | ")
     );
     println!("|---|---|---|{}---|---|", "---|".repeat(BATCHES.len()));
@@ -242,9 +243,9 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
             .map(|&k| format!("{:.1}", b.at_batch(k)))
             .collect();
         let built = match a.is_edwards() {
-            true => "not built".to_string(),
+            true => "-".to_string(),
             false => {
-                let c = BatchAffine::as_built(p);
+                let c = BatchAffine::measured(p);
                 format!("{:.1} (inversion {})", c.at_batch(lanes), c.inversion)
             }
         };

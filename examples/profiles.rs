@@ -89,7 +89,6 @@ fn run<C: GpuCurve>(cli: ProfilesCli) {
                 ..Default::default()
             },
             stream_chunk_scalars: StreamChunkArg::config(cli.stream_chunk),
-            accumulation: cli.accumulation.into(),
             ..Default::default()
         }) {
             Ok(e) => e,

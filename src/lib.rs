@@ -52,9 +52,9 @@ pub use calibration::{
     crossover, Calibration, CalibrationRow, CalibrationSource, CALIBRATION_ENV, CALIBRATION_FORMAT,
 };
 pub use config::{
-    Accumulation, AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions,
-    MemoryBudget, MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode,
-    SreOptions, SreStrategy, ADAPTER_ENV, DEFAULT_GPU_TIMEOUT, DEFAULT_MEMORY_FRACTION,
+    AdapterChoice, Arithmetic, BucketSort, DeviceLoss, Devices, LoadOptions, MemoryBudget,
+    MsmConfig, PipelineCacheDir, PowerPreference, Precompute, SelfTest, SreMode, SreOptions,
+    SreStrategy, ADAPTER_ENV, DEFAULT_GPU_TIMEOUT, DEFAULT_MEMORY_FRACTION,
     DEFAULT_STREAM_CHUNK_SCALARS, FIRST_DISPATCH_TIMEOUT, MAX_DEVICES, MAX_PRECOMPUTED_WINDOW_BITS,
     MAX_STREAM_CHUNKS, MAX_WINDOW_BITS, MIN_DEVICE_SHARE, MIN_WINDOW_BITS, PAPER_EARLY_STOP,
     RECREATE_BACKOFF_MAX, RECREATE_BACKOFF_MIN, TIMING_ENV,

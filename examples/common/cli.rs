@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 use gpu_msm::inputs::ScalarDistribution;
-use gpu_msm::{Accumulation, AdapterChoice, Arithmetic, Backend, Devices, MsmConfig};
-use gpu_msm::{PipelineCacheDir, SreMode};
+use gpu_msm::{AdapterChoice, Arithmetic, Backend, Devices, MsmConfig, PipelineCacheDir, SreMode};
 use gpu_msm::{SreOptions, SreStrategy, PAPER_EARLY_STOP};
 
 /// Largest log2 of a point count the examples accept (2^26 points of 96 bytes is 6 GiB of
@@ -35,26 +34,6 @@ impl From<ArithmeticArg> for Arithmetic {
             ArithmeticArg::Limbs13 => Arithmetic::Limbs13,
             ArithmeticArg::Limbs29 => Arithmetic::Limbs29,
             ArithmeticArg::Limbs29Edwards => Arithmetic::Limbs29Edwards,
-        }
-    }
-}
-
-/// `MsmConfig::accumulation` on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
-pub enum AccumulationArg {
-    /// One mixed addition an entry, a slice a thread.
-    #[default]
-    Projective,
-    /// Affine sums, BATCH_LANES slices a thread sharing one inversion a step (short
-    /// Weierstrass profiles).
-    BatchAffine,
-}
-
-impl From<AccumulationArg> for Accumulation {
-    fn from(a: AccumulationArg) -> Self {
-        match a {
-            AccumulationArg::Projective => Accumulation::Projective,
-            AccumulationArg::BatchAffine => Accumulation::BatchAffine,
         }
     }
 }
@@ -177,10 +156,6 @@ pub struct EngineArgs {
     /// engine's, 2^18]
     #[arg(long, value_name = "N|off", value_parser = parse_stream_chunk)]
     pub stream_chunk: Option<StreamChunkArg>,
-    /// How the GPU bucket sort accumulates (`MsmConfig::accumulation`); batch-affine picks
-    /// limbs29 where the default profile is the Edwards one
-    #[arg(long, value_enum, default_value = "projective")]
-    pub accumulation: AccumulationArg,
 }
 
 /// `all`, or NAME:COUNT pairs separated by commas.
@@ -228,7 +203,6 @@ impl EngineArgs {
             },
             devices: self.devices.clone().unwrap_or_default(),
             stream_chunk_scalars: StreamChunkArg::config(self.stream_chunk),
-            accumulation: self.accumulation.into(),
             ..Default::default()
         }
     }
@@ -553,10 +527,6 @@ pub struct ProfilesCli {
     /// As the engines' `--stream-chunk` ([`EngineArgs::stream_chunk`])
     #[arg(long, value_name = "N|off", value_parser = parse_stream_chunk)]
     pub stream_chunk: Option<StreamChunkArg>,
-    /// As the engines' `--accumulation` ([`EngineArgs::accumulation`]); profiles without it
-    /// (limbs29-edwards) are not run
-    #[arg(long, value_enum, default_value = "projective")]
-    pub accumulation: AccumulationArg,
 }
 
 /// [`EngineArgs::stream_chunk`]: `None` for `off`.

@@ -205,27 +205,6 @@ pub enum BucketSort {
     Gpu,
 }
 
-/// How the GPU bucket sort's accumulation adds a bucket's entries
-/// ([`MsmConfig::accumulation`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Accumulation {
-    /// Each thread sums one slice of the sorted entries, one mixed addition an entry in
-    /// the profile's coordinates (`shaders/balanced.wgsl`).
-    #[default]
-    Projective,
-    /// Each thread sums [`crate::internals::gpu::sort::BATCH_LANES`] slices at
-    /// once in affine coordinates, their additions of a step sharing one field inversion
-    /// (Montgomery's trick; `shaders/batch_affine.wgsl`): about 6 products an addition and
-    /// an inversion a step against a mixed addition's 11, for a 128th of the threads, each
-    /// holding its lanes' sums in private (on a GPU, local) memory. Short Weierstrass
-    /// profiles only: with [`MsmConfig::arithmetic`] `None` the engine picks
-    /// [`Arithmetic::Limbs29`] (or [`Arithmetic::Limbs13`]) where it would pick the Edwards
-    /// profile, and asking for [`Arithmetic::Limbs29Edwards`] with it is
-    /// [`MsmError::InvalidConfig`]. Measured against the default in docs/PERF.md; the sum
-    /// does not depend on it.
-    BatchAffine,
-}
-
 /// Configuration of a [`crate::GpuMsm`] engine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MsmConfig {
@@ -331,9 +310,6 @@ pub struct MsmConfig {
     /// does not depend on it; tests set it low to stream small calls. Kept by
     /// [`crate::GpuMsm::reconfigured`] engines (their pipelines' context is shared).
     pub stream_chunk_scalars: Option<usize>,
-    /// How the GPU bucket sort's accumulation adds (default [`Accumulation::Projective`]).
-    /// Kept by [`crate::GpuMsm::reconfigured`] engines.
-    pub accumulation: Accumulation,
 }
 
 /// Where compiled pipelines are kept between processes ([`MsmConfig::pipeline_cache`]), so
@@ -375,7 +351,6 @@ impl Default for MsmConfig {
             pipeline_cache: PipelineCacheDir::default(),
             devices: Devices::One,
             stream_chunk_scalars: Some(DEFAULT_STREAM_CHUNK_SCALARS),
-            accumulation: Accumulation::Projective,
         }
     }
 }

@@ -17,7 +17,7 @@ impl<C: GpuCurve> GpuMsm<C> {
     /// host-list stages, shared too, are compiled by the first call of either engine that
     /// needs them); [`crate::Bases`] loaded by either engine work on both. `config` must keep the
     /// adapter choice, the devices, the shader checks, the arithmetic, the stream chunks
-    /// (`MsmConfig::stream_chunk_scalars`), the accumulation and the memory budget; a window
+    /// (`MsmConfig::stream_chunk_scalars`) and the memory budget; a window
     /// size whose one-point call cannot fit is [`MsmError::InvalidConfig`].
     pub fn reconfigured(&self, config: MsmConfig) -> Result<Self> {
         config.validate()?;
@@ -25,12 +25,11 @@ impl<C: GpuCurve> GpuMsm<C> {
         if config.shader_runtime_checks != self.config.shader_runtime_checks
             || config.arithmetic != self.config.arithmetic
             || config.stream_chunk_scalars != self.config.stream_chunk_scalars
-            || config.accumulation != self.config.accumulation
         {
             return Err(MsmError::InvalidConfig(
                 "reconfigured() keeps the pipelines and their context: shader checks, \
-                 arithmetic, stream chunks and accumulation must match (GpuMsm::on_device_of \
-                 makes another on the same device)"
+                 arithmetic and stream chunks must match (GpuMsm::on_device_of makes another \
+                 on the same device)"
                     .into(),
             ));
         }

@@ -93,9 +93,6 @@ pub(crate) struct GpuContext {
     /// Fewest scalars in a streamed chunk of a call's upload
     /// (`MsmConfig::stream_chunk_scalars`); `None`: one upload.
     stream_chunk: Option<usize>,
-    /// Whether the GPU bucket sort accumulates in batch-affine lanes
-    /// (`MsmConfig::accumulation`).
-    batch_affine: bool,
 }
 
 /// Whether a device was lost, and why: by wgpu's device-lost callback (a driver reset, a

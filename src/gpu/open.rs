@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::{Accumulation, MemoryBudget, MsmConfig};
+use crate::config::{MemoryBudget, MsmConfig};
 use crate::curve::CurveSpec;
 use crate::error::{MsmError, Result};
 use crate::gpu::device::adapters::pick_adapter;
@@ -149,7 +149,6 @@ fn arithmetic_for(
     curve: &'static CurveSpec,
 ) -> Result<Arithmetic> {
     let features = shared.device.features();
-    let batch_affine = config.accumulation == Accumulation::BatchAffine;
     match config.arithmetic {
         Some(a) if !features.contains(a.features()) => Err(MsmError::InvalidConfig(format!(
             "{a:?} arithmetic needs {:?}, which {} lacks",
@@ -161,21 +160,12 @@ fn arithmetic_for(
              has no point of order 2)",
             curve.name
         ))),
-        Some(a) if a.is_edwards() && batch_affine => Err(MsmError::InvalidConfig(format!(
-            "{a:?} arithmetic has no batch-affine accumulation (Accumulation::BatchAffine \
-             runs on the short Weierstrass profiles)"
-        ))),
         Some(a) => Ok(a),
-        None => {
-            let int64 = features.contains(wgpu::Features::SHADER_INT64);
-            let a = Arithmetic::auto(int64, shared.limits.max_storage_buffer_binding_size, curve);
-            // The same field without the Edwards model.
-            Ok(if a.is_edwards() && batch_affine {
-                Arithmetic::Limbs29
-            } else {
-                a
-            })
-        }
+        None => Ok(Arithmetic::auto(
+            features.contains(wgpu::Features::SHADER_INT64),
+            shared.limits.max_storage_buffer_binding_size,
+            curve,
+        )),
     }
 }
 
@@ -282,7 +272,6 @@ impl GpuContext {
             // stages a call never runs would be compiled for nothing.
             warm_up: config.self_test != crate::config::SelfTest::Off,
             stream_chunk: config.stream_chunk_scalars,
-            batch_affine: config.accumulation == Accumulation::BatchAffine,
         })
     }
 

@@ -25,11 +25,7 @@ type Outcome = Result<G1Projective, MsmError>;
 /// bases (whole, and in parts of [`SLICE`]) and as the second vector of a batch on each
 /// resident set, after an empty one (a batch's error must name vector 1; it is unwrapped).
 /// Calls of at most [`SLICE`] points skip the sliced routes, the same calls again.
-pub(crate) fn every_route(
-    e: &GpuMsm,
-    bases: &[G1Affine],
-    scalars: &[Fr],
-) -> Vec<(&'static str, Outcome)> {
+fn every_route(e: &GpuMsm, bases: &[G1Affine], scalars: &[Fr]) -> Vec<(&'static str, Outcome)> {
     let sliced = e
         .reconfigured(MsmConfig {
             max_slice_points: Some(SLICE),
@@ -220,7 +216,7 @@ fn other_order_two() -> G1Affine {
 
 /// Points on the curve outside G1: of order 2 ((-1, 0) and another), of order 3 ((0, 1)),
 /// and one with a random-looking x whose cofactor is not cleared.
-pub(crate) fn outside_g1() -> Vec<(&'static str, G1Affine)> {
+fn outside_g1() -> Vec<(&'static str, G1Affine)> {
     let random = common::outside_subgroup(5);
     let points = vec![
         ("(-1, 0)", G1Affine::new_unchecked(-Fq::one(), Fq::zero())),

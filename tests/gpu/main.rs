@@ -12,7 +12,6 @@ mod common;
 
 mod asynchronous;
 mod bad_inputs;
-mod batch_affine;
 mod checked_shaders;
 mod curves;
 mod g2_reliability;

@@ -88,9 +88,7 @@ impl GpuContext {
     /// Compiles the stages every GPU call uses (the host-list stages wait for their first
     /// use).
     pub(in crate::gpu) fn compile(&self) -> Result<Pipelines> {
-        let ids: Vec<StageId> = msm_stages()
-            .filter(|&id| !id.def().on_first_use && self.runs_stage(id))
-            .collect();
+        let ids: Vec<StageId> = msm_stages().filter(|id| !id.def().on_first_use).collect();
         Ok(Pipelines {
             ready: self.compile_stages(&ids, self.warm_up, self.stage_profile(1))?,
             on_first_use: OnceLock::new(),
@@ -99,26 +97,6 @@ impl GpuContext {
             shift: OnceLock::new(),
             parted: Default::default(),
         })
-    }
-
-    /// Whether this context's calls run stage `id`: of the two accumulations of the GPU
-    /// bucket sort, the one `MsmConfig::accumulation` chose ([`GpuContext::accumulate_stage`]).
-    fn runs_stage(&self, id: StageId) -> bool {
-        match id {
-            StageId::AccumulateBalanced | StageId::AccumulateBatchAffine => {
-                id == self.accumulate_stage()
-            }
-            _ => true,
-        }
-    }
-
-    /// The GPU bucket sort's accumulation stage (`MsmConfig::accumulation`).
-    pub(in crate::gpu) fn accumulate_stage(&self) -> StageId {
-        if self.batch_affine {
-            StageId::AccumulateBatchAffine
-        } else {
-            StageId::AccumulateBalanced
-        }
     }
 
     /// The part count a call over `parts` device parts runs its stages for (the parts its
@@ -142,8 +120,7 @@ impl GpuContext {
         let cell = &p.parted[bound as usize - 2];
         self.build_once(cell, timeout, "to compile the parted stages", || {
             let ids: Vec<StageId> = msm_stages()
-                .filter(|&id| id.def().reads_bases() && !id.def().on_first_use)
-                .filter(|&id| self.runs_stage(id))
+                .filter(|id| id.def().reads_bases() && !id.def().on_first_use)
                 .collect();
             self.compile_stages(&ids, true, self.stage_profile(bound))
         })

@@ -155,16 +155,7 @@ impl Module {
             // No stored base is read (the identity bits are): no bases.wgsl.
             Module::Sort => vec![files::OFFSETS, files::SORT],
             Module::Scan => vec![files::SCAN],
-            // Batch-affine accumulation needs the short Weierstrass model's affine law.
-            Module::Balanced if profile.is_edwards() => {
-                vec![files::BASES, files::OFFSETS, files::BALANCED]
-            }
-            Module::Balanced => vec![
-                files::BASES,
-                files::OFFSETS,
-                files::BALANCED,
-                files::BATCH_AFFINE,
-            ],
+            Module::Balanced => vec![files::BASES, files::OFFSETS, files::BALANCED],
             Module::Accumulate => vec![files::BASES, files::ACCUMULATE],
             Module::Merge => vec![files::MERGE],
             Module::Reduce => vec![files::OFFSETS, files::REDUCE],
@@ -339,19 +330,6 @@ fn part_bindings(profile: CurveProfile) -> impl Iterator<Item = Binding> {
 
 const PARAMS: Binding = b("params", Uniform("Params"), Source::Slot(Slot::Params));
 
-/// The accumulation stages' bindings (balanced and batch-affine).
-const ACCUMULATE_BINDINGS: &[Binding] = &[
-    b("bases", ReadQuads, Bases),
-    b("offsets", Read, Source::Slot(Slot::Scan)),
-    b("entries", Read, Source::Slot(Slot::Entries)),
-    b("entry_buckets", Read, Source::Slot(Slot::EntryBuckets)),
-    b("buckets", ReadWrite, Source::Slot(Slot::Buckets)),
-    // Carry level 0's input.
-    b("out_keys", ReadWrite, Source::Slot(Slot::ItemKeysA)),
-    b("out_sums", ReadWrite, Source::Slot(Slot::ItemSumsA)),
-    PARAMS,
-];
-
 /// Names of the stages (an index into [`Stage::ALL`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum StageId {
@@ -360,7 +338,6 @@ pub(crate) enum StageId {
     ScatterDigits,
     ScanBlocks,
     AccumulateBalanced,
-    AccumulateBatchAffine,
     CarryLevel,
     Accumulate,
     Merge,
@@ -372,7 +349,7 @@ pub(crate) enum StageId {
 
 impl StageId {
     /// Every stage, in table order.
-    pub const ALL: [StageId; 13] = {
+    pub const ALL: [StageId; 12] = {
         use StageId::*;
         [
             Convert,
@@ -380,7 +357,6 @@ impl StageId {
             ScatterDigits,
             ScanBlocks,
             AccumulateBalanced,
-            AccumulateBatchAffine,
             CarryLevel,
             Accumulate,
             Merge,
@@ -395,17 +371,11 @@ impl StageId {
     pub fn def(self) -> &'static Stage {
         &Stage::ALL[self as usize]
     }
-
-    /// Whether `profile`'s shaders have the stage: batch-affine accumulation needs the
-    /// short Weierstrass model's affine group law (`shaders/batch_affine.wgsl`).
-    pub fn exists_on(self, profile: CurveProfile) -> bool {
-        self != StageId::AccumulateBatchAffine || !profile.is_edwards()
-    }
 }
 
 impl Stage {
     /// Every stage, in [`StageId`] order.
-    pub const ALL: [Stage; 13] = [
+    pub const ALL: [Stage; 12] = [
         Stage {
             entry: "convert",
             module: Module::Convert,
@@ -467,16 +437,17 @@ impl Stage {
             entry: "accumulate_balanced",
             module: Module::Balanced,
             phase: Phase::Accumulate,
-            bindings: ACCUMULATE_BINDINGS,
-            on_first_use: false,
-        },
-        // The same signature, BATCH_LANES slices a thread (short Weierstrass profiles,
-        // `MsmConfig::accumulation`).
-        Stage {
-            entry: "accumulate_batch_affine",
-            module: Module::Balanced,
-            phase: Phase::Accumulate,
-            bindings: ACCUMULATE_BINDINGS,
+            bindings: &[
+                b("bases", ReadQuads, Bases),
+                b("offsets", Read, Source::Slot(Slot::Scan)),
+                b("entries", Read, Source::Slot(Slot::Entries)),
+                b("entry_buckets", Read, Source::Slot(Slot::EntryBuckets)),
+                b("buckets", ReadWrite, Source::Slot(Slot::Buckets)),
+                // Carry level 0's input.
+                b("out_keys", ReadWrite, Source::Slot(Slot::ItemKeysA)),
+                b("out_sums", ReadWrite, Source::Slot(Slot::ItemSumsA)),
+                PARAMS,
+            ],
             on_first_use: false,
         },
         Stage {
@@ -678,10 +649,10 @@ pub fn wgsl_modules(profile: CurveProfile) -> Vec<WgslModule> {
         .into_iter()
         .map(|m| WgslModule {
             name: format!("{m:?}"),
-            entry_points: StageId::ALL
-                .into_iter()
-                .filter(|id| id.def().module == m && id.exists_on(profile))
-                .map(|id| id.def().entry)
+            entry_points: Stage::ALL
+                .iter()
+                .filter(|s| s.module == m)
+                .map(|s| s.entry)
                 .collect(),
             files: m.files(profile).iter().map(|f| f.name).collect(),
             source: m.source(profile),

@@ -12,7 +12,6 @@ fn ids_name_their_stages_and_modules_agree_on_their_bindings() {
         (StageId::ScatterDigits, "scatter_digits"),
         (StageId::ScanBlocks, "scan_blocks"),
         (StageId::AccumulateBalanced, "accumulate_balanced"),
-        (StageId::AccumulateBatchAffine, "accumulate_batch_affine"),
         (StageId::CarryLevel, "carry_level"),
         (StageId::Accumulate, "accumulate"),
         (StageId::Merge, "merge"),

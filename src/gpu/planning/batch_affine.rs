@@ -1,9 +1,11 @@
 //! The count model of batch-affine bucket accumulation (affine sums, one inversion shared by
 //! a batch of independent additions through Montgomery's trick), against each profile's
 //! mixed addition: the decision issue 49 asks be made from counts before a shader is
-//! written. `examples/op_counts.rs` prints it, and the costs of the accumulation built from it
-//! (`shaders/batch_affine.wgsl`, `MsmConfig::accumulation`), which lavapipe measured slower
-//! than the mixed additions on every profile and group tried (docs/PERF.md).
+//! written. `examples/op_counts.rs` prints it, and the costs of the accumulation built and
+//! measured at commit 5bb0d24 ([`BatchAffine::measured`]: `shaders/batch_affine.wgsl`,
+//! `MsmConfig::accumulation`), which lavapipe ran 1.3-2.9x slower than the mixed additions
+//! on every profile and group tried although it counts fewer products; it was removed
+//! (docs/PERF.md, "Batch-affine accumulation").
 //!
 //! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
 //! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
@@ -18,6 +20,10 @@ use crate::gpu::shader::field::CurveProfile;
 /// Products of the batch trick and of the affine addition, per addition, in the coordinate
 /// field: 3 for the trick (a prefix product, two on the way back) and 3 for the addition.
 const PER_ADDITION: u64 = 6;
+
+/// Independent additions a batch of the accumulation measured at commit 5bb0d24 (each
+/// thread summed that many slices of the sorted entries at once).
+pub const MEASURED_LANES: u64 = 128;
 
 /// F_p products of one F_p^2 product (Karatsuba).
 const FP2_PRODUCT: u64 = 3;
@@ -52,11 +58,11 @@ impl BatchAffine {
         }
     }
 
-    /// The costs of `shaders/batch_affine.wgsl` on `profile`: its inversion is
-    /// `fp_inverse`'s square-and-multiply ([`square_and_multiply_products`]), not the 4-bit
-    /// windows of [`BatchAffine::of`]; its batches are
-    /// [`BATCH_LANES`](crate::gpu::shader::contract::BATCH_LANES) additions.
-    pub fn as_built(profile: CurveProfile) -> BatchAffine {
+    /// The costs of the batch-affine accumulation measured at commit 5bb0d24 on `profile`:
+    /// its inversion was `fp_inverse`'s square-and-multiply
+    /// ([`square_and_multiply_products`]), not the 4-bit windows of [`BatchAffine::of`];
+    /// its batches were [`MEASURED_LANES`] additions.
+    pub fn measured(profile: CurveProfile) -> BatchAffine {
         let bits = 32 * profile.packed_words() as u64;
         let inversion = square_and_multiply_products(&profile.curve.modulus, bits)
             .expect("a curve's p is an odd prime");
@@ -151,8 +157,8 @@ mod tests {
         // A thread's slice of the sorted entries holds at most ACCUMULATE_SLICE additions.
         assert!(r > crate::gpu::planning::sort::ACCUMULATE_SLICE as u64);
         assert_eq!(b.break_even(6), None);
-        // As built: 384 squarings and a product a set bit of p - 2, above the windows'.
-        let built = BatchAffine::as_built(Arithmetic::Limbs29.on(curve));
+        // As measured: 384 squarings and a product a set bit of p - 2, above the windows'.
+        let built = BatchAffine::measured(Arithmetic::Limbs29.on(curve));
         assert!(
             built.inversion > b.inversion && built.inversion < 384 + 377,
             "{built:?}"

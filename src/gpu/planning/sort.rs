@@ -9,8 +9,7 @@ use crate::digits::MAX_CHUNK_ENTRIES;
 use crate::gpu::pipelines::stages::StageId;
 use crate::gpu::shader::contract::LevelParams;
 pub use crate::gpu::shader::contract::{
-    sort_wgsl_constants as wgsl_constants, BATCH_LANES, CARRY_FANIN, CARRY_GROUP, MIN_SLICE,
-    SCAN_RUN,
+    sort_wgsl_constants as wgsl_constants, CARRY_FANIN, CARRY_GROUP, MIN_SLICE, SCAN_RUN,
 };
 use crate::gpu::shader::field::WORKGROUP_SIZE;
 

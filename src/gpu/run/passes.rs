@@ -8,7 +8,7 @@ use crate::gpu::pipelines::compile::Pass;
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::pipelines::stages::{Binding, Source, StageId};
 use crate::gpu::planning::layout::{Job, JobBases, JobLayout, SortLayout, SECTION_ALIGN};
-use crate::gpu::planning::sort::{reduction_pass_list, sort_pass_list, SortPass, BATCH_LANES};
+use crate::gpu::planning::sort::{reduction_pass_list, sort_pass_list, SortPass};
 use crate::gpu::shader::contract::{LevelParams, MergeParams};
 use crate::gpu::shader::field::{MAX_BASE_PARTS, WORKGROUP_SIZE};
 use crate::gpu::{GpuContext, WORKSPACE_BASES_ID};
@@ -178,11 +178,6 @@ impl GpuContext {
                     at(lay.scan_at(i)),
                     threads(sort.scan[i].count_out as u64 * WORKGROUP_SIZE as u64),
                 ),
-                // BATCH_LANES slices a thread in batch-affine lanes.
-                SortPass::Accumulate if self.batch_affine => (
-                    on_bases,
-                    threads((params.num_slices as u64).div_ceil(BATCH_LANES as u64)),
-                ),
                 SortPass::Accumulate => (on_bases, threads(params.num_slices as u64)),
                 SortPass::Carry(i) => (
                     Binds {
@@ -197,11 +192,7 @@ impl GpuContext {
                     self.reduction_binds(lay, step)
                 }
             };
-            let stage = match step {
-                SortPass::Accumulate => self.accumulate_stage(),
-                _ => step.stage(),
-            };
-            out.push(self.pass(ws, stage, binds, dims));
+            out.push(self.pass(ws, step.stage(), binds, dims));
         }
     }
 
@@ -286,11 +277,7 @@ impl GpuContext {
                 self.host_passes(ws, lay, bases, &mut out);
                 for step in reduction_pass_list(lay.reduce_levels.len()) {
                     let (binds, dims) = self.reduction_binds(lay, step);
-                    let stage = match step {
-                        SortPass::Accumulate => self.accumulate_stage(),
-                        _ => step.stage(),
-                    };
-                    out.push(self.pass(ws, stage, binds, dims));
+                    out.push(self.pass(ws, step.stage(), binds, dims));
                 }
             }
         }

@@ -227,10 +227,6 @@ pub const SHIFT_BATCH: u32 = 16;
 /// smaller: sparse or small scalars), so that few entries do not each become a carried item.
 pub const MIN_SLICE: u32 = 8;
 
-/// Slices of the sorted entries one thread of the batch-affine accumulation sums at once
-/// (`shaders/batch_affine.wgsl`): its additions of a step share one inversion.
-pub const BATCH_LANES: u32 = 128;
-
 /// WGSL constants of the GPU bucket pipeline: the tuning constants and the curve's F_r
 /// modulus (to take the scalars out of Montgomery form).
 pub fn sort_wgsl_constants(curve: &crate::curve::CurveSpec) -> String {
@@ -243,7 +239,6 @@ pub fn sort_wgsl_constants(curve: &crate::curve::CurveSpec) -> String {
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;\n\
          const CARRY_FANIN: u32 = {CARRY_FANIN}u;\nconst CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;\n\
          const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
-         const BATCH_LANES: u32 = {BATCH_LANES}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         crate::curve::neg_inv_word(r[0] as u32),
         words.join(", ")

@@ -81,8 +81,6 @@ pub mod files {
     pub const SCAN: ShaderFile = wgsl_file!("scan.wgsl");
     /// Balanced accumulation and the carry levels.
     pub const BALANCED: ShaderFile = wgsl_file!("balanced.wgsl");
-    /// Batch-affine accumulation (short Weierstrass profiles; after `balanced.wgsl`).
-    pub const BATCH_AFFINE: ShaderFile = wgsl_file!("batch_affine.wgsl");
     /// The check every uploaded base passes.
     pub const BASE_CHECK: ShaderFile = wgsl_file!("base_check.wgsl");
     /// The status words and the one check every convert stage runs.
