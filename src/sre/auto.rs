@@ -376,11 +376,10 @@ mod tests {
         let d = decide(&b, &k, Some(DEAR_GPU), None, AddCosts::RCB);
         assert!(d.search, "{}", d.reason);
         assert!(d.sre_ns < d.plain_ns);
-        // The pilots stay inside their budget (with slack for one pilot's last clock check,
-        // and half a second for the scheduler: the whole suite runs beside this test on two
-        // cores, and it once took this pilot past twice its budget there).
-        let slack_ns = 0.5e9;
-        assert!(d.pilot_time.as_nanos() as f64 <= 2.0 * AUTO_PILOT_BUDGET * d.plain_ns + slack_ns);
+        // That the pilots stop at their deadline is `search`'s, tested without a clock
+        // (`sre_tests::deadline_in_the_past_stops_at_once_with_a_valid_plan`): a bound on
+        // this pilot's wall-clock time failed under load (the suite beside it on two cores),
+        // and timings belong to benchmarks, not tests.
         // On a GPU whose additions cost a thousandth of a host merge, it cannot pay, and the
         // bound says so before any pilot runs.
         let d = decide(&b, &k, Some(FAST_GPU), None, AddCosts::RCB);
