@@ -376,15 +376,37 @@ mod tests {
         let d = decide(&b, &k, Some(DEAR_GPU), None, AddCosts::RCB);
         assert!(d.search, "{}", d.reason);
         assert!(d.sre_ns < d.plain_ns);
-        // That the pilots stop at their deadline is `search`'s, tested without a clock
-        // (`sre_tests::deadline_in_the_past_stops_at_once_with_a_valid_plan`): a bound on
-        // this pilot's wall-clock time failed under load (the suite beside it on two cores),
-        // and timings belong to benchmarks, not tests.
+        // That the pilots get their budget is `the_pilots_stop_at_their_budget`'s, and that
+        // a search stops at its deadline `sre_tests::deadline_in_the_past_stops_at_once_
+        // with_a_valid_plan`'s, both without a clock: a bound on this pilot's wall-clock
+        // time failed under load (the suite beside it on two cores).
         // On a GPU whose additions cost a thousandth of a host merge, it cannot pay, and the
         // bound says so before any pilot runs.
         let d = decide(&b, &k, Some(FAST_GPU), None, AddCosts::RCB);
         assert!(!d.search, "{}", d.reason);
         assert_eq!(d.pilot_stats, SreStats::default(), "{}", d.reason);
+    }
+
+    /// The pilots get `AUTO_PILOT_BUDGET` of the plain time as their deadline: on a GPU so
+    /// fast that the budget is under a nanosecond (SRE still worth a pilot: merges free),
+    /// the first pilot's search starts past it, stops at once, and SRE stays off. No clock
+    /// bound: sampling the pilot's 1 024 points alone takes longer than the budget.
+    #[test]
+    fn the_pilots_stop_at_their_budget() {
+        let n = 4096;
+        let b = random_bases::<Bls>(n, 1);
+        let k = vec![random_scalars(1, 2)[0]; n];
+        let instant = Rates {
+            entry_ns: 1e-6,
+            call_ns_per_mul: 1e-7,
+            merge_ns: 0.0,
+            ..SLOW_GPU
+        };
+        let d = decide(&b, &k, Some(instant), None, AddCosts::RCB);
+        assert!(d.plain_ns * AUTO_PILOT_BUDGET < 1.0, "{}", d.plain_ns);
+        assert!(d.pilot_stats.deadline_hit, "{}", d.reason);
+        assert!(d.reason.contains("pilot ran out of budget"), "{}", d.reason);
+        assert!(!d.search, "{}", d.reason);
     }
 
     #[test]
