@@ -113,6 +113,15 @@ impl<C: GpuCurve> GpuMsm<C> {
         }
     }
 
+    /// Test hook: the next GPU call whose scalars are streamed in several chunks
+    /// (`MsmConfig::stream_chunk_scalars`) loses the device between two of its submissions:
+    /// after the first chunk's, before the second chunk is written.
+    pub fn inject_device_loss_between_chunks(&self) {
+        if let Some(g) = self.gpu() {
+            g.inject_loss_between_chunks();
+        }
+    }
+
     /// Test hook: loses the device while the next GPU call is in flight (after its
     /// submission, before its results are read).
     pub fn inject_device_loss_in_next_call(&self) {

@@ -259,6 +259,7 @@ impl GpuContext {
             id: NEXT_CONTEXT.fetch_add(1, Ordering::Relaxed),
             lost: shared.lost,
             invalid_next: AtomicBool::new(false),
+            lose_between_chunks: AtomicBool::new(false),
             adapter_memory: shared.adapter_memory,
             next_bases_id: AtomicU64::new(WORKSPACE_BASES_ID + 1),
             progress: shared.progress,
@@ -302,5 +303,12 @@ impl GpuContext {
     #[cfg(feature = "fault-injection")]
     pub(crate) fn inject_validation_error(&self) {
         self.invalid_next.store(true, Ordering::Release);
+    }
+
+    /// Test hook: the next call whose scalars are streamed in several chunks loses the
+    /// device after submitting its first chunk, before writing the second.
+    #[cfg(feature = "fault-injection")]
+    pub(crate) fn inject_loss_between_chunks(&self) {
+        self.lose_between_chunks.store(true, Ordering::Release);
     }
 }

@@ -182,9 +182,10 @@ fn stream_chunks_are_checked() {
     ));
 }
 
-/// A streamed call (4 chunks) that meets a validation error, or a device lost while it is
-/// in flight, fails with its typed error and holds no memory after; the next streamed call
-/// equals arkworks (on a replacement device after the loss).
+/// A streamed call (4 chunks) that meets a validation error, a device lost while it is in
+/// flight, or a device lost between its first and second submissions, fails with its typed
+/// error and holds no memory after; the next streamed call equals arkworks (on a
+/// replacement device after a loss).
 #[test]
 fn a_streamed_call_that_fails_gives_its_memory_back() {
     common::runtime_dir();
@@ -215,5 +216,20 @@ fn a_streamed_call_that_fails_gives_its_memory_back() {
     assert_eq!(e.devices_recreated(), 1);
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
     // A set loaded again is resident on the new device.
-    assert_eq!(e.msm(&e.load_bases(&bases).unwrap(), &scalars), Ok(want));
+    let set = e.load_bases(&bases).unwrap();
+    let (sum, rep) = e.msm_with_report(&set, &scalars).unwrap();
+    assert_eq!(sum, want);
+    // Lost between two submissions: after chunk 0's, before chunk 1 is written (a call in
+    // one submission, timing by wall clock, never reaches that point).
+    e.inject_device_loss_between_chunks();
+    match (e.msm(&set, &scalars), chunks(n, rep.gpu_timing)) {
+        (Err(MsmError::DeviceLost(_)), 4) => {}
+        (Ok(sum), 1) => assert_eq!(sum, want),
+        (other, k) => panic!("a call of {k} chunks lost between two returned {other:?}"),
+    }
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
+    assert_eq!(e.msm(&bases[..], &scalars), Ok(want));
+    let lost = 1 + (chunks(n, rep.gpu_timing) > 1) as u64;
+    assert_eq!(e.devices_recreated(), lost);
+    assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }

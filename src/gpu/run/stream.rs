@@ -8,6 +8,7 @@
 //! read-back copies and the timestamps' resolve. A call in one chunk is one submission.
 
 use std::ops::Range;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,6 +78,10 @@ impl GpuContext {
         let (mut handed, mut until) = (Vec::new(), Vec::new());
         for j in 0..chunks {
             let later = call.lay.sort.as_ref().filter(|_| j > 0);
+            // Test hook (`GpuContext::inject_loss_between_chunks`).
+            if j == 1 && self.lose_between_chunks.swap(false, Ordering::AcqRel) {
+                self.lose();
+            }
             if later.is_some() {
                 let t = Instant::now();
                 call.uploads.write_chunk(ws, j)?;
