@@ -15,7 +15,8 @@
 //! Then batch-affine accumulation's count model (`gpu::counts::BatchAffine`): field
 //! products an addition in batches of k independent additions, against each profile's
 //! mixed addition, the batch that breaks even, and the products of the batch-affine
-//! accumulation measured (and removed) at commit 5bb0d24. Then the registers per thread of the
+//! accumulation built at commit 5bb0d24 (removed in 6da8781: 1.3-2.3x slower on lavapipe).
+//! Then the registers per thread of the
 //! accumulation loop (`gpu::shader::registers`), an estimate from the generated code.
 //!
 //! The estimate is an estimate, not a measurement: every multiplication at the H200's peak
@@ -220,14 +221,16 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
         "Batch-affine accumulation (count model, gpu::counts::BatchAffine): F_p products an \
          addition in batches of k independent additions (one inversion a batch), against \
          the profile's mixed addition; a thread's slice of the sorted entries holds at most \
-         {} entries, most of them one bucket's (dependent).",
+         {} entries, most of them one bucket's (dependent). The last column: the one built, \
+         at 5bb0d24 (a thread summing k slices at once), which lavapipe ran 1.3-2.3x slower \
+         than the mixed additions; removed in 6da8781 (docs/perf-log/2026-12-07.md).",
         gpu_msm::internals::gpu::sort::ACCUMULATE_SLICE
     );
     println!();
     let ks: Vec<String> = BATCHES.iter().map(|k| format!("k = {k}")).collect();
-    let lanes = gpu_msm::internals::gpu::counts::MEASURED_LANES;
+    let lanes = gpu_msm::internals::gpu::counts::BUILT_LANES;
     println!(
-        "| profile | mixed addition | inversion | {} | break-even k | measured at 5bb0d24 (k = \
+        "| profile | mixed addition | inversion | {} | break-even k | as built at 5bb0d24 (k = \
          {lanes}, square-and-multiply inversion) |",
         ks.join(" | ")
     );
@@ -245,7 +248,7 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
         let built = match a.is_edwards() {
             true => "-".to_string(),
             false => {
-                let c = BatchAffine::measured(p);
+                let c = BatchAffine::as_built(p);
                 format!("{:.1} (inversion {})", c.at_batch(lanes), c.inversion)
             }
         };

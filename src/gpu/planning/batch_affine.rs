@@ -1,11 +1,10 @@
 //! The count model of batch-affine bucket accumulation (affine sums, one inversion shared by
 //! a batch of independent additions through Montgomery's trick), against each profile's
-//! mixed addition: the decision issue 49 asks be made from counts before a shader is
-//! written. `examples/op_counts.rs` prints it, and the costs of the accumulation built and
-//! measured at commit 5bb0d24 ([`BatchAffine::measured`]: `shaders/batch_affine.wgsl`,
-//! `MsmConfig::accumulation`), which lavapipe ran 1.3-2.9x slower than the mixed additions
-//! on every profile and group tried although it counts fewer products; it was removed
-//! (docs/PERF.md, "Batch-affine accumulation").
+//! mixed addition, and the counts of the one that was built and measured: commit 5bb0d24
+//! (`git show 5bb0d24:shaders/batch_affine.wgsl`; `MsmConfig::accumulation`, its lanes
+//! `sort::BATCH_LANES`) counted 5-43% fewer products than the mixed additions, but lavapipe
+//! ran it 1.3-2.3x slower on every group tried (Limbs29), and 6da8781 removed it
+//! (docs/perf-log/2026-12-07.md). `examples/op_counts.rs` prints both.
 //!
 //! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
 //! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
@@ -21,9 +20,13 @@ use crate::gpu::shader::field::CurveProfile;
 /// field: 3 for the trick (a prefix product, two on the way back) and 3 for the addition.
 const PER_ADDITION: u64 = 6;
 
-/// Independent additions a batch of the accumulation measured at commit 5bb0d24 (each
-/// thread summed that many slices of the sorted entries at once).
-pub const MEASURED_LANES: u64 = 128;
+/// Independent additions a batch of the accumulation built at commit 5bb0d24 (each thread
+/// summed that many slices of the sorted entries at once: `sort::BATCH_LANES` there).
+pub const BUILT_LANES: u64 = 128;
+
+/// F_p products of an addition given its inverse on F_p^2 in 5bb0d24's shader: the trick's
+/// three products and lambda's and lambda (x1 - x3)'s, 3 each, lambda^2 a squaring (2).
+const FP2_BUILT_PER_ADDITION: u64 = 5 * FP2_PRODUCT + 2;
 
 /// F_p products of one F_p^2 product (Karatsuba).
 const FP2_PRODUCT: u64 = 3;
@@ -58,20 +61,22 @@ impl BatchAffine {
         }
     }
 
-    /// The costs of the batch-affine accumulation measured at commit 5bb0d24 on `profile`:
-    /// its inversion was `fp_inverse`'s square-and-multiply
-    /// ([`square_and_multiply_products`]), not the 4-bit windows of [`BatchAffine::of`];
-    /// its batches were [`MEASURED_LANES`] additions.
-    pub fn measured(profile: CurveProfile) -> BatchAffine {
+    /// The costs of the batch-affine accumulation built at commit 5bb0d24 on `profile`, in
+    /// batches of [`BUILT_LANES`]: its inversion was `fp_inverse`'s square-and-multiply
+    /// ([`fp_inverse_products`]), not the 4-bit windows of [`BatchAffine::of`], and on
+    /// F_p^2 its lambda^2 a squaring.
+    pub fn as_built(profile: CurveProfile) -> BatchAffine {
         let bits = 32 * profile.packed_words() as u64;
-        let inversion = square_and_multiply_products(&profile.curve.modulus, bits)
-            .expect("a curve's p is an odd prime");
-        let of = BatchAffine::of(profile);
+        let inversion =
+            fp_inverse_products(&profile.curve.modulus, bits).expect("a curve's p is an odd prime");
         match profile.curve.degree {
-            1 => BatchAffine { inversion, ..of },
+            1 => BatchAffine {
+                per_addition: PER_ADDITION,
+                inversion,
+            },
             _ => BatchAffine {
+                per_addition: FP2_BUILT_PER_ADDITION,
                 inversion: inversion + FP2_INVERSION_EXTRA,
-                ..of
             },
         }
     }
@@ -112,10 +117,11 @@ pub fn fermat_inversion_products(modulus: &[u64]) -> Option<u64> {
     Some(14 + 4 * (windows - 1) + nonzero - 1)
 }
 
-/// F_p products of `fp_inverse` (`shaders/field_ops.wgsl`): a squaring for each of `bits`
-/// bits of p - 2 from the top (leading zeros included) and a product for each set bit.
-/// `None` unless p is odd and above 2.
-pub fn square_and_multiply_products(modulus: &[u64], bits: u64) -> Option<u64> {
+/// F_p products of `fp_inverse` (`shaders/field_ops.wgsl`, x^(p-2) by square-and-multiply
+/// over the shader's `bits` = 32 PACKED_WORDS bits of p - 2, leading zeros included): a
+/// squaring (counted as a product) a bit and a product a set bit. `None` unless p is odd
+/// and above 2.
+pub fn fp_inverse_products(modulus: &[u64], bits: u64) -> Option<u64> {
     fermat_inversion_products(modulus)?;
     let mut e = modulus.to_vec();
     e[0] -= 2;
@@ -157,16 +163,18 @@ mod tests {
         // A thread's slice of the sorted entries holds at most ACCUMULATE_SLICE additions.
         assert!(r > crate::gpu::planning::sort::ACCUMULATE_SLICE as u64);
         assert_eq!(b.break_even(6), None);
-        // As measured: 384 squarings and a product a set bit of p - 2, above the windows'.
-        let built = BatchAffine::measured(Arithmetic::Limbs29.on(curve));
-        assert!(
-            built.inversion > b.inversion && built.inversion < 384 + 377,
-            "{built:?}"
-        );
-        // p = 7: p - 2 = 0b101, two set bits.
-        assert_eq!(square_and_multiply_products(&[7], 8), Some(8 + 2));
-        assert_eq!(square_and_multiply_products(&[8], 8), None);
+        // As built: 384 squarings and a product a set bit of p - 2 (179 on BLS12-377, 110
+        // on BN254), on G2 4 more (the norm's).
+        let built = |spec, a: Arithmetic| BatchAffine::as_built(a.on(spec));
+        assert_eq!(built(curve, Arithmetic::Limbs29).inversion, 384 + 179);
+        let bn = <ark_bn254::g1::Config as GpuCurve>::spec();
+        assert_eq!(built(bn, Arithmetic::Limbs29).inversion, 256 + 110);
         let g2 = <ark_bls12_377::g2::Config as GpuCurve>::spec();
+        assert_eq!(built(g2, Arithmetic::Limbs29).inversion, 384 + 179 + 4);
+        assert_eq!(built(g2, Arithmetic::Limbs29).per_addition, 17);
+        // p = 7: p - 2 = 0b101, two set bits.
+        assert_eq!(fp_inverse_products(&[7], 8), Some(8 + 2));
+        assert_eq!(fp_inverse_products(&[8], 8), None);
         let b2 = BatchAffine::of(Arithmetic::Limbs29.on(g2));
         assert_eq!(b2.per_addition, 18);
     }
