@@ -15,7 +15,7 @@
 //! Then batch-affine accumulation's count model (`gpu::counts::BatchAffine`): field
 //! products an addition in batches of k independent additions, against each profile's
 //! mixed addition, the batch that breaks even, and the products of the batch-affine
-//! accumulation built at commit 5bb0d24 (removed in 6da8781: 1.3-2.3x slower on lavapipe).
+//! accumulation built at commit 5bb0d24 (removed in 6da8781: never faster on lavapipe).
 //! Then the registers per thread of the
 //! accumulation loop (`gpu::shader::registers`), an estimate from the generated code.
 //!
@@ -222,8 +222,8 @@ fn batch_affine(curve: &'static gpu_msm::internals::curve::CurveSpec) {
          addition in batches of k independent additions (one inversion a batch), against \
          the profile's mixed addition; a thread's slice of the sorted entries holds at most \
          {} entries, most of them one bucket's (dependent). The last column: the one built, \
-         at 5bb0d24 (a thread summing k slices at once), which lavapipe ran 1.3-2.3x slower \
-         than the mixed additions; removed in 6da8781 (docs/perf-log/2026-12-07.md).",
+         at 5bb0d24 (a thread summing k slices at once), which lavapipe never ran faster than \
+         the mixed additions; removed in 6da8781 (docs/perf-log/2026-12-07.md).",
         gpu_msm::internals::gpu::sort::ACCUMULATE_SLICE
     );
     println!();

@@ -2,9 +2,9 @@
 //! a batch of independent additions through Montgomery's trick), against each profile's
 //! mixed addition, and the counts of the one that was built and measured: commit 5bb0d24
 //! (`git show 5bb0d24:shaders/batch_affine.wgsl`; `MsmConfig::accumulation`, its lanes
-//! `sort::BATCH_LANES`) counted 5-43% fewer products than the mixed additions, but lavapipe
-//! ran it 1.3-2.3x slower on every group tried (Limbs29), and 6da8781 removed it
-//! (docs/perf-log/2026-12-07.md). `examples/op_counts.rs` prints both.
+//! `sort::BATCH_LANES`) counted 5-49% fewer products than the mixed additions, but lavapipe
+//! never ran it faster (1.6-2.2x slower on G1, 1.13-1.15x on the G2s, Limbs29), and
+//! 6da8781 removed it (docs/perf-log/2026-12-07.md). `examples/op_counts.rs` prints both.
 //!
 //! A batch of k independent additions costs 3(k - 1) products for the trick, one inversion,
 //! and 3 products each given its inverse (λ = Δy · inv, λ², λ (x1 - x3)): about 6 + I / k
