@@ -11,7 +11,9 @@
 //! (Cargo.toml's dev-dependency on the package; a build of the library alone leaves it
 //! off). The GPU half: `GpuContext::invalid_next` (`src/gpu/mod.rs`), set by
 //! `inject_validation_error` (`src/gpu/open.rs`) and read by the next submission
-//! (`src/gpu/run/execute.rs`).
+//! (`src/gpu/run/execute.rs`); `GpuContext::lose_between_chunks`, set by
+//! `inject_loss_between_chunks` and read by a streamed call's second chunk
+//! (`src/gpu/run/stream.rs`).
 
 use std::sync::atomic::AtomicBool;
 #[cfg(feature = "fault-injection")]
@@ -115,7 +117,10 @@ impl<C: GpuCurve> GpuMsm<C> {
 
     /// Test hook: the next GPU call whose scalars are streamed in several chunks
     /// (`MsmConfig::stream_chunk_scalars`) loses the device between two of its submissions:
-    /// after the first chunk's, before the second chunk is written.
+    /// once the first chunk's is on the queue, before the second chunk is written. It stays
+    /// armed until such a call comes (a call in one chunk, timed by wall clock or on host
+    /// lists never reaches that point), for this engine's `reconfigured` siblings too;
+    /// device 0's only, on several devices.
     pub fn inject_device_loss_between_chunks(&self) {
         if let Some(g) = self.gpu() {
             g.inject_loss_between_chunks();

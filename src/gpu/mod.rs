@@ -69,8 +69,8 @@ pub(crate) struct GpuContext {
     lost: Arc<Loss>,
     /// Test hook: the next submission also makes an invalid buffer (a validation error).
     invalid_next: AtomicBool,
-    /// Test hook: the next streamed call loses the device after submitting its first chunk,
-    /// before writing the second.
+    /// Test hook: the next streamed call loses the device once its first chunk's submission
+    /// is on the queue, before writing the second.
     lose_between_chunks: AtomicBool,
     /// What the adapter offers (its largest device-local heap, else its largest buffer).
     adapter_memory: u64,

@@ -306,7 +306,9 @@ impl GpuContext {
     }
 
     /// Test hook: the next call whose scalars are streamed in several chunks loses the
-    /// device after submitting its first chunk, before writing the second.
+    /// device once its first chunk's submission is on the queue, before writing the
+    /// second. Armed until such a call comes (calls in one chunk, timed by wall clock or
+    /// on host lists leave it armed), for every engine on this context.
     #[cfg(feature = "fault-injection")]
     pub(crate) fn inject_loss_between_chunks(&self) {
         self.lose_between_chunks.store(true, Ordering::Release);

@@ -78,8 +78,12 @@ impl GpuContext {
         let (mut handed, mut until) = (Vec::new(), Vec::new());
         for j in 0..chunks {
             let later = call.lay.sort.as_ref().filter(|_| j > 0);
-            // Test hook (`GpuContext::inject_loss_between_chunks`).
+            // Test hook (`GpuContext::inject_loss_between_chunks`): chunk 0 on the queue
+            // first (its hand-off done), so that the loss falls between two submissions.
             if j == 1 && self.lose_between_chunks.swap(false, Ordering::AcqRel) {
+                for h in handed.drain(..) {
+                    h.await?;
+                }
                 self.lose();
             }
             if later.is_some() {
