@@ -222,14 +222,15 @@ fn a_streamed_call_that_fails_gives_its_memory_back() {
     // Lost between two submissions: after chunk 0's, before chunk 1 is written (a call in
     // one submission, timing by wall clock, never reaches that point).
     e.inject_device_loss_between_chunks();
-    match (e.msm(&set, &scalars), chunks(n, rep.gpu_timing)) {
+    let streamed = chunks(n, rep.gpu_timing);
+    match (e.msm(&set, &scalars), streamed) {
         (Err(MsmError::DeviceLost(_)), 4) => {}
         (Ok(sum), 1) => assert_eq!(sum, want),
         (other, k) => panic!("a call of {k} chunks lost between two returned {other:?}"),
     }
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
     assert_eq!(e.msm(&bases[..], &scalars), Ok(want));
-    let lost = 1 + (chunks(n, rep.gpu_timing) > 1) as u64;
+    let lost = 1 + (streamed > 1) as u64;
     assert_eq!(e.devices_recreated(), lost);
     assert_eq!(e.memory_usage().unwrap().in_flight, 0);
 }

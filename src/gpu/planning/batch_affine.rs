@@ -100,13 +100,7 @@ impl BatchAffine {
 /// products), then 4 squarings a window below the top one and a product a nonzero window.
 /// `modulus`: p in little-endian words; `None` unless p is odd and above 2.
 pub fn fermat_inversion_products(modulus: &[u64]) -> Option<u64> {
-    let top = modulus.iter().rposition(|&w| w != 0)?;
-    if modulus[0] & 1 == 0 || (top == 0 && modulus[0] < 3) {
-        return None;
-    }
-    // p - 2: p is odd and above 2, so no borrow leaves the lowest word.
-    let mut e = modulus.to_vec();
-    e[0] -= 2;
+    let e = p_minus_2(modulus)?;
     let top = e.iter().rposition(|&w| w != 0)?;
     let bits = 64 * top as u64 + 64 - e[top].leading_zeros() as u64;
     let windows = bits.div_ceil(4);
@@ -122,10 +116,20 @@ pub fn fermat_inversion_products(modulus: &[u64]) -> Option<u64> {
 /// squaring (counted as a product) a bit and a product a set bit. `None` unless p is odd
 /// and above 2.
 pub fn fp_inverse_products(modulus: &[u64], bits: u64) -> Option<u64> {
-    fermat_inversion_products(modulus)?;
+    let e = p_minus_2(modulus)?;
+    Some(bits + e.iter().map(|w| w.count_ones() as u64).sum::<u64>())
+}
+
+/// Fermat's exponent p - 2 in little-endian words, for p odd and above 2 (else `None`).
+fn p_minus_2(modulus: &[u64]) -> Option<Vec<u64>> {
+    let top = modulus.iter().rposition(|&w| w != 0)?;
+    if modulus[0] & 1 == 0 || (top == 0 && modulus[0] < 3) {
+        return None;
+    }
+    // p is odd and above 2, so no borrow leaves the lowest word.
     let mut e = modulus.to_vec();
     e[0] -= 2;
-    Some(bits + e.iter().map(|w| w.count_ones() as u64).sum::<u64>())
+    Some(e)
 }
 
 #[cfg(test)]
