@@ -101,8 +101,9 @@ pub mod internals {
     }
     /// The GPU side: shader generation, the stage table, plans and counts.
     pub mod gpu {
+        pub use crate::gpu::inspect::selftest::ShaderFn;
         pub use crate::gpu::memory::resident::Shift;
-        pub use crate::gpu::pipelines::stages::{wgsl_modules, WgslModule};
+        pub use crate::gpu::pipelines::listing::{wgsl_modules, WgslModule};
         pub use crate::gpu::shader::{self, edwards, field, packing};
         /// What one call does, counted from its plan.
         pub mod counts {

@@ -17,10 +17,11 @@ use crate::gpu::shader::field::{Arithmetic, CurveProfile, WORKGROUP_SIZE};
 use crate::gpu::shader::packing::arkworks_words;
 use crate::gpu::GpuContext;
 
-/// The shader function a self-test case runs (the `op` of selftest.wgsl).
+/// The shader function a self-test case runs (the `op` of selftest.wgsl, the
+/// pipeline-overridable constant `SELFTEST_OP`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
-enum ShaderFn {
+pub enum ShaderFn {
     FeAdd = 0,
     FeSub = 1,
     FeMul = 2,
@@ -36,6 +37,58 @@ enum ShaderFn {
     PointIdentity = 12,
     FeInverse = 13,
     UploadIsValid = 14,
+}
+
+impl ShaderFn {
+    /// Every function, in op order.
+    pub const ALL: [ShaderFn; 15] = {
+        use ShaderFn::*;
+        [
+            FeAdd,
+            FeSub,
+            FeMul,
+            FeNeg,
+            FeFromArkworks,
+            FeSquare,
+            FeMulChain,
+            PointAdd,
+            PointAddMixed,
+            PointDouble,
+            PointNeg,
+            PointMulSmall,
+            PointIdentity,
+            FeInverse,
+            UploadIsValid,
+        ]
+    };
+
+    /// Its `SELFTEST_OP`.
+    pub fn op(self) -> u32 {
+        self as u32
+    }
+
+    /// The shader function it runs, as selftest.wgsl names it (`fe_mul_chain`: k chained
+    /// `fe_mul`s).
+    pub fn name(self) -> &'static str {
+        use ShaderFn::*;
+        match self {
+            FeAdd => "fe_add",
+            FeSub => "fe_sub",
+            FeMul => "fe_mul",
+            FeNeg => "fe_neg",
+            FeFromArkworks => "fe_from_arkworks",
+            FeSquare => "fe_square",
+            FeMulChain => "fe_mul_chain",
+            PointAdd => "point_add",
+            PointAddMixed => "point_add_mixed",
+            PointDouble => "point_double",
+            PointNeg => "point_neg",
+            PointMulSmall => "point_mul_small",
+            PointIdentity => "point_identity",
+            FeInverse => "fe_inverse",
+            UploadIsValid => "upload_is_valid",
+        }
+    }
 }
 
 /// How long a self-test dispatch may take. Its pipeline is compiled on first use, and a

@@ -8,6 +8,7 @@
 //! Which file encodes each stage's passes: `passes.rs` (every MSM stage), `resident.rs`
 //! (convert and shift, when bases are loaded), `selftest.rs` (the self-test kernel).
 
+use crate::gpu::pipelines::part_reads::{base_reads, PART_NAMES};
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::shader::field::CurveProfile;
 use crate::gpu::shader::{files, prelude, unroll, ShaderFile};
@@ -207,49 +208,6 @@ impl Module {
         }
     }
 
-    /// `base_quad(part, q)`: 16-byte load q of the call's part `part` (0: `bases`), and
-    /// `part_words(part, first)`: the BASE_QUADS loads from `first` of one stored base, the
-    /// part chosen once for all of them (a switch per load cost lavapipe, which runs every
-    /// case of a switch its lanes might take, 30-50% of a 2^16 call: docs/perf-log/2026-12-06.md).
-    /// The Sort module declares `part_words` unused (it reads identity bits only).
-    fn base_reads(profile: CurveProfile) -> String {
-        let names = &PART_NAMES[..profile.base_parts() as usize - 1];
-        // `body(binding)` for the binding of part `part`: alone for one part, else in a
-        // switch over the parts (part 0, `bases`, the default).
-        let per_part = |body: &dyn Fn(&str) -> String| {
-            if names.is_empty() {
-                return body("bases");
-            }
-            let mut s = String::from("    switch part {\n");
-            for (k, name) in names.iter().enumerate() {
-                s += &format!("        case {}u: {{\n{}        }}\n", k + 1, body(name));
-            }
-            s + &format!("        default: {{\n{}        }}\n    }}\n", body("bases"))
-        };
-        let load = |name: &str| format!("        return {name}[q];\n");
-        let read_all = |name: &str| {
-            format!(
-                "        // unroll\n\
-                 \x20       for (var k = 0u; k < BASE_QUADS; k++) {{\n\
-                 \x20           let q = quad_words({name}[first + k]);\n\
-                 \x20           w[4u * k] = q.x;\n\
-                 \x20           w[4u * k + 1u] = q.y;\n\
-                 \x20           w[4u * k + 2u] = q.z;\n\
-                 \x20           w[4u * k + 3u] = q.w;\n\
-                 \x20       }}\n"
-            )
-        };
-        format!(
-            "// Load q of the call's part `part` of the stored bases (0: `bases`).\n\
-             fn base_quad(part: u32, q: u32) -> BaseQuad {{\n{}}}\n\
-             // The stored words of one base: BASE_QUADS loads from `first` in part `part`.\n\
-             fn part_words(part: u32, first: u32) -> BaseWords {{\n    var w: BaseWords;\n{}    \
-             return w;\n}}\n",
-            per_part(&load),
-            per_part(&read_all)
-        )
-    }
-
     /// The generated `@binding` declarations of this module on `profile`'s shaders, and
     /// `base_quad` and `part_words` where it reads stored bases (`base_reads`).
     pub fn declarations(self, profile: CurveProfile) -> String {
@@ -274,7 +232,7 @@ impl Module {
             s += &format!("@group(0) @binding({i}) {var} {}: {ty};\n", bind.name);
         }
         if self.reads_bases() {
-            s += &Self::base_reads(profile);
+            s += &base_reads(profile);
         }
         s
     }
@@ -317,11 +275,6 @@ pub(crate) struct Stage {
 
 use Access::{Atomic, Read, ReadQuads, ReadWrite, Uniform};
 use Source::{Bases, Given, Level};
-
-/// The names of parts 1.. of the stored bases a call binds ([`Source::Part`]).
-const PART_NAMES: [&str; crate::gpu::shader::field::MAX_BASE_PARTS as usize - 1] = [
-    "bases_1", "bases_2", "bases_3", "bases_4", "bases_5", "bases_6", "bases_7",
-];
 
 /// The bindings of parts 1.. of the stored bases on `profile`'s shaders.
 fn part_bindings(profile: CurveProfile) -> impl Iterator<Item = Binding> {
@@ -621,43 +574,6 @@ impl Stage {
             })
             .collect()
     }
-}
-
-/// One shader module as compiled for a profile: what [`wgsl_modules`] lists.
-#[derive(Debug, Clone)]
-pub struct WgslModule {
-    /// The module's name (`Convert`, `Sort`, ...).
-    pub name: String,
-    /// Its entry points, each one stage.
-    pub entry_points: Vec<&'static str>,
-    /// The files of `shaders/` it adds after the prelude.
-    pub files: Vec<&'static str>,
-    /// The whole WGSL the driver compiles.
-    pub source: String,
-}
-
-/// Every shader module of a profile, assembled as the engine compiles it (for reading:
-/// `cargo run --example profiles -- --dump-wgsl DIR` writes them out).
-pub fn wgsl_modules(profile: CurveProfile) -> Vec<WgslModule> {
-    let mut modules: Vec<Module> = Vec::new();
-    for stage in &Stage::ALL {
-        if !modules.contains(&stage.module) {
-            modules.push(stage.module);
-        }
-    }
-    modules
-        .into_iter()
-        .map(|m| WgslModule {
-            name: format!("{m:?}"),
-            entry_points: Stage::ALL
-                .iter()
-                .filter(|s| s.module == m)
-                .map(|s| s.entry)
-                .collect(),
-            files: m.files(profile).iter().map(|f| f.name).collect(),
-            source: m.source(profile),
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! bindings, and every profile's every stage builds and binds what the table says.
 
 use super::*;
+use crate::gpu::pipelines::listing::wgsl_modules;
 use crate::gpu::planning::capacity::workgroup_bytes;
 
 #[test]
