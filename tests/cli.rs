@@ -4,6 +4,8 @@
 
 #[path = "../examples/common/cli.rs"]
 mod cli;
+#[path = "../examples/compiler/cli.rs"]
+mod report_cli;
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser};
@@ -89,6 +91,15 @@ fn every_example_parses_its_flags_strictly() {
             &["--logs", "14,99"],
             &["--reps", "0"],
             &["--rate-threads", "1"],
+        ],
+    );
+    check::<report_cli::ReportCli>(
+        "compiler_report",
+        &[
+            &["--parts", "9"],
+            &["--timeout", "0"],
+            &["--worker", "rdna2", "bn254-g1"],
+            &["--stages-only", "--ops-only"],
         ],
     );
     check::<cli::FieldRateCli>(
