@@ -11,10 +11,11 @@
 // (i + 1) = j m' + (s + 1):
 //     R = sum_s (s + 1) T_s + m' sum_s (A_s + J Z_s),
 //     T_s = sum_j t_{jm'+s},  A_s = sum_j j t_{jm'+s},  Z_s = sum_j z_{jm'+s},
-// the same form with m' items (T_s, A_s + J Z_s). T and A come from one running sum over j
-// (2J - 1 additions), Z from J more (the first onto the identity) and J Z from log2(J)
-// doublings, then one addition: about 2 additions an item over the buckets (no z, so no Z
-// steps), 3 over items. No thread multiplies by its own index.
+// the same form with m' items (T_s, A_s + J Z_s). Z comes from J additions (the first onto
+// the identity) and J Z from log2(J) doublings; A starts as J Z (the identity over the
+// buckets, which have no z) and T and A come from one running sum over j (2J - 1
+// additions): about 2 additions an item over the buckets, 3 over items. No thread
+// multiplies by its own index.
 //
 // reduce_windows: one workgroup per window ends it. Lane l takes the contiguous items
 // [off, off + M), off = l M, M = m / WORKGROUP_SIZE (one item for the first m lanes when m
@@ -24,11 +25,19 @@
 // off Tot by double-and-add over the bits of off, m Z by log2(m) doublings, then a tree in
 // workgroup memory. Only the window sums leave the GPU.
 //
-// J, m and M are powers of two (log2 is countTrailingZeros here): src/gpu/reduction.rs
+// J, m and M are powers of two (log2 is countTrailingZeros here): src/gpu/planning/reduction.rs
 // plans them and counts these steps. Every loop runs one point addition per step (see
-// curve.wgsl for why call sites matter), its operands and destination picked by branches;
-// a doubling is the addition P + P, which every profile's formulas compute (they are
-// complete).
+// curve.wgsl for why call sites matter); a doubling is the addition P + P, which every
+// profile's formulas compute (they are complete).
+//
+// Registers. A thread carries one point in registers, acc, and every step is acc + y with
+// y loaded (a bucket, an item's half, a sum the thread keeps in memory, a point of the tree)
+// or acc itself (a doubling); the sum replaces acc, or goes back to the memory y came from.
+// A thread's second running sum (A, S) lives in the z half of its own item, which it alone
+// reads and writes once its own z there is read. So a step holds two points and one
+// addition's temporaries: carrying every running sum in registers and picking the operands
+// by branches held six points, which spilled on RDNA2 (docs/PERF.md, "The shaders as a GPU
+// compiler sees them").
 
 
 // Bucket g's sum. On the GPU bucket sort only buckets with entries were written: an empty
@@ -55,28 +64,22 @@ fn load_partial(h: u32, t: u32) -> Point {
     return point_from_words(w);
 }
 
-fn store_partial(t: u32, tp: Point, zp: Point) {
-    let a = point_to_words(tp);
-    let b = point_to_words(zp);
+fn store_partial(h: u32, t: u32, p: Point) {
+    let a = point_to_words(p);
     // unroll
     for (var k = 0u; k < POINT_WORDS; k++) {
-        partials[k * params.total_segments + t] = a[k];
-        partials[(POINT_WORDS + k) * params.total_segments + t] = b[k];
+        partials[(h * POINT_WORDS + k) * params.total_segments + t] = a[k];
     }
 }
 
-// reduce_level's points, by the step's choice.
-const L_RUN: u32 = 0u;
-const L_A: u32 = 1u;
-const L_Z: u32 = 2u;
-
 // One level: level.count_in items a window to level.count_out (m to m'). Thread (w, s)
 // reads items j m' + s of window w (level 0: buckets w B + j m' + s; after it, partials
-// w S + j m' + s) and writes item w S + s, which no other thread of a level over partials
-// reads: those levels run in place. Over the buckets a step reads t_j or adds the running
-// sum (no z); over items a third step adds z_j, then J z is made and added. On the GPU
-// bucket sort a window without entries (small scalars) runs no step: its items are the
-// identity.
+// w S + j m' + s) and writes item own = w S + s, which no other thread of a level over
+// partials reads: those levels run in place, and the thread keeps A in own's z half once
+// it has read z_0 there. Over items the steps are J for Z (z_j, j = J-1 .. 0), log2(J)
+// doublings, then A = J Z is stored; then, as over the buckets, for j = J-1 .. 0:
+// acc += t_j and (j >= 1) A += acc. acc ends as T. On the GPU bucket sort a window without
+// entries (small scalars) runs no step: its items are the identity.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
                 @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -92,152 +95,62 @@ fn reduce_level(@builtin(global_invocation_id) gid: vec3<u32>,
     let buckets_in = level.from_buckets != 0u;
     let in_stride = select(params.segments, params.buckets_per_window, buckets_in);
     let first = w * in_stride + s;
-    let per_item = select(3u, 2u, buckets_in);
-    let loads = per_item * per;
-    var steps = select(loads + countTrailingZeros(per) + 1u, loads, buckets_in);
+    let own = w * params.segments + s;
+    let z_steps = select(per + countTrailingZeros(per), 0u, buckets_in);
+    var t_steps = 2u * per - 1u;
     if (buckets_in && params.device_sort != 0u
         && range_is_empty(w * in_stride, (w + 1u) * in_stride)) {
-        steps = 0u;
+        t_steps = 0u;
     }
-    var running = point_identity();
-    var a = point_identity();
-    var z = point_identity();
-    for (var step = 0u; step < steps; step++) {
-        // The last step over items: a += J z.
-        var dst = L_A;
-        var x = a;
-        var y = z;
-        if (step < loads) {
-            // Items j = J-1 .. 0: running += t_j; (j >= 1) a += running; z += z_j.
-            let j = per - 1u - step / per_item;
-            let at = first + j * m_out;
-            let r = step % per_item;
-            if (r == 0u) {
-                dst = L_RUN;
-                x = running;
+    var acc = point_identity();
+    if (buckets_in) {
+        store_partial(1u, own, acc);
+    }
+    for (var step = 0u; step < z_steps + t_steps; step++) {
+        if (step == z_steps && !buckets_in) {
+            // A = J Z; acc starts over as the running t sum.
+            store_partial(1u, own, acc);
+            acc = point_identity();
+        }
+        var y = acc;
+        var to_a = false;
+        if (step < z_steps) {
+            if (step < per) {
+                y = load_partial(1u, first + (per - 1u - step) * m_out);
+            }
+        } else {
+            let k = step - z_steps;
+            if ((k & 1u) == 0u) {
+                let at = first + (per - 1u - k / 2u) * m_out;
                 if (buckets_in) {
                     y = load_bucket(at);
                 } else {
                     y = load_partial(0u, at);
                 }
-            } else if (r == 1u) {
-                if (j == 0u) {
-                    continue;
-                }
-                y = running;
             } else {
-                dst = L_Z;
-                x = z;
-                y = load_partial(1u, at);
+                y = load_partial(1u, own);
+                to_a = true;
             }
-        } else if (step + 1u < steps) {
-            // z = J z.
-            dst = L_Z;
-            x = z;
         }
-        let p = point_add(x, y);
-        if (dst == L_RUN) {
-            running = p;
-        } else if (dst == L_A) {
-            a = p;
+        let p = point_add(acc, y);
+        if (to_a) {
+            store_partial(1u, own, p);
         } else {
-            z = p;
+            acc = p;
         }
     }
-    store_partial(w * params.segments + s, running, a);
+    store_partial(0u, own, acc);
 }
 
 // The points a tree step hands down: lane half + i's at i (half <= WORKGROUP_SIZE / 2).
 var<workgroup> tree: array<PointWords, WORKGROUP_SIZE / 2u>;
 
-// reduce_windows' points, by the step's choice.
-const W_RUN: u32 = 0u;
-const W_WT: u32 = 1u;
-const W_Z: u32 = 2u;
-const W_V: u32 = 3u;
-
-// A WindowStep's `load` when its y is a point already held.
-const NO_LOAD: u32 = 2u;
-
-// What one of a lane's steps before the tree does: nothing (`skip`), or dst = x + y, y
-// being half `load` of item `item` unless `load` is NO_LOAD. `takes_bit`: the step adds
-// Tot for a bit of off, after which the doublings of v count.
-struct WindowStep {
-    skip: bool,
-    dst: u32,
-    x: u32,
-    y: u32,
-    load: u32,
-    item: u32,
-    takes_bit: bool,
-}
-
-// Lane steps in order: 3M loads (running += t_i, Wt += running, z += z_i from the top),
-// 2 kbits for v = off Tot (kbits: bits of the largest off; v = 2v once a bit was taken,
-// v += Tot on each set bit), log2(m) doublings of z, then v += Wt and v += z.
-fn window_step(step: u32, own: u32, off: u32, has: bool, kbits: u32, started: bool) -> WindowStep {
-    var st = WindowStep(!has, W_V, W_V, W_V, NO_LOAD, 0u, false);
-    let loads = 3u * own;
-    if (step < loads) {
-        let item = off + own - 1u - step / 3u;
-        let r = step % 3u;
-        if (r == 0u) {
-            st.dst = W_RUN;
-            st.x = W_RUN;
-            st.load = 0u;
-            st.item = item;
-        } else if (r == 1u) {
-            st.dst = W_WT;
-            st.x = W_WT;
-            st.y = W_RUN;
-        } else {
-            st.dst = W_Z;
-            st.x = W_Z;
-            st.load = 1u;
-            st.item = item;
-        }
-        return st;
-    }
-    let bits_end = loads + 2u * kbits;
-    if (step < bits_end) {
-        let bit = kbits - 1u - (step - loads) / 2u;
-        if (((step - loads) & 1u) == 0u) {
-            st.skip = st.skip || !started;
-        } else {
-            st.skip = st.skip || ((off >> bit) & 1u) == 0u;
-            st.y = W_RUN;
-            st.takes_bit = true;
-        }
-        return st;
-    }
-    let log2m = countTrailingZeros(params.final_items);
-    if (step < bits_end + log2m) {
-        st.dst = W_Z;
-        st.x = W_Z;
-        st.y = W_Z;
-    } else if (step == bits_end + log2m) {
-        st.y = W_WT;
-    } else {
-        st.y = W_Z;
-    }
-    return st;
-}
-
-// Point `i` of a lane's four, by branches (no array indexed at run time: on a GPU it would
-// live in local memory).
-fn window_point(i: u32, running: Point, wt: Point, z: Point, v: Point) -> Point {
-    if (i == W_RUN) {
-        return running;
-    } else if (i == W_WT) {
-        return wt;
-    } else if (i == W_Z) {
-        return z;
-    }
-    return v;
-}
-
-// One loop with one point addition in it: the lane's steps (window_step), then the tree over
-// the lanes that hold items (min(m, WORKGROUP_SIZE) of them, the others keep the identity):
+// One loop with one point addition in it. A lane's own steps, each skipped where it has no
+// items: M for Z (its items' z from the top), log2(m) doublings, S = m Z stored in its first
+// item's z half; 2M for T from the top (acc += t_i, S += acc); 2 kbits for the bits of off,
+// low to high (S += acc where the bit is set, acc doubled while higher bits remain; kbits:
+// bits of the largest off, the same on every lane). Then acc = S, and the tree over the
+// lanes that hold items (min(m, WORKGROUP_SIZE) of them, the others keep the identity):
 // log2 of that many steps, none for m = 1, each halving the lanes: the upper half writes
 // its sums between two barriers and the lower half adds them (every lane runs the same
 // steps). Lane 0 ends with the window's sum.
@@ -249,59 +162,79 @@ fn reduce_windows(@builtin(workgroup_id) wid: vec3<u32>,
     let own = max(m / WORKGROUP_SIZE, 1u);
     let off = lane * own;
     let has = w < params.num_windows && off < m;
+    // The lane's items are w S + off .. + own; S is kept in the first one's z half.
+    let slot = w * params.segments + off;
+    let top = slot + own - 1u;
     let kbits = 32u - countLeadingZeros(max(m, 1u) - 1u);
-    let own_steps = 3u * own + 2u * kbits + countTrailingZeros(m) + 2u;
+    let z_end = own + countTrailingZeros(m);
+    let t_end = z_end + 2u * own;
+    let own_steps = t_end + 2u * kbits;
     let lanes = clamp(m, 1u, WORKGROUP_SIZE);
     let steps = own_steps + countTrailingZeros(lanes);
-    var running = point_identity();
-    var wt = point_identity();
-    var z = point_identity();
-    var v = point_identity();
-    var started = false;
+    var acc = point_identity();
     for (var step = 0u; step < steps; step++) {
-        var adds = false;
-        var dst = W_V;
-        var x = v;
-        var y = v;
-        if (step < own_steps) {
-            let st = window_step(step, own, off, has, kbits, started);
-            adds = !st.skip;
-            started = started || (adds && st.takes_bit);
-            dst = st.dst;
-            x = window_point(st.x, running, wt, z, v);
-            if (st.load == NO_LOAD) {
-                y = window_point(st.y, running, wt, z, v);
-            } else if (adds) {
-                y = load_partial(st.load, w * params.segments + st.item);
+        if (step == z_end && has) {
+            store_partial(1u, slot, acc);
+            acc = point_identity();
+        }
+        if (step == own_steps && has) {
+            acc = load_partial(1u, slot);
+        }
+        var adds = has;
+        var y = acc;
+        var to_s = false;
+        if (step < own) {
+            if (has) {
+                y = load_partial(1u, top - step);
+            }
+        } else if (step < z_end) {
+            // y = acc: a doubling of Z.
+        } else if (step < t_end) {
+            let k = step - z_end;
+            to_s = (k & 1u) == 1u;
+            if (has) {
+                y = load_partial(select(0u, 1u, to_s), select(top - k / 2u, slot, to_s));
+            }
+        } else if (step < own_steps) {
+            let k = step - t_end;
+            let bit = k / 2u;
+            if ((k & 1u) == 0u) {
+                adds = has && ((off >> bit) & 1u) == 1u;
+                to_s = true;
+                if (adds) {
+                    y = load_partial(1u, slot);
+                }
+            } else {
+                adds = has && (off >> (bit + 1u)) != 0u;
             }
         } else {
             let half = lanes >> (step - own_steps + 1u);
             // The previous step's lower half has read its points.
             workgroupBarrier();
             if (lane >= half && lane < 2u * half) {
-                tree[lane - half] = point_to_words(v);
+                tree[lane - half] = point_to_words(acc);
             }
             workgroupBarrier();
-            if (lane < half) {
+            adds = lane < half;
+            if (adds) {
                 y = point_from_words(tree[lane]);
-                adds = true;
             }
         }
         if (adds) {
-            let p = point_add(x, y);
-            if (dst == W_RUN) {
-                running = p;
-            } else if (dst == W_WT) {
-                wt = p;
-            } else if (dst == W_Z) {
-                z = p;
+            let p = point_add(acc, y);
+            if (to_s) {
+                store_partial(1u, slot, p);
             } else {
-                v = p;
+                acc = p;
             }
         }
     }
+    if (steps == own_steps && has) {
+        // No tree (m = 1): the loop ended before acc = S.
+        acc = load_partial(1u, slot);
+    }
     if (lane == 0u && w < params.num_windows) {
-        let words = point_to_words(v);
+        let words = point_to_words(acc);
         // unroll
         for (var k = 0u; k < POINT_WORDS; k++) {
             window_sums[w * POINT_WORDS + k] = words[k];

@@ -14,7 +14,9 @@ use crate::config::{MAX_PRECOMPUTED_WINDOW_BITS, MIN_WINDOW_BITS};
 use crate::digits::{bucket_windows, num_windows};
 use crate::error::{MsmError, Result};
 use crate::gpu::pipelines::stages::{Phase, Stage};
-use crate::gpu::planning::reduction::{level_adds, reduce_levels, window_adds};
+use crate::gpu::planning::reduction::{
+    level_adds, level_slot_points, reduce_levels, window_adds, window_slot_points,
+};
 use crate::gpu::planning::sort::{
     accumulation_threads, carry_levels, scalar_chunks, scan_levels, sort_pass_list, SortPass,
 };
@@ -156,7 +158,7 @@ impl CallCounts {
                     (0, inp, inp * item, out * item)
                 }
                 // Level 0 reads every bucket and its offsets, a level after it two points an
-                // item; each writes two points an item.
+                // item; a thread writes its T and moves its A through memory.
                 SortPass::ReduceLevel(i) => {
                     let l = &levels[i];
                     let (inp, out) = (w as u64 * l.count_in as u64, w as u64 * l.count_out as u64);
@@ -165,15 +167,22 @@ impl CallCounts {
                     } else {
                         2 * point
                     };
-                    (0, w as u64 * level_adds(l), inp * read, out * 2 * point)
+                    let (slot_loads, slot_stores) = level_slot_points(l);
+                    (
+                        0,
+                        w as u64 * level_adds(l),
+                        inp * read + out * slot_loads * point,
+                        out * (1 + slot_stores) * point,
+                    )
                 }
                 SortPass::ReduceWindows => {
                     let m = shape.final_items as u64;
+                    let (slot_loads, slot_stores) = window_slot_points(shape.final_items);
                     (
                         0,
                         w as u64 * window_adds(shape.final_items),
-                        w as u64 * m * 2 * point,
-                        w as u64 * point,
+                        w as u64 * (m * 2 + slot_loads) * point,
+                        w as u64 * (1 + slot_stores) * point,
                     )
                 }
             };
@@ -322,18 +331,17 @@ mod tests {
         let acc = 7 * (16u64 << 20);
         assert!(k.field_muls() > acc && k.field_muls() < acc + acc / 5);
         // The reduction of one window: level 0, S = 2048 segments of 16 buckets, 31
-        // additions each for the running sums; level 1, 128 threads over 16 items each (31
-        // for T and A, 16 for Z, 4 doublings and one more: 52); 128 items in
+        // additions each for the running sums; level 1, 128 threads over 16 items each (16
+        // for Z, 4 doublings, then 31 for T and A, which starts as 16 Z: 51); 128 items in
         // reduce_windows, 2 a lane.
         let shape = Params::for_windows(0, 1, 16, 1);
         assert_eq!((shape.segments, shape.final_items), (2048, 128));
         let adds = |stage: &str| k.passes.iter().find(|p| p.stage == stage).unwrap().adds;
-        assert_eq!(adds("reduce_level"), 16 * (2048 * 31 + 128 * 52));
-        // Lane l: 6 for its two items, bits(2l) - 1 = bits(l) doublings and popcount(l)
-        // additions for 2l Tot, 7 doublings of z, 2 more; over the 64 lanes 64 (6 + 7 + 2) =
-        // 960, plus sum bits(l) = 321 and sum popcount(l) = 192 over l = 1..63; then 63 in
-        // the tree.
-        assert_eq!(adds("reduce_windows"), 16 * (960 + 321 + 192 + 63));
+        assert_eq!(adds("reduce_level"), 16 * (2048 * 31 + 128 * 51));
+        // Lane l: 6 for its two items, 7 doublings of z, bits(2l) - 1 = bits(l) doublings
+        // and popcount(l) additions for 2l Tot; over the 64 lanes 64 (6 + 7) = 832, plus
+        // sum bits(l) = 321 and sum popcount(l) = 192 over l = 1..63; then 63 in the tree.
+        assert_eq!(adds("reduce_windows"), 16 * (832 + 321 + 192 + 63));
         // About 2.2 additions a bucket, against 3.66 before the levels.
         let per_bucket =
             (adds("reduce_level") + adds("reduce_windows")) as f64 / (16u64 << 15) as f64;

@@ -70,21 +70,21 @@ fn bits(x: u64) -> u64 {
 }
 
 /// Additions (doublings included) of one window's `reduce_level` pass: per thread 2J - 1
-/// for T and A; over items (not level 0) J more for Z (the first onto the identity), log2(J)
-/// doublings of Z and A + J Z.
+/// for T and A; over items (not level 0) J more for Z (the first onto the identity) and
+/// log2(J) doublings of Z (A starts as J Z).
 pub fn level_adds(level: &LevelParams) -> u64 {
     let run = (level.count_in / level.count_out) as u64;
     let z = if level.from_buckets != 0 {
         0
     } else {
-        run + run.trailing_zeros() as u64 + 1
+        run + run.trailing_zeros() as u64
     };
     level.count_out as u64 * (2 * run - 1 + z)
 }
 
 /// Additions of one window's `reduce_windows` over m items: per lane with items, 3M for its
-/// running sums, bits(lM) - 1 doublings and popcount(lM) additions for lM Tot, log2(m)
-/// doublings of z and two more; then the tree over those lanes.
+/// running sums, log2(m) doublings of z, bits(lM) - 1 doublings and popcount(lM) additions
+/// for lM Tot; then the tree over those lanes.
 pub fn window_adds(m: u32) -> u64 {
     let own = (m / WORKGROUP_SIZE).max(1) as u64;
     let lanes = (m as u64).min(WORKGROUP_SIZE as u64);
@@ -92,10 +92,31 @@ pub fn window_adds(m: u32) -> u64 {
         .map(|l| {
             let off = l * own;
             let scale = bits(off).saturating_sub(1) + off.count_ones() as u64;
-            3 * own + scale + (m as u64).trailing_zeros() as u64 + 2
+            3 * own + scale + (m as u64).trailing_zeros() as u64
         })
         .sum();
     lane + lanes - 1
+}
+
+/// Points one `reduce_level` thread of `level` moves through its A slot (the z half of its
+/// own item): a store of A's start (the identity, or J Z over items) and a load and a store
+/// for each of its J - 1 additions onto A: (loads, stores). Its input items and its T are
+/// counted apart.
+pub fn level_slot_points(level: &LevelParams) -> (u64, u64) {
+    let run = (level.count_in / level.count_out) as u64;
+    (run - 1, run)
+}
+
+/// Points one window's `reduce_windows` moves through its lanes' S slots: per lane with
+/// items a store of m Z, a load and a store for each of its M + popcount(off) additions
+/// onto S, and the load of S before the tree: (loads, stores).
+pub fn window_slot_points(m: u32) -> (u64, u64) {
+    let own = (m / WORKGROUP_SIZE).max(1) as u64;
+    let lanes = (m as u64).min(WORKGROUP_SIZE as u64);
+    let onto: u64 = (0..lanes)
+        .map(|l| own + (l * own).count_ones() as u64)
+        .sum();
+    (onto + lanes, onto + lanes)
 }
 
 #[cfg(test)]
@@ -129,10 +150,10 @@ mod tests {
                 assert_eq!(l.from_buckets, 0);
             }
         }
-        // m = 1: one lane, 3 steps for its item, no doubling, 2 more, no tree; m = 2: lane 0
-        // as for m = 1 plus one doubling of z (6), lane 1 also adds Tot once (7), one tree step.
-        assert_eq!(window_adds(1), 5);
-        assert_eq!(window_adds(2), 6 + 7 + 1);
+        // m = 1: one lane, 3 steps for its item, no doubling, no tree; m = 2: lane 0 as for
+        // m = 1 plus one doubling of z (4), lane 1 also adds Tot once (5), one tree step.
+        assert_eq!(window_adds(1), 3);
+        assert_eq!(window_adds(2), 4 + 5 + 1);
         // c = 16: 2048 segments of 16 buckets, one more level to 128 items; c = 15: none.
         assert_eq!(reduce_levels(1 << 15)[0].count_out, 2048);
         assert_eq!(final_items(&reduce_levels(1 << 15)), 128);
