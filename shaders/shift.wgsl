@@ -4,19 +4,25 @@
 // when the set is loaded (src/gpu/resident.rs), never by a call. Bindings are declared by
 // src/gpu/stages.rs.
 //
-// Each thread takes SHIFT_BATCH consecutive bases: it doubles each (the profile's
-// point_double), keeps X and Y in the destination slot and Z in a private array, then
-// shares one inversion by Fermat among them (Montgomery's trick) and stores each in the
-// profile's stored form (stored_words_from_xy). A stored identity is copied as it is. A
-// result with Z = 0, x = 0 or y = 0 is stored as zeros and sets the status word to that
-// base's index, and the host stores the set without copies, so that no call ever adds such
-// a copy. No multiple of a point of the prime-order subgroup (G1 or G2) other than the
-// identity has one of them (x = 0 or y = 0 is a point of order 2, 3 or 4 in either model,
-// and a copy of a non-identity base of the subgroup is never the identity), so a set of
-// such bases never falls back; what they catch are bases of small order outside it: in short Weierstrass the identity (Z = 0) and the
-// points of order 2 (y = 0), which the complete formulas would add with an exceptional
-// case; in the Edwards model its exceptional case (Z = 0, or x = y = 0 once poisoned), its
-// identity (0, 1) and the points of order 2 and 4. A Z of 0 counts as 1 in the products.
+// Each thread takes one base and doubles it (the profile's point_double); the workgroup's
+// threads share one inversion by Fermat (Montgomery's trick across the workgroup): two scans
+// of products in workgroup memory give each thread the product of the Z before its own and
+// the product of those after it, every thread inverts the workgroup's product (a wave runs
+// one inversion whatever its lanes do: one inversion a wave), and each stores its point in
+// the profile's stored form (stored_words_from_xy). Nothing is indexed at run time in
+// private memory: a batch of Z values a thread, an array, lived in registers and spilled
+// on RDNA2 (docs/PERF.md, "The shaders as a GPU compiler sees them").
+//
+// A stored identity is copied as it is. A result with Z = 0, x = 0 or y = 0 is stored as
+// zeros and sets the status word to that base's index, and the host stores the set without
+// copies, so that no call ever adds such a copy. No multiple of a point of the prime-order
+// subgroup (G1 or G2) other than the identity has one of them (x = 0 or y = 0 is a point
+// of order 2, 3 or 4 in either model, and a copy of a non-identity base of the subgroup is
+// never the identity), so a set of such bases never falls back; what they catch are bases
+// of small order outside it: in short Weierstrass the identity (Z = 0) and the points of
+// order 2 (y = 0), which the complete formulas would add with an exceptional case; in the
+// Edwards model its exceptional case (Z = 0, or x = y = 0 once poisoned), its identity
+// (0, 1) and the points of order 2 and 4. A Z of 0 counts as 1 in the products.
 
 fn shift_load(idx: u32) -> BaseWords {
     var w: BaseWords;
@@ -34,81 +40,97 @@ fn shift_store(idx: u32, w: BaseWords) {
     }
 }
 
-// Coordinate c (0: x, 1: y) of slot idx, raw.
-fn shift_coord(idx: u32, c: u32) -> Fe {
-    var w: PackedFe;
-    // unroll
-    for (var k = 0u; k < ELEMENT_WORDS; k++) {
-        w[k] = bases[idx * BASE_WORDS + c * ELEMENT_WORDS + k];
-    }
-    return fe_unpack(w);
-}
-
-fn shift_store_coord(idx: u32, c: u32, v: Fe) {
-    let w = fe_pack(v);
-    // unroll
-    for (var k = 0u; k < ELEMENT_WORDS; k++) {
-        bases[idx * BASE_WORDS + c * ELEMENT_WORDS + k] = w[k];
-    }
-}
-
 fn shift_degenerate(dst: u32, i: u32) {
     shift_store(dst, BaseWords());
     atomicMax(&status[STATUS_BAD_BASE], bad_base_marker(i));
 }
 
+// Products of the workgroup's Z values, one a lane (the scans' workgroup memory).
+var<workgroup> shift_scan: array<PackedFe, WORKGROUP_SIZE>;
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn shift(@builtin(global_invocation_id) gid: vec3<u32>,
-         @builtin(num_workgroups) nwg: vec3<u32>) {
+         @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lane: u32) {
     let n = sparams.num_points;
-    let first = thread_index(gid, nwg) * SHIFT_BATCH;
-    if (first >= n || sparams.copy == 0u) {
+    if (sparams.copy == 0u) {
         return;
     }
-    let end = min(first + SHIFT_BATCH, n);
-    let source = (sparams.copy - 1u) * n;
-    let to = sparams.copy * n;
-    var zs: array<Fe, SHIFT_BATCH>;
-    var before: array<Fe, SHIFT_BATCH>;
-    var acc = FE_ONE;
-    for (var i = first; i < end; i++) {
-        let src = shift_load(source + i);
-        if (stored_base_is_identity(src)) {
-            continue;
-        }
-        var p = point_add_mixed(point_identity(), affine_from_words(src));
-        for (var d = 0u; d < sparams.doublings; d++) {
-            p = point_double(p);
-        }
-        shift_store_coord(to + i, 0u, p.x);
-        shift_store_coord(to + i, 1u, p.y);
-        zs[i - first] = p.z;
-        before[i - first] = acc;
-        if (!fe_is_zero(p.z)) {
-            acc = fe_mul(acc, p.z);
+    let i = thread_index(gid, nwg);
+    let to = sparams.copy * n + i;
+    // Every lane runs the scans' barriers; one without a base (i >= n), or with the stored
+    // identity, brings Z = 1 and stores nothing of its own.
+    var src = BaseWords();
+    var doubled = false;
+    var p = point_identity();
+    var z = FE_ONE;
+    if (i < n) {
+        src = shift_load((sparams.copy - 1u) * n + i);
+        if (!stored_base_is_identity(src)) {
+            doubled = true;
+            p = point_add_mixed(point_identity(), affine_from_words(src));
+            for (var d = 0u; d < sparams.doublings; d++) {
+                p = point_double(p);
+            }
+            if (!fe_is_zero(p.z)) {
+                z = p.z;
+            }
         }
     }
-    var inv = fe_inverse(acc);
-    for (var i = end; i > first; i--) {
-        let j = i - 1u;
-        let src = shift_load(source + j);
-        if (stored_base_is_identity(src)) {
-            shift_store(to + j, src);
-            continue;
+    // Inclusive scans of the products, the first over the lanes below, the second over the
+    // lanes above (one loop: one product in it). Between them each lane keeps the product of
+    // the Z below its own, and the workgroup's.
+    var acc = z;
+    var before = FE_ONE;
+    var total = FE_ONE;
+    shift_scan[lane] = fe_pack(acc);
+    for (var step = 0u; step < 2u * SHIFT_SCAN_STEPS; step++) {
+        let above = step >= SHIFT_SCAN_STEPS;
+        if (step == SHIFT_SCAN_STEPS) {
+            workgroupBarrier();
+            if (lane > 0u) {
+                before = fe_unpack(shift_scan[lane - 1u]);
+            }
+            total = fe_unpack(shift_scan[WORKGROUP_SIZE - 1u]);
+            workgroupBarrier();
+            acc = z;
+            shift_scan[lane] = fe_pack(acc);
         }
-        let z = zs[j - first];
-        if (fe_is_zero(z)) {
-            shift_degenerate(to + j, j);
-            continue;
+        let d = 1u << (step % SHIFT_SCAN_STEPS);
+        workgroupBarrier();
+        var other = FE_ONE;
+        if (!above && lane >= d) {
+            other = fe_unpack(shift_scan[lane - d]);
+        } else if (above && lane + d < WORKGROUP_SIZE) {
+            other = fe_unpack(shift_scan[lane + d]);
         }
-        let zi = fe_mul(inv, before[j - first]);
-        inv = fe_mul(inv, z);
-        let x = fe_mul(shift_coord(to + j, 0u), zi);
-        let y = fe_mul(shift_coord(to + j, 1u), zi);
-        if (fe_is_zero(x) || fe_is_zero(y)) {
-            shift_degenerate(to + j, j);
-            continue;
-        }
-        shift_store(to + j, stored_words_from_xy(x, y));
+        workgroupBarrier();
+        acc = fe_mul(acc, other);
+        shift_scan[lane] = fe_pack(acc);
     }
+    workgroupBarrier();
+    var after = FE_ONE;
+    if (lane + 1u < WORKGROUP_SIZE) {
+        after = fe_unpack(shift_scan[lane + 1u]);
+    }
+    let inv = fe_inverse(total);
+    if (i >= n) {
+        return;
+    }
+    if (!doubled) {
+        shift_store(to, src);
+        return;
+    }
+    if (fe_is_zero(p.z)) {
+        shift_degenerate(to, i);
+        return;
+    }
+    let zi = fe_mul(fe_mul(inv, before), after);
+    let x = fe_mul(p.x, zi);
+    let y = fe_mul(p.y, zi);
+    if (fe_is_zero(x) || fe_is_zero(y)) {
+        shift_degenerate(to, i);
+        return;
+    }
+    shift_store(to, stored_words_from_xy(x, y));
 }

@@ -16,7 +16,7 @@ use crate::gpu::memory::workspace::MIN_CLASS_BYTES;
 use crate::gpu::pipelines::compile::Pass;
 use crate::gpu::pipelines::slots::Slot;
 use crate::gpu::pipelines::stages::{Phase, Source, StageId};
-use crate::gpu::shader::contract::{bad_base, Params, ShiftParams, SHIFT_BATCH};
+use crate::gpu::shader::contract::{bad_base, Params, ShiftParams};
 use crate::gpu::shader::field::identity_bits_bytes;
 use crate::gpu::shader::packing::{pack_affine, pack_identity_bits};
 use crate::gpu::GpuContext;
@@ -147,7 +147,8 @@ impl GpuContext {
         let one = a.stored_base_bytes(bases.len());
         let bytes = self.resident_bytes(bases.len(), shift.copies);
         let threads = a.convert_threads(bases.len() as u64);
-        let shift_threads = (bases.len() as u64).div_ceil(SHIFT_BATCH as u64);
+        // One thread a base (shift.wgsl).
+        let shift_threads = bases.len() as u64;
         self.check_sizes(
             &[("bases", bytes)],
             &[("convert", threads), ("shift", shift_threads)],
@@ -353,7 +354,7 @@ impl GpuContext {
             phase: Phase::Load,
             pipeline: self.pipelines().get(StageId::Shift, 1).clone(),
             group,
-            dims: self.dispatch_dims((len as u64).div_ceil(SHIFT_BATCH as u64)),
+            dims: self.dispatch_dims(len as u64),
         }
     }
 }

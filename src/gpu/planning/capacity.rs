@@ -13,8 +13,9 @@ use crate::gpu::{planning::sort, GpuContext};
 
 /// The most workgroup memory one MSM stage uses: the carry tree's (balanced.wgsl:
 /// WORKGROUP_SIZE keys and WORKGROUP_SIZE / 2 points, a tree step handing up an item's head
-/// and then its tail in the same place); reduce_windows' (WORKGROUP_SIZE / 2 points) and the
-/// scan's (WORKGROUP_SIZE words) are smaller. The test of `stages.rs` measures every entry
+/// and then its tail in the same place); reduce_windows' (WORKGROUP_SIZE / 2 points), the
+/// scan's (WORKGROUP_SIZE words) and the shift stage's (WORKGROUP_SIZE packed coordinates,
+/// at most a third of a point each) are smaller. The test of `stages.rs` measures every entry
 /// point's arrays with naga and checks this figure against the largest. The G2s over
 /// 381-bit fields (72-word points) take 9 472 bytes, within WebGPU's default 16 KiB; an
 /// adapter with less refuses an engine with [`MsmError::InvalidConfig`].

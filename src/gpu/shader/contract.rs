@@ -219,9 +219,10 @@ pub const CARRY_FANIN: u32 = 16;
 /// Items one workgroup of a carry level joins into one.
 pub const CARRY_GROUP: u32 = super::field::WORKGROUP_SIZE * CARRY_FANIN;
 
-/// Bases each thread of the shift stage (shift.wgsl) doubles and normalises with one
-/// shared field inversion (about 570 multiplications).
-pub const SHIFT_BATCH: u32 = 16;
+/// Steps of one of the shift stage's scans over a workgroup (shift.wgsl): log2 of its size.
+/// A workgroup's bases share one field inversion (about 570 multiplications).
+pub const SHIFT_SCAN_STEPS: u32 = super::field::WORKGROUP_SIZE.trailing_zeros();
+const _: () = assert!(super::field::WORKGROUP_SIZE.is_power_of_two());
 
 /// Fewest entries an accumulation thread takes while there are entries left (when E / T is
 /// smaller: sparse or small scalars), so that few entries do not each become a carried item.
@@ -238,7 +239,7 @@ pub fn sort_wgsl_constants(curve: &crate::curve::CurveSpec) -> String {
     format!(
         "const SCAN_RUN: u32 = {SCAN_RUN}u;\nconst SCAN_BLOCK: u32 = WORKGROUP_SIZE * SCAN_RUN;\n\
          const CARRY_FANIN: u32 = {CARRY_FANIN}u;\nconst CARRY_GROUP: u32 = WORKGROUP_SIZE * CARRY_FANIN;\n\
-         const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_BATCH: u32 = {SHIFT_BATCH}u;\n\
+         const MIN_SLICE: u32 = {MIN_SLICE}u;\nconst SHIFT_SCAN_STEPS: u32 = {SHIFT_SCAN_STEPS}u;\n\
          const FR_INV: u32 = {}u;\nconst FR_MODULUS: array<u32, 8> = array<u32, 8>({});\n",
         crate::curve::neg_inv_word(r[0] as u32),
         words.join(", ")
