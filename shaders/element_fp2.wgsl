@@ -32,11 +32,15 @@ fn fe_neg(a: Fe) -> Fe {
 }
 
 // (a0 + a1 u)(b0 + b1 u) = a0 b0 + beta a1 b1 + ((a0 + a1)(b0 + b1) - a0 b0 - a1 b1) u:
-// three products of F_p (Karatsuba).
+// three products of F_p (Karatsuba). In this order a0 and b0 end in their sums, a1 and b1
+// in the second product: at most five of F_p live at once (a GPU compiler allocates in the
+// order it is given: schedule.rs).
 fn fe_mul(a: Fe, b: Fe) -> Fe {
     let v0 = fp_mul(a.c0, b.c0);
+    let sa = fp_add(a.c0, a.c1);
+    let sb = fp_add(b.c0, b.c1);
     let v1 = fp_mul(a.c1, b.c1);
-    let m = fp_mul(fp_add(a.c0, a.c1), fp_add(b.c0, b.c1));
+    let m = fp_mul(sa, sb);
     return Fe(fp_add(v0, fp_mul_nonresidue(v1)), fp_sub(fp_sub(m, v0), v1));
 }
 

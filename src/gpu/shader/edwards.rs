@@ -41,7 +41,8 @@ use ark_ec::short_weierstrass::{Affine, Projective};
 use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
-use super::program::{straight_line_fn, Op, Step, StepField};
+use super::program::{Op, Step};
+use super::schedule::{straight_line_fn, StepField};
 use crate::curve::{Fe, GpuCurve};
 
 pub use crate::curve::EdwardsConstants;
@@ -237,7 +238,7 @@ pub fn wgsl_straight_line() -> String {
     let coords = |p: &str, names: &[&str]| -> Vec<String> {
         names.iter().map(|n| format!("{p}.{n}")).collect()
     };
-    let ret = format!("point_checked(Point(r{X3}, r{Y3}, r{Z3}, r{T3}))");
+    let ret = |r: &[String]| format!("point_checked(Point({}))", r.join(", "));
     let functions: [(&str, &str, &[Step], Vec<String>); 3] = [
         (
             "point_add",
@@ -260,7 +261,17 @@ pub fn wgsl_straight_line() -> String {
             .collect();
         inputs.extend([X2, Y2, Z2, T2].into_iter().zip(q));
         inputs.push((K, "TE_K".into()));
-        out += &straight_line_fn(name, args, &inputs, COUNT, StepField::Prime, prog, &ret);
+        let outputs = [X3, Y3, Z3, T3];
+        out += &straight_line_fn(
+            name,
+            args,
+            &inputs,
+            COUNT,
+            StepField::Prime,
+            prog,
+            &outputs,
+            ret,
+        );
     }
     out
 }

@@ -21,6 +21,8 @@
 
 use ark_ff::Field;
 
+use super::schedule::{straight_line_fn, StepField};
+
 /// A step's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -329,9 +331,9 @@ pub fn wgsl_interpreter_entry(f: &Formulas) -> String {
 }
 
 /// The programs written out as WGSL functions `point_add`, `point_add_mixed` and
-/// `point_double` (the wide profile's straight-line formulas): one statement per step over
-/// local registers `rK`, so that nothing is indexed or chosen at run time. Same table, same
-/// register numbers as the interpreter. On a G1 the statements call `fp_*` (the
+/// `point_double` (the wide profile's straight-line formulas): one statement per step, in
+/// the order of `schedule.rs` (fewest values live), so that nothing is indexed or chosen at
+/// run time. Same table as the interpreter. On a G1 the statements call `fp_*` (the
 /// coordinates' field is F_p), on a G2 `fe_*`.
 pub fn wgsl_straight_line(curve: &crate::curve::CurveSpec) -> String {
     let f = Formulas::of(curve);
@@ -353,56 +355,13 @@ pub fn wgsl_straight_line(curve: &crate::curve::CurveSpec) -> String {
         ),
         ("point_double", "p: Point", &f.double, point("p")),
     ];
-    let ret = format!("Point(r{X3}, r{Y3}, r{Z3})");
+    let ret = |r: &[String]| format!("Point({})", r.join(", "));
     for (name, args, prog, q) in functions {
         let inputs = program_inputs(&f, q);
-        out += &straight_line_fn(name, args, &inputs, f.registers, field, prog, &ret);
+        let (count, out_regs) = (f.registers, [X3, Y3, Z3]);
+        out += &straight_line_fn(name, args, &inputs, count, field, prog, &out_regs, ret);
     }
     out
-}
-
-/// The field a written-out program's registers and steps are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StepField {
-    /// F_p: `Fp`, `fp_*`.
-    Prime,
-    /// The coordinates' field: `Fe`, `fe_*` (`element.rs`).
-    Coordinates,
-}
-
-/// One program as a WGSL function: registers `r0 .. r{count-1}` of `field` as locals,
-/// `inputs` give the initial values of some, one statement per step, then
-/// `return {ret};`.
-pub(crate) fn straight_line_fn(
-    name: &str,
-    args: &str,
-    inputs: &[(u8, String)],
-    count: usize,
-    field: StepField,
-    program: &[Step],
-    ret: &str,
-) -> String {
-    let (ty, prefix) = match field {
-        StepField::Prime => ("Fp", "fp"),
-        StepField::Coordinates => ("Fe", "fe"),
-    };
-    let mut out = format!("fn {name}({args}) -> Point {{\n");
-    for r in 0..count as u8 {
-        match inputs.iter().find(|(i, _)| *i == r) {
-            Some((_, v)) => out += &format!("    var r{r} = {v};\n"),
-            None => out += &format!("    var r{r}: {ty};\n"),
-        }
-    }
-    for st in program {
-        let f = match st.op {
-            Mul => "mul",
-            Add => "add",
-            Sub => "sub",
-            MulB3 => panic!("tables are written out before they are emitted"),
-        };
-        out += &format!("    r{} = {prefix}_{f}(r{}, r{});\n", st.dst, st.a, st.b);
-    }
-    out + &format!("    return {ret};\n}}\n\n")
 }
 
 /// Runs a program on the CPU over arkworks field elements, as the shaders do (the registers
@@ -562,7 +521,17 @@ mod tests {
                 let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
                 let body = body.split("\n}").next().unwrap();
                 let mul = format!("{prefix}mul(");
-                assert_eq!(body.matches(&mul[3..]).count(), mul_count(prog), "{name}");
+                let square = format!("{prefix}square(");
+                let squares = prog
+                    .iter()
+                    .filter(|s| s.op == Op::Mul && s.a == s.b)
+                    .count();
+                assert_eq!(
+                    body.matches(&mul[3..]).count(),
+                    mul_count(prog) - squares,
+                    "{name}"
+                );
+                assert_eq!(body.matches(&square[3..]).count(), squares, "{name}");
                 assert_eq!(body.matches(prefix).count(), prog.len(), "{name}");
             }
             assert_eq!(w.contains("CURVE_B3"), f.has_b3_register());
