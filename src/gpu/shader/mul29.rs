@@ -116,13 +116,42 @@ impl Field29 {
         steps
     }
 
+    /// The square's steps: [`Field29::program`]'s, but column k takes each cross product
+    /// a_i a_j (i < j) once, doubled ([`Step::Cross`]: 2 a_i times a_j), and a_(k/2)^2 where
+    /// k is even: L (L + 1) / 2 products for a^2 instead of L^2 (the reduction's L^2 stay).
+    /// A column's sum stays below 2^63 up to 16 limbs (L/2 + 1 products of 59 bits, L of
+    /// 58), which the oracle checks.
+    pub fn square_program(&self) -> Vec<Step> {
+        let n = self.limbs;
+        let mut steps = Vec::new();
+        for k in 0..2 * n - 1 {
+            let lo = k.saturating_sub(n - 1);
+            for i in lo..=k.min(n - 1) {
+                let j = k - i;
+                match i.cmp(&j) {
+                    std::cmp::Ordering::Less => steps.push(Step::Cross(i, j)),
+                    std::cmp::Ordering::Equal => steps.push(Step::Ab(i, i)),
+                    std::cmp::Ordering::Greater => {}
+                }
+            }
+            steps.extend((lo..k.min(n)).map(|i| Step::Mp(i, k - i)));
+            if k < n {
+                steps.extend([Step::MakeM(k), Step::Mp(k, 0)]);
+            } else {
+                steps.push(Step::Out(k - n));
+            }
+            steps.push(Step::Shift);
+        }
+        steps
+    }
+
     /// An integer below 2^(29 limbs), as little-endian u64 words, in limbs.
     pub fn limbs_of(&self, words: &[u64]) -> Vec<u32> {
         split_limbs(words, LIMB_BITS, self.limbs)
     }
 
-    /// WGSL of `fp_mul`, `fp_square`, `fp_unpack` and `fp_pack` (the square is the product;
-    /// the Edwards mixed addition, the hot path, squares nothing).
+    /// WGSL of `fp_mul`, `fp_square` (its own steps: [`Field29::square_program`]),
+    /// `fp_unpack` and `fp_pack`.
     pub fn wgsl(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
@@ -135,31 +164,48 @@ impl Field29 {
             "// ({} limbs of 29 bits, one u64 accumulator a column, straight-line), for a, b < p.",
             self.limbs
         );
-        s += &self.mul_wgsl();
-        s += "fn fp_square(a: Fp) -> Fp {\n    return fp_mul(a, a);\n}\n\n";
+        s += &self.product_wgsl("fp_mul(a: Fp, b: Fp)", &self.program());
+        s += &self.product_wgsl("fp_square(a: Fp)", &self.square_program());
         s += &self.unpack_wgsl();
         s += &self.pack_wgsl();
         s
     }
 
-    fn mul_wgsl(&self) -> String {
+    /// One product's function `signature -> Fp` from `steps`: b's limbs are read only
+    /// where a step reads them (a square has no b), and the doubled limbs 2 a_i where a
+    /// [`Step::Cross`] does.
+    fn product_wgsl(&self, signature: &str, steps: &[Step]) -> String {
         let (p, np0, n) = (&self.p, self.np0, self.limbs);
-        let mut s = String::from("fn fp_mul(a: Fp, b: Fp) -> Fp {\n");
+        let mut s = format!("fn {signature} -> Fp {{\n");
+        let has_b = steps
+            .iter()
+            .any(|st| matches!(st, Step::Ab(i, j) if i != j));
+        let doubled = |i: usize| {
+            steps
+                .iter()
+                .any(|st| matches!(st, Step::Cross(c, _) if *c == i))
+        };
         for i in 0..n {
-            let _ = writeln!(
-                s,
-                "    let a{i} = u64(a[{i}]);\n    let b{i} = u64(b[{i}]);"
-            );
+            let _ = writeln!(s, "    let a{i} = u64(a[{i}]);");
+            if has_b {
+                let _ = writeln!(s, "    let b{i} = u64(b[{i}]);");
+            }
+            if doubled(i) {
+                // 2 a_i < 2^30 in a u32, so that the product is known to be 32 x 32 bits.
+                let _ = writeln!(s, "    let d{i} = u64(a[{i}] << 1u);");
+            }
         }
+        let b = if has_b { "b" } else { "a" };
         s += "    var acc = 0lu;\n";
-        for step in self.program() {
+        for &step in steps {
             let _ = match step {
-                Step::Ab(i, j) => writeln!(s, "    acc += a{i} * b{j};"),
+                Step::Ab(i, j) => writeln!(s, "    acc += a{i} * {b}{j};"),
+                Step::Cross(i, j) => writeln!(s, "    acc += d{i} * a{j};"),
                 Step::Mp(i, j) => writeln!(s, "    acc += m{i} * {}lu;", p[j]),
-                Step::MakeM(k) => writeln!(
-                    s,
-                    "    let m{k} = u64((u32(acc & 0xfffffffflu) * {np0}u) & {LIMB_MASK}u);"
-                ),
+                // u32() keeps the low word (no mask: ACO kept an AND with -1 for it).
+                Step::MakeM(k) => {
+                    writeln!(s, "    let m{k} = u64((u32(acc) * {np0}u) & {LIMB_MASK}u);")
+                }
                 Step::Out(k) => writeln!(s, "    let r{k} = u32(acc & {LIMB_MASK}lu);"),
                 Step::Shift => writeln!(s, "    acc >>= {LIMB_BITS}u;"),
             };
@@ -243,6 +289,8 @@ pub fn neg_p_inv_word() -> u32 {
 pub enum Step {
     /// acc += a_i b_j.
     Ab(usize, usize),
+    /// acc += 2 a_i a_j (a square's cross product, i < j, taken once: 2 a_i times a_j).
+    Cross(usize, usize),
     /// acc += m_i p_j.
     Mp(usize, usize),
     /// m_k = (acc mod 2^32) (-p^-1) mod 2^29: the low 29 bits of acc + m_k p_0 are zero.
@@ -280,11 +328,18 @@ pub fn split_limbs(words: &[u64], bits: u32, count: usize) -> Vec<u32> {
 /// subtraction of `fp_reduce_once`: the oracle of the generated code.
 #[cfg(test)]
 fn interpret(f: &Field29, a: &[u32], b: &[u32]) -> Vec<u32> {
+    interpret_steps(f, &f.program(), a, b)
+}
+
+/// `steps` on the host (a square's with b = a), as [`interpret`].
+#[cfg(test)]
+fn interpret_steps(f: &Field29, steps: &[Step], a: &[u32], b: &[u32]) -> Vec<u32> {
     let (n, p, np0) = (f.limbs, &f.p, f.np0 as u64);
     let (mut acc, mut m, mut r) = (0u64, vec![0u64; n], vec![0u32; n]);
-    for step in f.program() {
+    for &step in steps {
         match step {
             Step::Ab(i, j) => acc = acc.checked_add(a[i] as u64 * b[j] as u64).unwrap(),
+            Step::Cross(i, j) => acc = acc.checked_add(2 * a[i] as u64 * a[j] as u64).unwrap(),
             Step::Mp(i, j) => acc = acc.checked_add(m[i] * p[j] as u64).unwrap(),
             Step::MakeM(k) => m[k] = ((acc as u32 as u64) * np0) & LIMB_MASK as u64,
             Step::Out(k) => r[k] = acc as u32 & LIMB_MASK,
@@ -336,7 +391,8 @@ mod tests {
         v
     }
 
-    /// The steps against arkworks' product on F, every pair of edge and random values.
+    /// The steps against arkworks' product on F, every pair of edge and random values, and
+    /// the square's steps on every value.
     fn steps_match<F: PrimeField>() -> Field29 {
         let f = Field29::of::<F>();
         let xs = values::<F>(&f);
@@ -345,7 +401,13 @@ mod tests {
                 let got = interpret(&f, &form(&f, x), &form(&f, y));
                 assert_eq!(got, form(&f, &(*x * y)), "{x} * {y}");
             }
+            let sq = interpret_steps(&f, &f.square_program(), &form(&f, x), &form(&f, x));
+            assert_eq!(sq, form(&f, &x.square()), "{x}^2");
         }
+        // The largest limbs (2^29 - 1, above p) bound every column's sum: no overflow.
+        let top = vec![LIMB_MASK; f.limb_count()];
+        interpret_steps(&f, &f.square_program(), &top, &top);
+        interpret(&f, &top, &top);
         f
     }
 
@@ -432,6 +494,12 @@ mod tests {
             assert_eq!(products, 2 * f.limb_count() * f.limb_count());
             // Each product is one ` * `, and each m_k one more (its low word times -p^-1).
             assert_eq!(body.matches(" * ").count(), products + f.limb_count());
+            // The square: L (L + 1) / 2 products for a^2, L^2 for the reduction.
+            let sq = &w[w.find("fn fp_square").unwrap()..];
+            let sq = &sq[..sq.find("\n}\n").unwrap()];
+            let n = f.limb_count();
+            assert_eq!(sq.matches(" * ").count(), n * (n + 1) / 2 + n * n + n);
+            assert!(!sq.contains("b["), "the square reads no b");
         }
     }
 

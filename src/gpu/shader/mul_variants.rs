@@ -183,6 +183,7 @@ fn two_accumulators(f: &Field29) -> String {
                 next ^= 1;
                 writeln!(s, "    acc{} += m{i} * {}lu;", next ^ 1, p[j])
             }
+            Step::Cross(..) => unreachable!("a product's steps take no cross products"),
             Step::MakeM(k) => {
                 join(&mut s, &mut split, &mut next);
                 writeln!(
@@ -238,6 +239,7 @@ fn fp_mul(a: Fp, b: Fp) -> Fp {
     for step in f.program() {
         let _ = match step {
             Step::Ab(i, j) => writeln!(s, "    acc = add_lh(acc, mul_lh(al{i}, ah{i}, bl{j}, bh{j}));"),
+            Step::Cross(..) => unreachable!("a product's steps take no cross products"),
             Step::Mp(i, j) => writeln!(
                 s,
                 "    acc = add_lh(acc, mul_lh(ml{i}, mh{i}, {}u, {}u));",
@@ -276,6 +278,7 @@ pub fn cuda_twin(f: &Field29) -> String {
     for step in f.program() {
         let _ = match step {
             Step::Ab(i, j) => writeln!(s, "    acc += (uint64_t)a[{i}] * b[{j}];"),
+            Step::Cross(..) => unreachable!("a product's steps take no cross products"),
             Step::Mp(i, j) => writeln!(s, "    acc += (uint64_t)m{i} * {}u;", p[j]),
             Step::MakeM(k) => writeln!(
                 s,

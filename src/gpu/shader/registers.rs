@@ -32,6 +32,7 @@ pub fn mul_peak(keep_a: bool, keep_b: bool, square: bool) -> u32 {
     for (s, step) in steps.iter().enumerate() {
         match *step {
             MulStep::Ab(i, j) => (last_a[i], last_b[j]) = (s, s),
+            MulStep::Cross(i, j) => (last_a[i], last_a[j]) = (s, s),
             MulStep::Mp(i, _) => last_m[i] = s,
             MulStep::MakeM(k) => made_m[k] = s,
             MulStep::Out(k) => out_r[k] = s,
@@ -56,7 +57,7 @@ pub fn mul_peak(keep_a: bool, keep_b: bool, square: bool) -> u32 {
             let m = (0..n).filter(|&k| made_m[k] <= s && s <= last_m[k]).count() as u32;
             let r = out_r.iter().filter(|&&o| o <= s).count() as u32;
             let product = match steps[s] {
-                MulStep::Ab(..) | MulStep::Mp(..) => 2,
+                MulStep::Ab(..) | MulStep::Cross(..) | MulStep::Mp(..) => 2,
                 _ => 0,
             };
             operands + m + r + 2 + product
