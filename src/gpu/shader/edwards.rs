@@ -42,7 +42,7 @@ use ark_ec::AffineRepr;
 use ark_ff::{Field, One, Zero};
 
 use super::program::{Op, Step};
-use super::schedule::{straight_line_fn, StepField};
+use super::straight_line::{straight_line_fn, StepField};
 use crate::curve::{Fe, GpuCurve};
 
 pub use crate::curve::EdwardsConstants;

@@ -18,7 +18,8 @@
 //! | `mul_variants.rs` | other forms of that product (two accumulators, u32 only) and its CUDA twin, for the device check's microbenchmark |
 //! | `contract.rs` | the uniform blocks and constants both sides share (`shader_struct!`) |
 //! | `program.rs` | the short Weierstrass formulas as step tables, and their CPU interpreter |
-//! | `schedule.rs` | the order the straight-line formulas are written in (few values live at once), and the writing |
+//! | `schedule.rs` | the order the straight-line formulas are written in (few values live at once) |
+//! | `straight_line.rs` | the step tables written out as straight-line WGSL functions, in that order |
 //! | `unroll.rs` | writes out the loops the shaders mark `// unroll` |
 //! | `registers.rs` | registers per thread of the hot loop, estimated from the generated code |
 //! | `edwards.rs` | the twisted Edwards model: map, constants, step tables, the proof, and which curve groups admit it (`has_two_torsion`) |
@@ -34,6 +35,7 @@ pub mod profile;
 pub mod program;
 pub mod registers;
 pub mod schedule;
+pub mod straight_line;
 pub mod unroll;
 
 use field::CurveProfile;

@@ -104,7 +104,7 @@ impl CurveProfile {
                 let f = super::program::Formulas::of(self.curve);
                 files::CURVE_INTERP.text.to_string() + &super::program::wgsl_interpreter_entry(&f)
             }
-            Arithmetic::Limbs29 => super::program::wgsl_straight_line(self.curve),
+            Arithmetic::Limbs29 => super::straight_line::wgsl_straight_line(self.curve),
             Arithmetic::Limbs29Edwards => super::edwards::wgsl_straight_line(),
         }
     }

@@ -21,8 +21,6 @@
 
 use ark_ff::Field;
 
-use super::schedule::{straight_line_fn, StepField};
-
 /// A step's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -302,7 +300,7 @@ pub fn wgsl_programs(f: &Formulas) -> String {
 
 /// The registers a point program starts from: P in X1, Y1, Z1, Q (`q`: its coordinates'
 /// expressions) in X2, Y2, Z2, and 3b in [`reg::B3`] where the formulas multiply by it.
-fn program_inputs(f: &Formulas, q: [String; 3]) -> Vec<(u8, String)> {
+pub(crate) fn program_inputs(f: &Formulas, q: [String; 3]) -> Vec<(u8, String)> {
     let p = ["p.x", "p.y", "p.z"].map(String::from);
     let mut inputs: Vec<(u8, String)> = [X1, Y1, Z1, X2, Y2, Z2]
         .into_iter()
@@ -328,40 +326,6 @@ pub fn wgsl_interpreter_entry(f: &Formulas) -> String {
     }
     out += "    run_program(&r, start, len);\n";
     out + &format!("    return Point(r[{X3}], r[{Y3}], r[{Z3}]);\n}}\n")
-}
-
-/// The programs written out as WGSL functions `point_add`, `point_add_mixed` and
-/// `point_double` (the wide profile's straight-line formulas): one statement per step, in
-/// the order of `schedule.rs` (fewest values live), so that nothing is indexed or chosen at
-/// run time. Same table as the interpreter. On a G1 the statements call `fp_*` (the
-/// coordinates' field is F_p), on a G2 `fe_*`.
-pub fn wgsl_straight_line(curve: &crate::curve::CurveSpec) -> String {
-    let f = Formulas::of(curve);
-    let field = match curve.degree() {
-        1 => StepField::Prime,
-        _ => StepField::Coordinates,
-    };
-    let mut out = String::from(
-        "// Generated from the step tables of src/gpu/shader/program.rs: the curve formulas written out.\n",
-    );
-    let point = |p: &str| [format!("{p}.x"), format!("{p}.y"), format!("{p}.z")];
-    let functions: [(&str, &str, &[Step], [String; 3]); 3] = [
-        ("point_add", "p: Point, q: Point", &f.add, point("q")),
-        (
-            "point_add_mixed",
-            "p: Point, q: Affine",
-            &f.add_mixed,
-            ["q.x".into(), "q.y".into(), "FE_ONE".into()],
-        ),
-        ("point_double", "p: Point", &f.double, point("p")),
-    ];
-    let ret = |r: &[String]| format!("Point({})", r.join(", "));
-    for (name, args, prog, q) in functions {
-        let inputs = program_inputs(&f, q);
-        let (count, out_regs) = (f.registers, [X3, Y3, Z3]);
-        out += &straight_line_fn(name, args, &inputs, count, field, prog, &out_regs, ret);
-    }
-    out
 }
 
 /// Runs a program on the CPU over arkworks field elements, as the shaders do (the registers
@@ -503,39 +467,6 @@ mod tests {
         // BLS12-377 (b3 = 3) keeps the two additions it was written with.
         let f = Formulas::for_b(1);
         assert_eq!(f.add.len(), ADD_TEMPLATE.len() + 2);
-    }
-
-    #[test]
-    fn straight_line_functions_follow_the_tables() {
-        use crate::curve::GpuCurve;
-        let g1 = <ark_bls12_381::g1::Config as GpuCurve>::spec();
-        let g2 = <ark_bls12_381::g2::Config as GpuCurve>::spec();
-        for (curve, prefix) in [(g1, " = fp_"), (g2, " = fe_")] {
-            let f = Formulas::of(curve);
-            let w = wgsl_straight_line(curve);
-            for (name, prog) in [
-                ("point_add", &f.add),
-                ("point_add_mixed", &f.add_mixed),
-                ("point_double", &f.double),
-            ] {
-                let body = w.split(&format!("fn {name}(")).nth(1).expect(name);
-                let body = body.split("\n}").next().unwrap();
-                let mul = format!("{prefix}mul(");
-                let square = format!("{prefix}square(");
-                let squares = prog
-                    .iter()
-                    .filter(|s| s.op == Op::Mul && s.a == s.b)
-                    .count();
-                assert_eq!(
-                    body.matches(&mul[3..]).count(),
-                    mul_count(prog) - squares,
-                    "{name}"
-                );
-                assert_eq!(body.matches(&square[3..]).count(), squares, "{name}");
-                assert_eq!(body.matches(prefix).count(), prog.len(), "{name}");
-            }
-            assert_eq!(w.contains("CURVE_B3"), f.has_b3_register());
-        }
     }
 
     #[test]

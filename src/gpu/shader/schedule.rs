@@ -8,8 +8,8 @@
 //! subtraction before a product, then the table's own order. On RDNA2 (ACO) that took the
 //! BLS12-377 additions from 168 VGPRs to 128 (8 waves a SIMD instead of 6), and no
 //! formula or stage measured allocates more than in the table's order (docs/PERF.md, "The
-//! shaders as a GPU compiler sees them"). [`straight_line_fn`] writes the result; the tests run it on the CPU against
-//! the table.
+//! shaders as a GPU compiler sees them"). `straight_line.rs` writes the result; the tests
+//! run it on the CPU against the table.
 
 use super::program::{Op, Step};
 
@@ -150,55 +150,6 @@ pub fn peak_live(s: &Scheduled, inputs: &[u8]) -> usize {
         })
         .max()
         .unwrap_or(0)
-}
-
-/// The field a written-out program's registers and steps are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StepField {
-    /// F_p: `Fp`, `fp_*`.
-    Prime,
-    /// The coordinates' field: `Fe`, `fe_*` (`element.rs`).
-    Coordinates,
-}
-
-/// One program as a WGSL function `name(args) -> Point`: `inputs` give the registers'
-/// initial values, the steps come in [`schedule`]'s order as one `let` each (a product of a
-/// register by itself as a square), and `ret(outputs)` is the returned expression over the
-/// registers left in `outputs`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn straight_line_fn(
-    name: &str,
-    args: &str,
-    inputs: &[(u8, String)],
-    count: usize,
-    field: StepField,
-    program: &[Step],
-    outputs: &[u8],
-    ret: impl Fn(&[String]) -> String,
-) -> String {
-    let prefix = match field {
-        StepField::Prime => "fp",
-        StepField::Coordinates => "fe",
-    };
-    let regs: Vec<u8> = inputs.iter().map(|(r, _)| *r).collect();
-    let s = schedule(program, count, &regs, outputs);
-    let mut out = format!("fn {name}({args}) -> Point {{\n");
-    for (r, v) in inputs {
-        out += &format!("    let r{r} = {v};\n");
-    }
-    for st in &s.steps {
-        let (dst, a, b) = (st.dst, st.a, st.b);
-        out += &match st.op {
-            // A square has steps of its own (fewer products: `mul29.rs`, `element_fp2.wgsl`).
-            Op::Mul if a == b => format!("    let r{dst} = {prefix}_square(r{a});\n"),
-            Op::Mul => format!("    let r{dst} = {prefix}_mul(r{a}, r{b});\n"),
-            Op::Add => format!("    let r{dst} = {prefix}_add(r{a}, r{b});\n"),
-            Op::Sub => format!("    let r{dst} = {prefix}_sub(r{a}, r{b});\n"),
-            Op::MulB3 => panic!("tables are written out before they are emitted"),
-        };
-    }
-    let names: Vec<String> = s.outputs.iter().map(|r| format!("r{r}")).collect();
-    out + &format!("    return {};\n}}\n\n", ret(&names))
 }
 
 #[cfg(test)]
