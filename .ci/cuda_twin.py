@@ -4,7 +4,8 @@ engine's product as `examples/field_rate.rs --cuda FILE` writes it) compiled to 
 and to SASS for sm_90 (H100, H200) by ptxas, from PyPI's nvidia-cuda-nvrtc-cu12 and
 nvidia-cuda-nvcc-cu12 wheels (TOOLS holds them unpacked: .ci/compiler-report fetches them).
 Prints one JSON line a file: registers, spill bytes, SASS instructions (the kernel's .text
-size over 16 bytes an instruction on sm_70 and later), ptxas' own lines.
+size over 16 bytes an instruction on sm_70 and later, its padding at the end included), ptxas'
+own lines.
 
 usage: cuda_twin.py TOOLS FILE.cu...
 """
@@ -68,7 +69,8 @@ def main():
     tools, files = sys.argv[1], sys.argv[2:]
     lib = ctypes.CDLL(os.path.join(tools, "nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"))
     ptxas = os.path.join(tools, "nvcc/nvidia/cuda_nvcc/bin/ptxas")
-    version = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    lines = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.splitlines()
+    version = next((l.strip() for l in lines if "release" in l), lines[-1].strip() if lines else "")
     for path in files:
         with open(path) as f:
             source = f.read()
