@@ -36,14 +36,17 @@ use gpu_msm::{Arithmetic, CurveProfile, GpuCurve};
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
 const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
-/// Integer instructions per Montgomery product of the wide profiles in the WGSL as written
-/// (`mul29.rs`: 338 products of 29-bit limbs, each added to a u64 accumulator, about two
-/// instructions (a wide multiply-add, one if the driver sees the operands are 32-bit); a
-/// shift and a mask for each of 25 columns, 13 reduction factors, the final subtraction):
-/// about 900, an estimate from the source, not from SASS. It was 1 800 for the 12 x 32-bit
-/// CIOS before (288 products of about 6 instructions: a word and a carry split off each).
-/// Another curve's product is scaled by its limb products ([`int_ops_per_mul`]).
-const INT_OPS_PER_MUL: f64 = 900.0;
+/// Integer instructions per Montgomery product of the wide profiles, as NVIDIA's compiler
+/// makes them: 794, measured, not assumed. ptxas 12.9 for sm_90 turns the CUDA twin of
+/// BLS12-377's Edwards mixed addition (the hot loop's: its 7 products in the engine's order,
+/// their additions, the loads and stores; `compiler_report --cuda-tools`, docs/PERF.md, "The
+/// shaders as a GPU compiler sees them") into 5 560 SASS instructions, 794 a product; the
+/// twin of the product alone is 976 with a chain loop's loads and stores. The engine's WGSL
+/// reaches the GPU through NVIDIA's Vulkan driver, not ptxas: the twin is the proxy. It
+/// was an estimate of 900 from the source before (1 800 for the 12 x 32-bit CIOS).
+/// Another curve's product is scaled by its limb products ([`int_ops_per_mul`]; BN254's
+/// twin measures 471 a product where the scaling gives 381: the scaling is an estimate).
+const INT_OPS_PER_MUL: f64 = 794.0;
 /// Limb products of BLS12-377's product, which [`INT_OPS_PER_MUL`] counts.
 const BLS12_377_PRODUCTS: f64 = 338.0;
 
