@@ -63,27 +63,43 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
     return point_from_words(w);
 }
 
-// A carry lane's runs: its first run (head_key, head), kept once it has a second, and the run
-// it sums (key, acc), its last. (accumulate_balanced writes its first run out at once:
-// end_accumulated_run.)
+// A carry lane's runs: its first run (head_key, its sum in memory), kept once it has a
+// second, and the run it sums (key, acc), its last. The head's sum lives where the head of
+// the lane's first input item was, which its first fold step reads and no one reads after
+// (in_sums is this level's input): registers hold the run being summed and the run that
+// joins it, two points, not three (the head in registers spilled on RDNA3 and on the G2s
+// over 377- and 381-bit fields: docs/PERF.md, "The shaders as a GPU compiler sees them").
+// (accumulate_balanced writes its first run out at once: end_accumulated_run.)
+fn store_head(first_item: u32, sum: Point) {
+    let w = point_to_words(sum);
+    // unroll
+    for (var i = 0u; i < POINT_WORDS; i++) {
+        in_sums[i * 2u * level.count_in + 2u * first_item] = w[i];
+    }
+}
+
+fn load_head(first_item: u32) -> Point {
+    return load_half(first_item, 0u, level.count_in);
+}
 
 // A carry lane's run being summed ends with `sum`: it becomes the lane's head if it has none
-// (it may continue in the lanes before), else it is complete and written.
-fn end_run(head_key: ptr<function, u32>, head: ptr<function, Point>, key: u32, sum: Point) {
+// (it may continue in the lanes before), else it is complete and written. A lane without
+// input items never ends a run (its right neighbours have none either).
+fn end_run(head_key: ptr<function, u32>, first_item: u32, key: u32, sum: Point) {
     if (*head_key == NO_KEY) {
         *head_key = key;
-        *head = sum;
+        store_head(first_item, sum);
     } else {
         store_bucket(key, sum);
     }
 }
 
-// The thread's runs as item k of `count`: (head, last), or the last alone.
-fn store_runs(k: u32, count: u32, head_key: u32, head: Point, key: u32, acc: Point) {
+// The lane's runs as item k of `count`: (head, last), or the last alone.
+fn store_runs(k: u32, count: u32, head_key: u32, first_item: u32, key: u32, acc: Point) {
     if (head_key == NO_KEY) {
         store_item(k, count, key, acc, NO_KEY, point_identity());
     } else {
-        store_item(k, count, head_key, head, key, acc);
+        store_item(k, count, head_key, load_head(first_item), key, acc);
     }
 }
 
@@ -177,11 +193,11 @@ fn fold_input(first_item: u32, end: u32, step: u32) -> Run {
 
 // A right lane of a tree step hands its runs up as item `slot`: the keys and the head's sum
 // (its tail's sum, `acc`, follows once the head was read).
-fn hand_up(slot: u32, head_key: u32, head: Point, key: u32, acc: Point) {
+fn hand_up(slot: u32, head_key: u32, first_item: u32, key: u32, acc: Point) {
     var item_head = Run(key, acc);
     var tail_key = NO_KEY;
     if (head_key != NO_KEY) {
-        item_head = Run(head_key, head);
+        item_head = Run(head_key, load_head(first_item));
         tail_key = key;
     }
     up_keys[2u * slot] = item_head.key;
@@ -203,7 +219,6 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
     var key = NO_KEY;
     var acc = point_identity();
     var head_key = NO_KEY;
-    var head = point_identity();
     let steps = FOLD_STEPS + countTrailingZeros(WORKGROUP_SIZE);
     for (var step = 0u; step < steps; step++) {
         // The next run, if any; on a tree step, the taken item's tail key when it has two
@@ -221,7 +236,7 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
             // The previous step's left lanes have read their slots.
             workgroupBarrier();
             if (right) {
-                hand_up(slot, head_key, head, key, acc);
+                hand_up(slot, head_key, first_item, key, acc);
             }
             workgroupBarrier();
             if (lane % (2u * stride) == 0u && up_keys[2u * slot] != NO_KEY) {
@@ -239,7 +254,7 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
         let adds = next.key != NO_KEY && next.key == key;
         if (next.key != NO_KEY && !adds) {
             if (key != NO_KEY) {
-                end_run(&head_key, &head, key, acc);
+                end_run(&head_key, first_item, key, acc);
             }
             key = next.key;
             acc = next.sum;
@@ -250,7 +265,7 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
         }
         // A taken item with two runs: its head (joined or not) ends, its tail is the last.
         if (tail_key != NO_KEY) {
-            end_run(&head_key, &head, key, sum);
+            end_run(&head_key, first_item, key, sum);
             key = tail_key;
             sum = point_from_words(up_sums[slot]);
         }
@@ -261,12 +276,12 @@ fn carry_level(@builtin(workgroup_id) wid: vec3<u32>,
     }
     if (level.last != 0u) {
         if (head_key != NO_KEY) {
-            store_bucket(head_key, head);
+            store_bucket(head_key, load_head(first_item));
         }
         if (key != NO_KEY) {
             store_bucket(key, acc);
         }
     } else {
-        store_runs(group, level.count_out, head_key, head, key, acc);
+        store_runs(group, level.count_out, head_key, first_item, key, acc);
     }
 }

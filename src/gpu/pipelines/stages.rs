@@ -409,9 +409,10 @@ impl Stage {
             phase: Phase::Accumulate,
             bindings: &[
                 b("buckets", ReadWrite, Source::Slot(Slot::Buckets)),
-                // Items A and B in turn, by level.
+                // Items A and B in turn, by level; a lane keeps its head's sum in its first
+                // input item once read (balanced.wgsl).
                 b("in_keys", Read, Given),
-                b("in_sums", Read, Given),
+                b("in_sums", ReadWrite, Given),
                 b("out_keys", ReadWrite, Given),
                 b("out_sums", ReadWrite, Given),
                 PARAMS,

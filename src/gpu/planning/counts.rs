@@ -20,7 +20,7 @@ use crate::gpu::planning::reduction::{
 use crate::gpu::planning::sort::{
     accumulation_threads, carry_levels, scalar_chunks, scan_levels, sort_pass_list, SortPass,
 };
-use crate::gpu::shader::contract::Params;
+use crate::gpu::shader::contract::{Params, CARRY_FANIN};
 use crate::gpu::shader::field::identity_bits_bytes;
 use crate::gpu::shader::field::CurveProfile;
 
@@ -153,9 +153,17 @@ impl CallCounts {
                     entries * (8 + base),
                     buckets.min(entries) * point + threads * item,
                 ),
+                // A lane keeps its head's sum in its first input item: at most one more
+                // point written and read a lane (balanced.wgsl).
                 SortPass::Carry(i) => {
                     let (inp, out) = (carry[i].count_in as u64, carry[i].count_out as u64);
-                    (0, inp, inp * item, out * item)
+                    let lanes = inp.div_ceil(CARRY_FANIN as u64);
+                    (
+                        0,
+                        inp,
+                        inp * item + lanes * point,
+                        out * item + lanes * point,
+                    )
                 }
                 // Level 0 reads every bucket and its offsets, a level after it two points an
                 // item; a thread writes its T and moves its A through memory.
