@@ -21,18 +21,25 @@ pub const FP_REGS: u32 = mul29::LIMBS as u32;
 /// the entry index and end, the run's key and the head's key (`shaders/balanced.wgsl`).
 pub const LOOP_WORDS: u32 = 6;
 
-/// The most 32-bit words live at once inside one `fp_mul`. `keep_a` and `keep_b`: the
-/// caller uses that operand after the product, so none of its limbs dies inside; `square`:
-/// both operands are one value.
+/// The most 32-bit words live at once inside one `fp_mul`, or with `square` one
+/// `fp_square` (its own steps: one operand, and the doubled limbs 2 a_i of its cross
+/// products, each live from the start to its last product). `keep_a` and `keep_b`: the
+/// caller uses that operand after the product, so none of its limbs dies inside.
 pub fn mul_peak(keep_a: bool, keep_b: bool, square: bool) -> u32 {
-    let steps = mul29::program();
+    let f = mul29::bls12_377();
+    let steps = if square {
+        f.square_program()
+    } else {
+        f.program()
+    };
     let n = mul29::LIMBS;
     let (mut last_a, mut last_b, mut last_m) = (vec![0; n], vec![0; n], vec![0; n]);
+    let mut last_d: Vec<Option<usize>> = vec![None; n];
     let (mut made_m, mut out_r) = (vec![usize::MAX; n], vec![usize::MAX; n]);
     for (s, step) in steps.iter().enumerate() {
         match *step {
             MulStep::Ab(i, j) => (last_a[i], last_b[j]) = (s, s),
-            MulStep::Cross(i, j) => (last_a[i], last_a[j]) = (s, s),
+            MulStep::Cross(i, j) => (last_d[i], last_a[j]) = (Some(s), s),
             MulStep::Mp(i, _) => last_m[i] = s,
             MulStep::MakeM(k) => made_m[k] = s,
             MulStep::Out(k) => out_r[k] = s,
@@ -47,10 +54,11 @@ pub fn mul_peak(keep_a: bool, keep_b: bool, square: bool) -> u32 {
     let live = |last: &[usize], keep: bool, s: usize| -> u32 {
         last.iter().filter(|&&l| keep || s <= l).count() as u32
     };
+    let doubled = |s: usize| last_d.iter().filter(|l| l.is_some_and(|l| s <= l)).count() as u32;
     (0..steps.len())
         .map(|s| {
             let operands = if square {
-                live(&last_a, keep_a || keep_b, s)
+                live(&last_a, keep_a || keep_b, s) + doubled(s)
             } else {
                 live(&last_a, keep_a, s) + live(&last_b, keep_b, s)
             };
@@ -188,10 +196,12 @@ mod tests {
         assert!(alone <= 4 * FP_REGS + 4, "{alone}");
         // The peak is column 12's first product: every limb of a and b, m_0 .. m_11, the
         // accumulator and the product (13 + 13 + 12 + 2 + 2). Kept operands cannot lower
-        // it (at that point both are whole anyway); a square reads one value.
+        // it (at that point both are whole anyway). A square reads one value and the
+        // doubled limbs of its cross products: 6 words more than one operand here, fewer
+        // than two.
         assert_eq!(alone, 3 * FP_REGS - 1 + 4);
         assert_eq!(mul_peak(true, true, false), alone);
-        assert_eq!(mul_peak(false, false, true), alone - FP_REGS);
+        assert_eq!(mul_peak(false, false, true), alone - FP_REGS + 6);
     }
 
     #[test]
