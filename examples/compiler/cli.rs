@@ -43,7 +43,8 @@ pub struct ReportCli {
     /// Seconds one pipeline may take to compile before it is stopped and reported as such.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
-    /// The Vulkan ICD file of the driver (default: RADV's from mesa-vulkan-drivers).
+    /// The Vulkan ICD file of the driver (default: RADV's from mesa-vulkan-drivers; another
+    /// RADV works, e.g. a newer Mesa's: the families are RADV's null devices).
     #[arg(long)]
     pub icd: Option<PathBuf>,
     /// Writes every row as JSON.
@@ -56,7 +57,12 @@ pub struct ReportCli {
     /// pipeline spills, passes its instructions or VGPRs, loses waves, fails, or is new.
     #[arg(long)]
     pub check: Option<PathBuf>,
-    /// Writes this run's figures as the budget file (review the diff: it is the record).
+    /// With --check: a budget recorded on another driver fails (by default only its spills
+    /// are compared then): CI's figures must be those recorded.
+    #[arg(long)]
+    pub same_driver: bool,
+    /// Writes this run's figures into the budget file, replacing the budgets of the
+    /// pipelines this run covers and keeping the others (review the diff: it is the record).
     #[arg(long)]
     pub write_budgets: Option<PathBuf>,
     /// Where PyPI's nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12 wheels lie unpacked
@@ -64,6 +70,10 @@ pub struct ReportCli {
     /// product is then compiled for sm_90 (NVRTC, ptxas -v) and reported beside the table.
     #[arg(long)]
     pub cuda_tools: Option<PathBuf>,
+    /// Internal: whether this process's RADV_FORCE_FAMILY gives a device (exit 0, its name
+    /// printed).
+    #[arg(long)]
+    pub probe: bool,
     /// Internal: compile one job (family, curve group, profile, parts, stage:NAME or
     /// op:NAME) and print its row as JSON.
     #[arg(long, num_args = 5, value_names = ["FAMILY", "CURVE", "PROFILE", "PARTS", "WHAT"])]

@@ -54,7 +54,9 @@ pub fn report(tools: &Path) -> Result<(), String> {
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    println!("\n| CUDA twin (29-bit limbs) | arch | registers | spill stores B | spill loads B | SASS instructions (the kernel: loads, then fp_mul: a loop of one product; point_add_mixed: one addition; stores) | ptxas |");
+    // SASS instructions: the kernel's code size over 16 bytes (loads, the code, stores;
+    // fp_mul's kernel is a loop of one product).
+    println!("\n| CUDA twin | arch | registers | spill stores B | spill loads B | SASS instructions | ptxas |");
     println!("|---|---|---|---|---|---|---|");
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value =
@@ -127,6 +129,31 @@ fn mixed_additions() -> Vec<(String, String)> {
     out
 }
 
+/// `f`'s product (the engine's, `cuda_twin`'s), and its addition and subtraction limb by
+/// limb as `shaders/field_limbs.wgsl` has them (a carry or borrow chain, then p once).
+fn field_cuda(f: &Field29) -> String {
+    let n = f.limb_count();
+    let twin = cuda_twin(f);
+    let mul = &twin[..twin.find("extern \"C\"").expect("the twin's kernel")];
+    let p: Vec<String> = f.p_limbs().iter().map(|x| format!("{x}u")).collect();
+    format!(
+        "{mul}\n__device__ const uint32_t P_LIMBS[{n}] = {{{}}};\n\n\
+         __device__ __forceinline__ void fp_add(uint32_t r[{n}], const uint32_t a[{n}], const uint32_t b[{n}]) {{\n\
+         \x20   uint32_t s[{n}], t[{n}], carry = 0, borrow = 0;\n\
+         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = a[i] + b[i] + carry; s[i] = v & {LIMB_MASK}u; carry = v >> {LIMB_BITS}; }}\n\
+         \x20   s[{last}] |= carry << {LIMB_BITS};\n\
+         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t d = s[i] - P_LIMBS[i] - borrow; t[i] = d & {LIMB_MASK}u; borrow = d >> 31; }}\n\
+         \x20   for (int i = 0; i < {n}; i++) r[i] = borrow ? s[i] : t[i];\n}}\n\n\
+         __device__ __forceinline__ void fp_sub(uint32_t r[{n}], const uint32_t a[{n}], const uint32_t b[{n}]) {{\n\
+         \x20   uint32_t d[{n}], t[{n}], borrow = 0, carry = 0;\n\
+         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = a[i] - b[i] - borrow; d[i] = v & {LIMB_MASK}u; borrow = v >> 31; }}\n\
+         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = d[i] + P_LIMBS[i] + carry; t[i] = v & {LIMB_MASK}u; carry = v >> {LIMB_BITS}; }}\n\
+         \x20   for (int i = 0; i < {n}; i++) r[i] = borrow ? t[i] : d[i];\n}}\n\n",
+        p.join(", "),
+        last = n - 1,
+    )
+}
+
 /// Where a formula's input register comes from.
 enum Input {
     /// Coordinate k of the point P (read from the input buffer).
@@ -147,28 +174,10 @@ fn formula_cuda(
     outputs: &[u8],
 ) -> String {
     let n = f.limb_count();
-    let twin = cuda_twin(f);
-    let mul = &twin[..twin.find("extern \"C\"").expect("the twin's kernel")];
-    let p: Vec<String> = f.p_limbs().iter().map(|x| format!("{x}u")).collect();
-    let mut s = format!(
-        "{mul}\n__device__ const uint32_t P_LIMBS[{n}] = {{{}}};\n\n\
-         __device__ __forceinline__ void fp_add(uint32_t r[{n}], const uint32_t a[{n}], const uint32_t b[{n}]) {{\n\
-         \x20   uint32_t s[{n}], t[{n}], carry = 0, borrow = 0;\n\
-         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = a[i] + b[i] + carry; s[i] = v & {LIMB_MASK}u; carry = v >> {LIMB_BITS}; }}\n\
-         \x20   s[{last}] |= carry << {LIMB_BITS};\n\
-         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t d = s[i] - P_LIMBS[i] - borrow; t[i] = d & {LIMB_MASK}u; borrow = d >> 31; }}\n\
-         \x20   for (int i = 0; i < {n}; i++) r[i] = borrow ? s[i] : t[i];\n}}\n\n\
-         __device__ __forceinline__ void fp_sub(uint32_t r[{n}], const uint32_t a[{n}], const uint32_t b[{n}]) {{\n\
-         \x20   uint32_t d[{n}], t[{n}], borrow = 0, carry = 0;\n\
-         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = a[i] - b[i] - borrow; d[i] = v & {LIMB_MASK}u; borrow = v >> 31; }}\n\
-         \x20   for (int i = 0; i < {n}; i++) {{ uint32_t v = d[i] + P_LIMBS[i] + carry; t[i] = v & {LIMB_MASK}u; carry = v >> {LIMB_BITS}; }}\n\
-         \x20   for (int i = 0; i < {n}; i++) r[i] = borrow ? t[i] : d[i];\n}}\n\n\
-         extern \"C\" __global__ void formula(const uint32_t *in, uint32_t *out, uint32_t threads) {{\n\
-         \x20   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;\n\
-         \x20   if (t >= threads) return;\n",
-        p.join(", "),
-        last = n - 1,
-    );
+    let mut s = field_cuda(f);
+    s += "extern \"C\" __global__ void formula(const uint32_t *in, uint32_t *out, uint32_t threads) {\n\
+          \x20   uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;\n\
+          \x20   if (t >= threads) return;\n";
     let width = 7 * n;
     for (r, input) in inputs {
         match input {

@@ -77,7 +77,8 @@ impl What {
         }
     }
 
-    fn parse(key: &str) -> Option<What> {
+    /// The pipeline `key` names on `profile`'s modules.
+    fn parse(key: &str, profile: CurveProfile) -> Option<What> {
         if let Some(op) = key.strip_prefix("op:") {
             return ShaderFn::ALL
                 .into_iter()
@@ -85,7 +86,7 @@ impl What {
                 .map(What::Op);
         }
         let entry = key.strip_prefix("stage:")?;
-        let all = wgsl_modules(Arithmetic::Limbs29.on(gpu_msm::internals::curve::bls12_377_g1()));
+        let all = wgsl_modules(profile);
         (all.iter().flat_map(|m| m.entry_points.iter()))
             .find(|&&e| e == entry)
             .map(|&e| What::Stage(e))
@@ -145,12 +146,14 @@ impl Job {
             .into_iter()
             .find(|a| format!("{a:?}") == *profile)
             .ok_or_else(|| format!("no profile {profile}"))?;
+        let curve = curve_group(curve).ok_or_else(|| format!("no curve group {curve}"))?;
+        let on = profile.on((curve.spec)());
         Ok(Job {
             family: family.clone(),
-            curve: curve_group(curve).ok_or_else(|| format!("no curve group {curve}"))?,
+            curve,
             profile,
             parts: parts.parse().map_err(|e| format!("parts {parts}: {e}"))?,
-            what: What::parse(what).ok_or_else(|| format!("no stage or op {what}"))?,
+            what: What::parse(what, on).ok_or_else(|| format!("no stage or op {what}"))?,
         })
     }
 

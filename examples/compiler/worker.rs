@@ -22,7 +22,8 @@ pub struct Row {
     pub device: String,
     pub driver: String,
     /// Vector registers a lane as the driver allocates them (at most 256), and those it
-    /// spilled to scratch memory; the same for scalar registers.
+    /// spilled to scratch memory; the same for scalar registers (RADV: "allocated per
+    /// subgroup").
     pub vgprs: u32,
     pub spilled_vgprs: u32,
     pub sgprs: u32,
@@ -30,10 +31,12 @@ pub struct Row {
     /// Instructions in the executable (ACO's count), and its code size in bytes.
     pub instructions: u32,
     pub code_bytes: u32,
-    /// Scratch (private memory) and workgroup memory a workgroup asks for, bytes.
+    /// Private (scratch) memory a subgroup asks for, and workgroup memory (LDS) a
+    /// workgroup does, bytes: RADV's "Scratch size" and "LDS size".
     pub scratch_bytes: u32,
     pub lds_bytes: u32,
-    /// Subgroups (waves) a SIMD keeps resident: the occupancy the registers allow.
+    /// RADV's "Subgroups per SIMD": the most subgroups (waves) in flight on a SIMD that the
+    /// registers allow, capped by the driver. More waves hide more latency.
     pub waves: u32,
     /// 32-bit multiplies (v_mul_lo/hi_u32, v_mad_u64_u32) and 24-bit ones (v_mul_u32_u24,
     /// v_mul_hi_u32_u24, v_mad_u32_u24) in the assembly; scratch loads and stores.
@@ -81,13 +84,17 @@ fn count_ops(assembly: &str, row: &mut Row) {
     }
 }
 
-fn stat(e: &Executable, name: &str) -> u32 {
-    e.stat(name).unwrap_or(0.0) as u32
+/// The statistic `name`: an error where the driver gave none (a renamed statistic must not
+/// read as zero spills).
+fn stat(e: &Executable, name: &str) -> Result<u32, String> {
+    (e.stat(name).map(|v| v as u32)).ok_or_else(|| format!("the driver gave no {name:?}"))
 }
 
 /// The `RADV_FORCE_FAMILY` names of a family, to try in turn: `rdna2` and `rdna3` name
 /// navi21 and the first RDNA3 chip, which Mesa 22 calls gfx1100 and Mesa 25 navi31; any
-/// other name is RADV's own.
+/// other name is RADV's own. A name the driver does not know gives no device (Mesa 22) or
+/// aborts the process (Mesa 25): the parent tries each in a process of its own
+/// ([`probe`]).
 pub fn radv_names(family: &str) -> Vec<&str> {
     match family {
         "rdna2" => vec!["navi21"],
@@ -96,30 +103,22 @@ pub fn radv_names(family: &str) -> Vec<&str> {
     }
 }
 
-/// A null device of `family` on the driver `VK_ICD_FILENAMES` names: RADV reads
-/// `RADV_FORCE_FAMILY` when an instance lists its devices, so each name is tried on an
-/// instance of its own (a name the driver does not know gives no device).
-fn null_device(family: &str) -> Result<Compiler, String> {
-    let mut errors = Vec::new();
-    for name in radv_names(family) {
-        // The worker is single-threaded here, before any Vulkan call.
-        std::env::set_var("RADV_FORCE_FAMILY", name);
-        match Compiler::new() {
-            Ok(c) => return Ok(c),
-            Err(e) => errors.push(format!("{name}: {e}")),
-        }
-    }
-    Err(errors.join("; "))
+/// Whether the driver `VK_ICD_FILENAMES` names makes a null device for the
+/// `RADV_FORCE_FAMILY` of this process: its name and driver.
+pub fn probe() -> Result<String, String> {
+    let c = Compiler::new()?;
+    Ok(format!("{} ({})", c.device_name(), c.driver()))
 }
 
-/// Compiles `job` on a null device of its family, on the driver `VK_ICD_FILENAMES`
-/// names, writing its assembly to `assembly` where given.
+/// Compiles `job` on the null device of this process's `RADV_FORCE_FAMILY` (the parent sets
+/// it to its family's name: [`radv_names`]) and the driver `VK_ICD_FILENAMES` names,
+/// writing its assembly to `assembly` where given.
 pub fn run(job: &Job, assembly: Option<&std::path::Path>) -> Row {
     let out = (|| -> Result<Row, String> {
         let source = job.source()?;
         let (entry, constants) = (source.entry, &source.constants);
         let spirv = entry_spirv(&source.wgsl, entry, constants)?;
-        let compiler = null_device(&job.family)?;
+        let compiler = Compiler::new()?;
         let start = Instant::now();
         let executables = compiler.compile(&spirv, entry, true)?;
         let compile_s = start.elapsed().as_secs_f64();
@@ -132,15 +131,15 @@ pub fn run(job: &Job, assembly: Option<&std::path::Path>) -> Row {
             row: job.row_key(),
             device: compiler.device_name().to_string(),
             driver: compiler.driver().to_string(),
-            vgprs: stat(e, "VGPRs"),
-            spilled_vgprs: stat(e, "Spilled VGPRs"),
-            sgprs: stat(e, "SGPRs"),
-            spilled_sgprs: stat(e, "Spilled SGPRs"),
-            instructions: stat(e, "Instructions"),
-            code_bytes: stat(e, "Code size"),
-            scratch_bytes: stat(e, "Scratch size"),
-            lds_bytes: stat(e, "LDS size"),
-            waves: stat(e, "Subgroups per SIMD"),
+            vgprs: stat(e, "VGPRs")?,
+            spilled_vgprs: stat(e, "Spilled VGPRs")?,
+            sgprs: stat(e, "SGPRs")?,
+            spilled_sgprs: stat(e, "Spilled SGPRs")?,
+            instructions: stat(e, "Instructions")?,
+            code_bytes: stat(e, "Code size")?,
+            scratch_bytes: stat(e, "Scratch size")?,
+            lds_bytes: stat(e, "LDS size")?,
+            waves: stat(e, "Subgroups per SIMD")?,
             compile_s,
             ..Row::default()
         };
