@@ -43,6 +43,50 @@ pub fn in_table_order(
     order(program, registers, inputs, outputs, false)
 }
 
+/// A table's dataflow: each step's operand values (value r < registers: register r's
+/// initial content; registers + i: step i's result), the outputs' values, and each value's
+/// readers (a step reading a value twice counts once; an output one more, never freed).
+struct Dataflow {
+    operands: Vec<(usize, usize)>,
+    outputs: Vec<usize>,
+    uses: Vec<usize>,
+}
+
+impl Dataflow {
+    fn of(program: &[Step], registers: usize, inputs: &[u8], outputs: &[u8]) -> Dataflow {
+        let mut def: Vec<Option<usize>> = (0..registers)
+            .map(|r| inputs.contains(&(r as u8)).then_some(r))
+            .collect();
+        let mut operands = Vec::with_capacity(program.len());
+        for (i, st) in program.iter().enumerate() {
+            let read =
+                |r: u8| def[r as usize].unwrap_or_else(|| panic!("step {i} reads r{r} unset"));
+            operands.push((read(st.a), read(st.b)));
+            def[st.dst as usize] = Some(registers + i);
+        }
+        let outputs: Vec<usize> = (outputs.iter())
+            .map(|&r| def[r as usize].unwrap_or_else(|| panic!("output r{r} unset")))
+            .collect();
+        let mut uses = vec![0usize; registers + program.len()];
+        for &(a, b) in &operands {
+            uses[a] += 1;
+            if b != a {
+                uses[b] += 1;
+            }
+        }
+        for &v in &outputs {
+            uses[v] += 1;
+        }
+        Dataflow {
+            operands,
+            outputs,
+            uses,
+        }
+    }
+}
+
+/// The steps in dataflow order: greedily (the most values freed, then an addition or
+/// subtraction before a product, then the table's order), or in the table's order.
 fn order(
     program: &[Step],
     registers: usize,
@@ -50,33 +94,12 @@ fn order(
     outputs: &[u8],
     greedy: bool,
 ) -> Scheduled {
-    // Values: the table's registers' initial contents, then one a step.
-    let mut def: Vec<Option<usize>> = (0..registers)
-        .map(|r| inputs.contains(&(r as u8)).then_some(r))
-        .collect();
-    let mut operands = Vec::with_capacity(program.len());
-    for (i, st) in program.iter().enumerate() {
-        let read = |r: u8| def[r as usize].unwrap_or_else(|| panic!("step {i} reads r{r} unset"));
-        operands.push((read(st.a), read(st.b)));
-        def[st.dst as usize] = Some(registers + i);
-    }
-    let out_values: Vec<usize> = (outputs.iter())
-        .map(|&r| def[r as usize].unwrap_or_else(|| panic!("output r{r} unset")))
-        .collect();
-    let values = registers + program.len();
-    // Readers left of each value (a step reading a value twice counts once); an output is
-    // never freed.
-    let mut uses = vec![0usize; values];
-    for &(a, b) in &operands {
-        uses[a] += 1;
-        if b != a {
-            uses[b] += 1;
-        }
-    }
-    for &v in &out_values {
-        uses[v] += 1;
-    }
-    let mut ready = vec![false; values];
+    let Dataflow {
+        operands,
+        outputs,
+        mut uses,
+    } = Dataflow::of(program, registers, inputs, outputs);
+    let mut ready = vec![false; uses.len()];
     for r in inputs {
         ready[*r as usize] = true;
     }
@@ -93,20 +116,14 @@ fn order(
         let cheap = |i: usize| (greedy && program[i].op != Op::Mul) as usize;
         let pick = (0..program.len())
             .filter(|&i| !done[i] && ready[operands[i].0] && ready[operands[i].1])
-            .max_by(|&i, &j| {
-                freed(i)
-                    .cmp(&freed(j))
-                    .then(cheap(i).cmp(&cheap(j)))
-                    .then(j.cmp(&i))
-            })
+            .max_by(|&i, &j| (freed(i), cheap(i), j).cmp(&(freed(j), cheap(j), i)))
             .expect("a step is ready while steps remain: the table is in dataflow order");
         let (a, b) = operands[pick];
         uses[a] -= 1;
         if b != a {
             uses[b] -= 1;
         }
-        done[pick] = true;
-        ready[registers + pick] = true;
+        (done[pick], ready[registers + pick]) = (true, true);
         steps.push(Step {
             op: program[pick].op,
             dst: reg(registers + pick),
@@ -116,8 +133,8 @@ fn order(
     }
     Scheduled {
         steps,
-        outputs: out_values.into_iter().map(reg).collect(),
-        registers: values,
+        outputs: outputs.into_iter().map(reg).collect(),
+        registers: ready.len(),
     }
 }
 
