@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The CUDA twins through NVIDIA's own compilers, without a GPU: each CUDA file given (the
-engine's product as `examples/field_rate.rs --cuda FILE` writes it) compiled to PTX by NVRTC
+engine's product and the G1s' mixed additions as `examples/compiler/cuda.rs` writes them;
+`examples/field_rate.rs --cuda FILE` writes the product alone) compiled to PTX by NVRTC
 and to SASS for sm_90 (H100, H200) by ptxas, from PyPI's nvidia-cuda-nvrtc-cu12 and
-nvidia-cuda-nvcc-cu12 wheels (TOOLS holds them unpacked: .ci/compiler-report fetches them).
+nvidia-cuda-nvcc-cu12 wheels, 12.9.86 (TOOLS holds them unpacked: .ci/compiler-report
+fetches them).
 Prints one JSON line a file: registers, spill bytes, SASS instructions (the kernel's .text
 size over 16 bytes an instruction on sm_70 and later, its padding at the end included), ptxas'
 own lines.
