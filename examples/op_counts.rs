@@ -36,16 +36,16 @@ use gpu_msm::{Arithmetic, CurveProfile, GpuCurve};
 
 /// H200 SXM: 132 SMs x 64 INT32 lanes x 1.98 GHz (boost), integer instructions per second.
 const H200_INT_OPS: f64 = 132.0 * 64.0 * 1.98e9;
-/// Integer instructions per Montgomery product of the wide profiles, as NVIDIA's compiler
-/// makes them: 794, measured, not assumed. ptxas 12.9 for sm_90 turns the CUDA twin of
-/// BLS12-377's Edwards mixed addition (the hot loop's: its 7 products in the engine's order,
-/// their additions, the loads and stores; `compiler_report --cuda-tools`, docs/PERF.md, "The
-/// shaders as a GPU compiler sees them") into 5 560 SASS instructions, 794 a product; the
-/// twin of the product alone is 976 with a chain loop's loads and stores. The engine's WGSL
-/// reaches the GPU through NVIDIA's Vulkan driver, not ptxas: the twin is the proxy. It
-/// was an estimate of 900 from the source before (1 800 for the 12 x 32-bit CIOS).
-/// Another curve's product is scaled by its limb products ([`int_ops_per_mul`]; BN254's
-/// twin measures 471 a product where the scaling gives 381: the scaling is an estimate).
+/// Integer instructions per Montgomery product of the wide profiles, from NVIDIA's compiler
+/// rather than assumed: ptxas 12.9 for sm_90 turns the CUDA twin of BLS12-377's Edwards
+/// mixed addition (the hot loop's: its 7 products in the engine's order, their additions,
+/// the loads and stores) into 5 560 SASS instructions (a static count: the kernel's code
+/// size over 16 bytes), 794 for each of its 7 products with the rest shared among them
+/// (docs/PERF.md, "The shaders as a GPU compiler sees them"). The twin is a proxy: the
+/// engine's WGSL reaches the GPU through NVIDIA's Vulkan driver, not ptxas. It was an
+/// estimate of 900 from the source before (1 800 for the 12 x 32-bit CIOS). Another
+/// curve's product is scaled by its limb products ([`int_ops_per_mul`]; BN254's twin gives
+/// 471 a product where the scaling gives 381: the scaling is an estimate).
 const INT_OPS_PER_MUL: f64 = 794.0;
 /// Limb products of BLS12-377's product, which [`INT_OPS_PER_MUL`] counts.
 const BLS12_377_PRODUCTS: f64 = 338.0;

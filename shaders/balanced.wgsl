@@ -67,8 +67,9 @@ fn load_half(k: u32, half: u32, count: u32) -> Point {
 // second, and the run it sums (key, acc), its last. The head's sum lives where the head of
 // the lane's first input item was, which its first fold step reads and no one reads after
 // (in_sums is this level's input): registers hold the run being summed and the run that
-// joins it, two points, not three (the head in registers spilled on RDNA3 and on the G2s
-// over 377- and 381-bit fields: docs/PERF.md, "The shaders as a GPU compiler sees them").
+// joins it, two points, not three (RDNA2, BLS12-377 G1: 216 -> 168 VGPRs; the G2s over 377-
+// and 381-bit fields still spill 4 and 47: docs/PERF.md, "The shaders as a GPU compiler
+// sees them").
 // (accumulate_balanced writes its first run out at once: end_accumulated_run.)
 fn store_head(first_item: u32, sum: Point) {
     let w = point_to_words(sum);
