@@ -100,20 +100,7 @@ impl Field29 {
     /// r_(k-L); the accumulator left at the end is r_(L-1) (at most 30 bits: the product is
     /// below 2p).
     pub fn program(&self) -> Vec<Step> {
-        let n = self.limbs;
-        let mut steps = Vec::new();
-        for k in 0..2 * n - 1 {
-            let lo = k.saturating_sub(n - 1);
-            steps.extend((lo..=k.min(n - 1)).map(|i| Step::Ab(i, k - i)));
-            steps.extend((lo..k.min(n)).map(|i| Step::Mp(i, k - i)));
-            if k < n {
-                steps.extend([Step::MakeM(k), Step::Mp(k, 0)]);
-            } else {
-                steps.push(Step::Out(k - n));
-            }
-            steps.push(Step::Shift);
-        }
-        steps
+        self.columns(|i, j| Some(Step::Ab(i, j)))
     }
 
     /// The square's steps: [`Field29::program`]'s, but column k takes each cross product
@@ -122,18 +109,22 @@ impl Field29 {
     /// A column's sum stays below 2^63 up to 16 limbs (L/2 + 1 products of 59 bits, L of
     /// 58), which the oracle checks.
     pub fn square_program(&self) -> Vec<Step> {
+        self.columns(|i, j| match i.cmp(&j) {
+            std::cmp::Ordering::Less => Some(Step::Cross(i, j)),
+            std::cmp::Ordering::Equal => Some(Step::Ab(i, i)),
+            std::cmp::Ordering::Greater => None,
+        })
+    }
+
+    /// Product scanning, column by column: column k's products of the operands
+    /// (`product(i, k - i)`, none where it gives None), then its m_i p_j, then m_k (k < L)
+    /// or r_(k-L), then the shift.
+    fn columns(&self, product: impl Fn(usize, usize) -> Option<Step>) -> Vec<Step> {
         let n = self.limbs;
         let mut steps = Vec::new();
         for k in 0..2 * n - 1 {
             let lo = k.saturating_sub(n - 1);
-            for i in lo..=k.min(n - 1) {
-                let j = k - i;
-                match i.cmp(&j) {
-                    std::cmp::Ordering::Less => steps.push(Step::Cross(i, j)),
-                    std::cmp::Ordering::Equal => steps.push(Step::Ab(i, i)),
-                    std::cmp::Ordering::Greater => {}
-                }
-            }
+            steps.extend((lo..=k.min(n - 1)).filter_map(|i| product(i, k - i)));
             steps.extend((lo..k.min(n)).map(|i| Step::Mp(i, k - i)));
             if k < n {
                 steps.extend([Step::MakeM(k), Step::Mp(k, 0)]);
